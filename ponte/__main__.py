@@ -1,0 +1,3 @@
+from ponte.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""One module per `ponte` subcommand; see `ponte.cli`."""

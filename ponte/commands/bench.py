@@ -1,0 +1,34 @@
+"""`ponte bench TARGET`: speed measurements quoted in the README (not tests).
+
+Each target is a module with `add_arguments(parser)` (optional) and `run(args) -> int`,
+imported only when that target is asked for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import Any
+
+#: bench target -> module that measures it.
+BENCH_TARGETS: dict[str, str] = {
+    "referee": "ponte.bench.referee",
+}
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("bench", help="measure speed (figures quoted in the README)")
+    targets = parser.add_subparsers(dest="target", metavar="TARGET", required=True)
+    for name, module_name in BENCH_TARGETS.items():
+        sub = targets.add_parser(name, help=f"benchmark the {name}")
+        sub.set_defaults(handler=_runner(module_name), bench_module=module_name)
+        sub.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
+
+
+def _runner(module_name: str) -> Any:
+    def run(args: argparse.Namespace) -> int:
+        module = importlib.import_module(module_name)
+        status: int = module.run(args)
+        return status
+
+    return run

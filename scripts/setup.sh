@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Shared set-up for scripts/demo and scripts/test: Debian packages, a virtual environment,
+# and the project installed into it. Safe to run any number of times; it only does what
+# is missing.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${PONTE_VENV:-$ROOT/.venv}"
+PYTHON="${PYTHON:-python3}"
+
+_as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+        echo "setup: need root (or sudo) to install Debian packages: $*" >&2; return 1
+    fi
+}
+
+# ensure_debian_packages PKG...: installs the packages that are not installed yet.
+ensure_debian_packages() {
+    local missing=()
+    for pkg in "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+            || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if ! command -v apt-get >/dev/null; then
+        echo "setup: these Debian packages are needed but apt-get is missing: ${missing[*]}" >&2
+        return 1
+    fi
+    echo "setup: installing Debian packages: ${missing[*]}" >&2
+    _as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive _as_root apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
+}
+
+# ensure_venv EXTRAS: a virtual environment with the project installed (editable).
+ensure_venv() {
+    local extras="$1"
+    if [ ! -x "$VENV/bin/python" ]; then
+        echo "setup: creating virtual environment in $VENV" >&2
+        "$PYTHON" -m venv "$VENV"
+    fi
+    local stamp="$VENV/.ponte-setup-$extras"
+    local want
+    want="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1)"
+    if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+        echo "setup: installing the project and its Python packages" >&2
+        "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
+        if [ -n "$extras" ] && [ "$extras" != "none" ]; then
+            "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT[$extras]"
+        else
+            "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT"
+        fi
+        echo "$want" > "$stamp"
+    fi
+}
