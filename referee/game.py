@@ -125,6 +125,7 @@ _CANNOT_STAND = (
     Reason.OFF_BOARD,
     Reason.SAME_CELL,
     Reason.OCCUPIED,
+    Reason.FLAGGED_CELL,
     Reason.GAME_OVER,
     Reason.NOT_A_BRIDGE_SHAPE,
 )
@@ -282,7 +283,7 @@ class Game:
         """Record an illegal placement that was made at the table and stays there for now.
 
         The turn passes; the pieces count for nothing and their cells are obstructed until
-        `correct` is called. Raises ValueError if the move is legal (use `push`) or if it
+        `clear_flag` is called. Raises ValueError if the move is legal (use `push`) or if it
         could not stand on the board at all (off the board, or the game is over).
         """
         problem = self.verdict(move)

@@ -148,3 +148,12 @@ def test_the_installed_command_runs(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "no such file" in result.stderr
+
+
+def test_a_wrong_result_tag_is_pointed_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = (EXAMPLES / "club-night.pdd").read_text()
+    record = record.replace('[Result "light"]', '[Result "dark"]')
+    assert main(["referee", write(tmp_path, "g.pdd", record)]) == 0
+    assert "Result tag says 'dark', the moves give 'light'" in capsys.readouterr().out

@@ -56,6 +56,7 @@ class Report:
     error: str | None = None
     game: Game | None = None
     illegal_line: int | None = None
+    result_tag: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -103,6 +104,7 @@ def check_record(
     except RecordError as exc:
         report.error = str(exc)
         return report
+    report.result_tag = record.tags.get("Result")
     game = Game(board or record.board_size, Supply(supply) if supply else record.supply)
     report.game = game
     report.legal = True
@@ -167,6 +169,13 @@ def _human(report: Report) -> str:
                     )
     if report.winner is not None:
         lines.append("  result: draw" if report.winner == "draw" else f"  winner: {report.winner}")
+    if report.result_tag not in (None, "*") and report.legal:
+        found = report.winner if report.winner is not None else "*"
+        if report.result_tag != found:
+            lines.append(
+                f"  note: the record's Result tag says {report.result_tag!r}, "
+                f"the moves give {found!r}"
+            )
     return "\n".join(lines)
 
 
