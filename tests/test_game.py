@@ -13,6 +13,7 @@ from referee import (
     Supply,
     Swap,
     Termination,
+    Tiles,
     parse_move,
     round_of,
 )
@@ -234,3 +235,25 @@ def test_legal_moves_cover_pairs_bridges_swap_and_pass() -> None:
     assert parse_move("e5-g5") in game.legal_moves()
     for move in game.legal_moves()[:50]:
         assert game.is_legal(move)
+
+
+def test_pass_allowed_when_no_pair_of_cells_is_legal_together() -> None:
+    game = Game(supply=Supply.UNLIMITED)
+    play(game, "e5,f6", "a1,c1")
+    position = game.position
+    # fill the board with dark tiles (as a drawing, not as play) but for two light-legal
+    # cells that are not legal together: b9 and b10 would join a9.. into five.
+    for i in range(position.geo.area):
+        if not position.cells[i]:
+            position.cells[i] = Colour.DARK.code
+    for name in ("a9", "a10", "b8"):
+        position.cells[position.geo.index(Cell.parse(name))] = Colour.LIGHT.code
+    for name in ("b9", "b10"):
+        position.cells[position.geo.index(Cell.parse(name))] = 0
+    # a9,a10,b8 + b9 + b10: a group of five; each alone is a group of four: an island
+    pair = Tiles(Cell.parse("b9"), Cell.parse("b10"))
+    assert position.tiles_verdict(Colour.LIGHT, pair) is not None
+    assert position.legal_tile_pairs(Colour.LIGHT) == []
+    assert game.pass_allowed()
+    play(game, "pass")
+    assert game.light_passed and game.turn is Colour.DARK
