@@ -136,12 +136,22 @@ static void led_pin_hook(avr_irq_t *irq, uint32_t value, void *param)
     }
 }
 
+/* Drives the button pin from outside. Declaring it external keeps simavr from pulling it
+ * back up to the PORT value on every write to PORTD (its pull-up emulation). */
+static void set_button(int level)
+{
+    avr_ioport_external_t external = {.name = 'D', .mask = 1 << BUTTON_PIN,
+                                      .value = (uint8_t)(level ? 1 << BUTTON_PIN : 0)};
+    avr_ioctl(avr, AVR_IOCTL_IOPORT_SET_EXTERNAL('D'), &external);
+    avr_raise_irq(button_irq, (uint32_t)level);
+}
+
 static avr_cycle_count_t release_button(avr_t *a, avr_cycle_count_t when, void *param)
 {
     (void)a;
     (void)when;
     (void)param;
-    avr_raise_irq(button_irq, 1);
+    set_button(1);
     return 0;
 }
 
@@ -201,7 +211,7 @@ static int run_command(const char *line)
         if (ms <= 0) {
             ms = 100;
         }
-        avr_raise_irq(button_irq, 0);
+        set_button(0);
         avr_cycle_timer_register_usec(avr, (uint32_t)ms * 1000, release_button, NULL);
         printf("OK press\n");
     } else if (strcmp(line, "strip") == 0) {
@@ -295,7 +305,7 @@ int main(int argc, char **argv)
     avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ('D'), LED_PIN),
                             led_pin_hook, NULL);
     button_irq = avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ('D'), BUTTON_PIN);
-    avr_raise_irq(button_irq, 1); /* released: the pull-up holds the pin high */
+    set_button(1); /* released: the pull-up holds the pin high */
 
     int pty_slave = -1;
     char pty_name[256];
