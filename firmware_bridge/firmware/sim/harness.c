@@ -346,6 +346,9 @@ int main(int argc, char **argv)
                 break;
             }
         }
+        if (!led_level && strip_bit_count && avr->cycle - led_fall >= 50 * (FREQUENCY / 1000000)) {
+            latch_strip(); /* the line has been low for the reset time: the strip shows it */
+        }
         read_pty();
         feed_uart();
         flush_to_host();
