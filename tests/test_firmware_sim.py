@@ -84,7 +84,8 @@ def test_a_frame_is_stored_rendered_and_driven_onto_the_strip_pin(
     assert not readback.idle and readback.frame == STEADY
     expected = render_expected(STEADY, LED_COUNT)
     assert controller.render() == expected
-    # the WS2812 bits decoded from the emulated data pin, after the next refresh
+    # the WS2812 bits decoded from the emulated data pin; the first push after the idle
+    # pattern covers every LED, so that none stays lit past the frame
     assert wait_until(lambda: emulator.strip() == expected, 2.0)
 
 
@@ -97,7 +98,8 @@ def test_a_flag_blinks_on_the_strip(controller: Controller, emulator: Emulator) 
     deadline = time.monotonic() + 1.5
     while time.monotonic() < deadline and len(seen) < 2:
         strip = emulator.strip()
-        if len(strip) == 3 * LED_COUNT:
+        dark_turn_led = strip[3 * 21 : 3 * 21 + 3]
+        if dark_turn_led == bytes((50, 255, 0)):  # the frame is on the strip (not idle yet)
             seen.add(strip[3 * flagged_led : 3 * flagged_led + 3])
         time.sleep(0.03)
     assert seen == {bytes((0, 255, 160)), bytes(3)}  # magenta (G, R, B) and dark

@@ -31,7 +31,7 @@
 /* Largest decoded frame: type, seq, FRAME payload, CRC. */
 #define FRAME_PAYLOAD_MAX (1 + MAX_COLOURS * 4 + 2 + (LED_COUNT + 1) / 2)
 #define RX_FRAME_MAX (2 + FRAME_PAYLOAD_MAX + 2 + 2)
-#define RX_RING 64 /* power of two */
+#define RX_RING 128 /* power of two */
 
 /* ---- time ---- */
 static volatile uint32_t ticks_ms;
@@ -50,7 +50,7 @@ static uint32_t millis(void)
 /* ---- UART ---- */
 static volatile uint8_t rx_ring[RX_RING];
 static volatile uint8_t rx_head;
-static uint8_t rx_tail;
+static volatile uint8_t rx_tail;
 static volatile uint8_t rx_overruns;
 
 ISR(USART_RX_vect)
@@ -199,14 +199,11 @@ static uint8_t effect_level(uint8_t effect, uint32_t now)
     }
 }
 
-static uint8_t frame_animated(void)
+static void current_levels(uint32_t now, uint8_t *levels)
 {
     for (uint8_t c = 0; c < colour_count; c++) {
-        if (palette[c][3] != EFFECT_STEADY) {
-            return 1;
-        }
+        levels[c] = effect_level(palette[c][3], now);
     }
-    return 0;
 }
 
 static void render(uint32_t now)
@@ -222,9 +219,7 @@ static void render(uint32_t now)
         return;
     }
     uint8_t levels[MAX_COLOURS];
-    for (uint8_t c = 0; c < colour_count; c++) {
-        levels[c] = effect_level(palette[c][3], now);
-    }
+    current_levels(now, levels);
     for (uint16_t i = 0; i < LED_COUNT; i++) {
         uint8_t *out = &strip[i * 3];
         if (i >= shown_leds) {
@@ -467,6 +462,8 @@ int main(void)
     sei();
 
     uint32_t last_render = 0;
+    uint8_t pushed_levels[MAX_COLOURS] = {0};
+    uint16_t pushed_count = LED_COUNT;
     uint32_t last_tick = 0;
     for (;;) {
         poll_uart();
@@ -494,11 +491,22 @@ int main(void)
             stats.idle_fallbacks++;
             dirty = 1;
         }
-        if (now - last_render >= RENDER_INTERVAL_MS && (dirty || idle || frame_animated())) {
-            last_render = now;
-            render(now);
-            ws2812_send(strip, LED_COUNT);
-            dirty = 0;
+        /* Refresh the strip at most every RENDER_INTERVAL_MS, only when something visible
+         * changed, and never while a frame is coming in: the push holds the main loop for
+         * 30 us per LED, and the host is waiting for that frame's ACK. */
+        if (now - last_render >= RENDER_INTERVAL_MS && rx_len == 0 && rx_tail == rx_head) {
+            uint8_t levels[MAX_COLOURS];
+            current_levels(now, levels);
+            if (dirty || idle || memcmp(levels, pushed_levels, colour_count) != 0) {
+                last_render = now;
+                memcpy(pushed_levels, levels, sizeof(levels));
+                render(now);
+                /* LEDs past the frame are dark; send them only if they may still be lit */
+                uint16_t count = idle ? LED_COUNT : shown_leds;
+                ws2812_send(strip, count > pushed_count ? count : pushed_count);
+                pushed_count = count;
+                dirty = 0;
+            }
         }
     }
 }

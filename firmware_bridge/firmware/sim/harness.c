@@ -162,6 +162,17 @@ static void sleep_hook(avr_t *a, avr_cycle_count_t how_long)
     (void)how_long;
 }
 
+/* A do-nothing timer every 50 us: a sleeping AVR makes simavr jump straight to the next
+ * timer event, which could be a millisecond away; this keeps the jumps short, so bytes that
+ * arrive from the host are not injected late. */
+#define TICK_CYCLES (FREQUENCY / 20000)
+static avr_cycle_count_t pacing_tick(avr_t *a, avr_cycle_count_t when, void *param)
+{
+    (void)a;
+    (void)param;
+    return when + TICK_CYCLES;
+}
+
 static void feed_uart(void)
 {
     size_t sent = 0;
@@ -333,7 +344,10 @@ int main(int argc, char **argv)
     printf("PTY %s\n", pty_name);
     fflush(stdout);
 
+    avr_cycle_timer_register(avr, TICK_CYCLES, pacing_tick, NULL);
     double wall_start = wall_seconds();
+    double wall_first = wall_start;
+    double worst_behind = 0;
     avr_cycle_count_t cycle_start = avr->cycle;
     int running = 1;
     while (running) {
@@ -355,23 +369,34 @@ int main(int argc, char **argv)
 
         double emulated = (double)(avr->cycle - cycle_start) / (double)FREQUENCY;
         double ahead = emulated - (wall_seconds() - wall_start);
+        if (-ahead > worst_behind) {
+            worst_behind = -ahead;
+        }
         if (ahead < -0.1) {
             /* the host machine was busy: do not rush to catch up, just carry on from now */
             wall_start = wall_seconds() - emulated;
             ahead = 0;
         }
         struct pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {pty_master, POLLIN, 0}};
-        int timeout_ms = ahead > 0.001 ? (int)(ahead * 1000) : 0;
-        int ready = poll(fds, 2, timeout_ms);
+        struct timespec wait = {0, 0};
+        if (ahead > 0) {
+            wait.tv_sec = (time_t)ahead;
+            wait.tv_nsec = (long)((ahead - (double)wait.tv_sec) * 1e9);
+        }
+        int ready = ppoll(fds, 2, &wait, NULL);
         if (ready > 0 && (fds[0].revents & (POLLIN | POLLHUP))) {
             running = read_stdin() && running;
         }
         if (ready > 0 && (fds[1].revents & POLLIN)) {
             read_pty();
+            feed_uart();
         }
     }
     if (link_path) {
         unlink(link_path);
     }
+    fprintf(stderr, "ponte-sim: emulated %.3f s in %.3f s; at most %.2f ms behind real time\n",
+            (double)(avr->cycle - cycle_start) / (double)FREQUENCY, wall_seconds() - wall_first,
+            worst_behind * 1000);
     return 0;
 }
