@@ -65,7 +65,7 @@ class NotAController(ControllerError):
     """Something answered, but not our firmware (or an incompatible protocol version)."""
 
 
-class _PacketReader(serial.threaded.Protocol):  # type: ignore[misc]
+class _PacketReader(serial.threaded.Protocol):
     """Runs in the reader thread: bytes -> packets -> the controller."""
 
     def __init__(self, controller: Controller) -> None:
@@ -90,7 +90,7 @@ class Controller:
 
     def __init__(
         self,
-        port: serial.SerialBase,
+        port: serial.Serial,
         *,
         timeout: float = DEFAULT_TIMEOUT,
         attempts: int = DEFAULT_ATTEMPTS,

@@ -157,8 +157,8 @@ def decode_frame(payload: bytes) -> LedFrame:
         raise PayloadError("frame payload too short for its palette")
     try:
         palette = tuple(
-            Colour(*payload[1 + 4 * i : 4 + 4 * i], effect=Effect(payload[4 + 4 * i]))
-            for i in range(count)
+            Colour(r, g, b, Effect(effect))
+            for r, g, b, effect in (payload[1 + 4 * i : 5 + 4 * i] for i in range(count))
         )
     except ValueError as exc:
         raise PayloadError(f"bad palette entry: {exc}") from exc
