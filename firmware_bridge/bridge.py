@@ -5,6 +5,9 @@
     ...
     bridge.close()
 
+`url` may be "auto": the worker then looks for the controller among the system's serial
+ports by its HELLO (`find_controller`) each time it (re)connects.
+
 `show()` only stores the newest view; a background thread owns the port: it opens it by URL,
 says HELLO, sends the newest whole state whenever it changes and again every `keepalive`
 seconds (so the firmware does not fall back to its idle pattern), and when the port fails
@@ -123,9 +126,12 @@ class LedBridge:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                controller = open_controller(
-                    self.url, boot_wait=self.boot_wait, on_button=self._button
-                )
+                url = self.url
+                if url == "auto":
+                    url = find_controller(boot_wait=self.boot_wait) or ""
+                    if not url:
+                        raise ControllerError("no LED controller answered on any serial port")
+                controller = open_controller(url, boot_wait=self.boot_wait, on_button=self._button)
             except ControllerError as exc:
                 self._note_error(exc)
                 self._stop.wait(self.retry_delay)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,9 +60,12 @@ def emulator(built: Build) -> Iterator[Emulator]:
 def test_self_test_runs_on_the_emulated_controller(
     emulator: Emulator, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    emulator.press(150)  # held while nobody listens: the firmware keeps it until acknowledged
+    time.sleep(0.3)
     args = parse(["leds", "test", "--port", emulator.url, "--step", "0.01"])
     assert args.handler(args) == 0
     out = capsys.readouterr().out
+    assert "button: short press, 1" in out
     assert "firmware 1.0.0, protocol 1, 144 LEDs; layout edges uses 23" in out
     assert "flag on c3" in out and "read-back of the last frame: matches" in out
     assert "crc_errors 0" in out

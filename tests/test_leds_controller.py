@@ -6,9 +6,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import serial
+import serial.tools.list_ports
 
 from firmware_bridge.bridge import LedBridge, find_controller
 from firmware_bridge.controller import (
@@ -202,6 +204,23 @@ def test_bridge_keeps_the_controller_alive_with_resends(device: FakeDevice) -> N
         assert {bytes(f) for f in device.frames} == {device.frames[0]}
     finally:
         bridge.close()
+
+
+def test_bridge_on_auto_finds_the_controller_by_its_hello(
+    device: FakeDevice, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stranger = FakeDevice(magic=b"??")
+    ports = [SimpleNamespace(device=str(tmp_path / "gone")), SimpleNamespace(device=stranger.url)]
+    ports.append(SimpleNamespace(device=device.url))
+    monkeypatch.setattr(serial.tools.list_ports, "comports", lambda: ports)
+    bridge = LedBridge("auto", "edges", boot_wait=0)
+    try:
+        bridge.show(VIEW)
+        assert bridge.wait_shown(5)
+        assert [decode_frame(f) for f in device.frames] == [FRAME]
+    finally:
+        bridge.close()
+        stranger.unplug()
 
 
 def test_bridge_never_raises_for_a_port_that_does_not_exist(tmp_path: Path) -> None:

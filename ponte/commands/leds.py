@@ -4,8 +4,9 @@
     ponte leds find
 
 `test` runs a visible self-test pattern (turn colours, a blinking flag, a chase along every
-LED, void, game over, idle), prints each step's frame-to-ACK time and the controller's error
-counters, and checks the firmware's read-back of the last frame. `--port auto` looks for the
+LED, void, game over, idle), prints each step's frame-to-ACK time, any button presses made
+meanwhile and the controller's error counters, and checks the firmware's read-back of the
+last frame. `--port auto` looks for the
 controller among the system's serial ports. `find` prints the port the controller is on.
 """
 
@@ -129,6 +130,9 @@ def run_test(args: argparse.Namespace) -> int:
             time.sleep(chase_step if chase else args.step)
         readback = controller.readback()
         stats = controller.stats()
+        while not controller.buttons.empty():
+            event = controller.buttons.get_nowait()
+            print(f"button: {event.kind.name.lower()} press, {event.duration_ms} ms")
     except ControllerError as exc:
         raise CommandError(f"the controller stopped answering: {exc}") from exc
     finally:
