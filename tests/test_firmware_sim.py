@@ -36,7 +36,7 @@ from firmware_bridge.view import LedView, Status, Turn, load_layout, render_view
 
 pytestmark = pytest.mark.firmware
 
-LED_COUNT = 144
+LED_COUNT = 150
 STEADY = LedFrame.from_colours(
     [Colour(255, 150, 60), Colour(0, 0, 0), Colour(255, 50, 0), Colour(9, 8, 7)] * 5
 )

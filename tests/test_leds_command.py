@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from firmware_bridge.controller import open_controller
 from firmware_bridge.sim import Build, Emulator, build
 from ponte.bench import leds as bench_leds
 from ponte.cli import CommandError
@@ -66,7 +67,7 @@ def test_self_test_runs_on_the_emulated_controller(
     assert args.handler(args) == 0
     out = capsys.readouterr().out
     assert "button: short press, 1" in out
-    assert "firmware 1.0.0, protocol 1, 144 LEDs; layout edges uses 23" in out
+    assert "firmware 1.0.0, protocol 1, 150 LEDs; layout edges uses 23" in out
     assert "flag on c3" in out and "read-back of the last frame: matches" in out
     assert "crc_errors 0" in out
 
@@ -83,3 +84,12 @@ def test_bench_prints_a_row_per_layout(capsys: pytest.CaptureFixture[str]) -> No
         ("matrix", "103", "40"),
     ]
     assert lines[-1].startswith("target p95 <= 10 ms:")
+
+
+@pytest.mark.firmware
+def test_the_largest_layout_fits_the_firmware(emulator: Emulator) -> None:
+    with open_controller(emulator.url) as controller:
+        assert controller.info is not None
+        for name, frame in leds_command.self_test_steps("matrix", 12)[:3]:
+            controller.show(frame)
+            assert controller.readback().frame == frame, name

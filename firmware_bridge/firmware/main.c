@@ -15,7 +15,7 @@
 #include "ws2812.h"
 
 #ifndef LED_COUNT
-#define LED_COUNT 144 /* enough for a 12x12 matrix; the host sends as many as its layout uses */
+#define LED_COUNT 150 /* 12x12 matrix + 3; the host sends as many as its layout uses */
 #endif
 #ifndef IDLE_TIMEOUT_MS
 #define IDLE_TIMEOUT_MS 3000
