@@ -5,6 +5,14 @@ from it to an `LedFrame` (a palette plus one palette index per LED). Blinking an
 are palette effects that the firmware animates itself, so a frame is sent only when the
 view changes (and as a keep-alive).
 
+- idle: every LED breathes a dim blue.
+- playing: the turn LED of the side to move is lit (light: warm white, dark: red-orange);
+  the status LED is dim green; the board LEDs are dark.
+- flagged: as playing, and each flagged cell's file and rank LEDs (edges) or its cell LED
+  (matrix) blink magenta, as does the status LED.
+- void: every LED blinks red slowly.
+- over: the winner's turn LED (both on a draw) and the status LED are green.
+
 >>> view = LedView(turn=Turn.LIGHT, flagged=frozenset({(0, 2)}), status=Status.FLAGGED)
 >>> frame = render_view(view, load_layout("edges"))
 >>> len(frame.indices), frame.colours()[0] == FLAG, frame.colours()[12] == FLAG

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -93,3 +94,24 @@ def test_the_largest_layout_fits_the_firmware(emulator: Emulator) -> None:
         for name, frame in leds_command.self_test_steps("matrix", 12)[:3]:
             controller.show(frame)
             assert controller.readback().frame == frame, name
+
+
+@pytest.mark.firmware
+def test_sim_runs_the_firmware_for_a_person_to_try(tmp_path: Path, built: Build) -> None:
+    link = tmp_path / "ttyLEDS"
+    args = parse(
+        ["leds", "sim", "--link", str(link), "--seconds", "3", "--press", "100"]
+        + ["--build-dir", str(built.firmware.parent)]
+    )
+    runner = threading.Thread(target=args.handler, args=(args,))
+    runner.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not link.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with open_controller(str(link)) as controller:
+            assert controller.info is not None and controller.info.led_count == 150
+            assert controller.buttons.get(timeout=3).duration_ms >= 90
+    finally:
+        runner.join(10)
+    assert not runner.is_alive() and not link.exists()

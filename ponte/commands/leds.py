@@ -2,23 +2,28 @@
 
     ponte leds test --port URL [--layout edges|matrix] [--board-size 10|12]
     ponte leds find
+    ponte leds sim [--link PATH] [--seconds N]
 
 `test` runs a visible self-test pattern (turn colours, a blinking flag, a chase along every
 LED, void, game over, idle), prints each step's frame-to-ACK time, any button presses made
 meanwhile and the controller's error counters, and checks the firmware's read-back of the
 last frame. `--port auto` looks for the
 controller among the system's serial ports. `find` prints the port the controller is on.
+`sim` builds the firmware and runs it in simavr (no hardware needed) until interrupted,
+printing the pseudo-terminal to give to `--port` or to `LedBridge`.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any
 
 from firmware_bridge.bridge import find_controller
 from firmware_bridge.controller import Controller, ControllerError, open_controller
 from firmware_bridge.protocol import Colour, LedFrame
+from firmware_bridge.sim import Emulator, SimulatorError, build
 from firmware_bridge.view import (
     LayoutError,
     LedView,
@@ -29,6 +34,9 @@ from firmware_bridge.view import (
     render_view,
 )
 from ponte.cli import CommandError
+
+#: Where `ponte leds sim` builds (git ignores build/).
+BUILD_DIR = Path(__file__).resolve().parents[2] / "build" / "leds"
 
 
 def register(subparsers: Any) -> None:
@@ -46,6 +54,14 @@ def register(subparsers: Any) -> None:
     test.set_defaults(handler=run_test)
     find = actions.add_parser("find", help="print the serial port the controller is on")
     find.set_defaults(handler=run_find)
+    sim = actions.add_parser("sim", help="run the real firmware in simavr on a pseudo-terminal")
+    sim.add_argument("--link", type=Path, help="also make PATH a symlink to the terminal")
+    sim.add_argument("--seconds", type=float, help="stop after this long (default: Ctrl-C)")
+    sim.add_argument(
+        "--build-dir", type=Path, default=BUILD_DIR, help=f"where to build (default {BUILD_DIR})"
+    )
+    sim.add_argument("--press", type=int, metavar="MS", help="hold the button for MS after 1 s")
+    sim.set_defaults(handler=run_sim)
 
 
 def self_test_steps(layout_name: str, board_size: int) -> list[tuple[str, LedFrame]]:
@@ -149,4 +165,25 @@ def run_find(args: argparse.Namespace) -> int:
     if url is None:
         raise CommandError("no LED controller answered on any serial port")
     print(url)
+    return 0
+
+
+def run_sim(args: argparse.Namespace) -> int:
+    try:
+        built = build(args.build_dir)
+        emulator = Emulator(built, args.link).start()
+    except SimulatorError as exc:
+        raise CommandError(str(exc)) from exc
+    with emulator:
+        print(f"emulated LED controller on {emulator.url}", flush=True)
+        print(f"try: ponte leds test --port {emulator.url}", flush=True)
+        started = time.monotonic()
+        pressed = args.press is None
+        while args.seconds is None or time.monotonic() - started < args.seconds:
+            if not emulator.running:
+                raise CommandError("the emulator stopped")
+            if not pressed and time.monotonic() - started >= 1.0:
+                emulator.press(args.press)
+                pressed = True
+            time.sleep(0.1)
     return 0
