@@ -89,6 +89,13 @@ def test_a_frame_is_stored_rendered_and_driven_onto_the_strip_pin(
     assert wait_until(lambda: emulator.strip() == expected, 2.0)
 
 
+def test_a_long_reply_without_zeros_crosses_cobs_block_boundaries(controller: Controller) -> None:
+    bright = LedFrame.from_colours([Colour(200, 100, 50), Colour(7, 9, 11)] * (LED_COUNT // 2))
+    controller.show(bright)
+    rendered = controller.render()  # 450 bytes, none zero: COBS needs full 254-byte blocks
+    assert 0 not in rendered and rendered == render_expected(bright, LED_COUNT)
+
+
 def test_a_flag_blinks_on_the_strip(controller: Controller, emulator: Emulator) -> None:
     view = LedView(Turn.DARK, frozenset({(4, 4)}), Status.FLAGGED)
     frame = render_view(view, load_layout("edges"))

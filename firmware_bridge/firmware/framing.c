@@ -1,14 +1,20 @@
 /* CRC-16/CCITT-FALSE and COBS decoding: the pure parts of the wire protocol. */
 #include "protocol.h"
 
+uint16_t crc16_update(uint16_t crc, uint8_t byte)
+{
+    crc ^= (uint16_t)byte << 8;
+    for (uint8_t bit = 0; bit < 8; bit++) {
+        crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
+    }
+    return crc;
+}
+
 uint16_t crc16_ccitt_false(const uint8_t *data, uint16_t len)
 {
     uint16_t crc = 0xFFFF;
     while (len--) {
-        crc ^= (uint16_t)(*data++) << 8;
-        for (uint8_t bit = 0; bit < 8; bit++) {
-            crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
-        }
+        crc = crc16_update(crc, *data++);
     }
     return crc;
 }

@@ -138,17 +138,13 @@ static void send_message(uint8_t type, uint8_t seq, const uint8_t *payload, uint
     tx_head[1] = seq;
     tx_payload = payload;
     tx_payload_len = len;
-    uint16_t total = (uint16_t)(len + 2);
     uint16_t crc = 0xFFFF;
-    for (uint16_t i = 0; i < total; i++) {
-        crc ^= (uint16_t)tx_at(i) << 8;
-        for (uint8_t bit = 0; bit < 8; bit++) {
-            crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
-        }
+    for (uint16_t i = 0; i < len + 2u; i++) {
+        crc = crc16_update(crc, tx_at(i));
     }
     tx_crc[0] = (uint8_t)(crc >> 8);
     tx_crc[1] = (uint8_t)crc;
-    total = (uint16_t)(len + 4);
+    uint16_t total = (uint16_t)(len + 4);
     uint16_t start = 0;
     for (;;) {
         /* a block: up to 254 non-zero bytes, then a zero that the block code stands for */

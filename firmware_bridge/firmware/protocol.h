@@ -45,6 +45,8 @@
 #define BUTTON_SHORT 1
 #define BUTTON_LONG 2
 
+/* CRC-16/CCITT-FALSE: start from 0xFFFF and feed bytes with crc16_update, or do it at once. */
+uint16_t crc16_update(uint16_t crc, uint8_t byte);
 uint16_t crc16_ccitt_false(const uint8_t *data, uint16_t len);
 /* Decodes COBS in place; returns the decoded length, or -1 if the data is not valid COBS. */
 int16_t cobs_decode_in_place(uint8_t *buf, uint16_t len);
