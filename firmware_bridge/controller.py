@@ -39,7 +39,7 @@ from firmware_bridge.protocol import (
     decode_hello,
     decode_readback,
     decode_stats,
-    encode_frame,
+    frame_message,
 )
 
 log = logging.getLogger(__name__)
@@ -171,10 +171,10 @@ class Controller:
                     answer = self._replies.get(timeout=left)
                 except queue.Empty:
                     break
-                if answer.type == MsgType.NAK:
-                    break  # dropped on the way in: resend now
                 if answer.type == reply and answer.seq == packet.seq:
                     return answer
+                if answer.type == MsgType.NAK:
+                    break  # dropped on the way in: resend now
                 # anything else is a late answer to an earlier try: ignore it
         if self._lost.is_set():
             raise ControllerLost("the serial port is gone")
@@ -205,8 +205,8 @@ class Controller:
         return hello
 
     def show(self, frame: LedFrame) -> None:
-        """Sends the whole LED state and waits for its ACK."""
-        self.request(MsgType.FRAME, encode_frame(frame))
+        """Sends the whole LED state (in the shorter encoding) and waits for its ACK."""
+        self.request(*frame_message(frame))
 
     def heartbeat(self) -> None:
         self.request(MsgType.HEARTBEAT)

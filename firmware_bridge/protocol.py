@@ -38,6 +38,9 @@ class MsgType(enum.IntEnum):
     """Host asks for the error counters; answered by STATS_REPLY."""
     RENDER = 0x06
     """Host asks for the strip buffer as rendered now (G, R, B per LED); RENDER_REPLY."""
+    FRAME_RUNS = 0x07
+    """Host sends the whole LED state run-length encoded (shorter when most LEDs are alike);
+    ACKed like FRAME."""
     BUTTON_ACK = 0x10
     """Host acknowledges the button event with this sequence number; not answered."""
     ACK = 0x80
@@ -134,21 +137,26 @@ class LedFrame:
         return [self.palette[i] for i in self.indices]
 
 
-def encode_frame(frame: LedFrame) -> bytes:
-    """The FRAME payload: colour count, (r, g, b, effect) each, LED count (u16), then one
-    palette index per LED packed two to a byte, even LEDs in the low nibble."""
+def _encode_palette(frame: LedFrame) -> bytearray:
+    """Colour count, (r, g, b, effect) for each, LED count (u16): both encodings start so."""
     out = bytearray([len(frame.palette)])
     for colour in frame.palette:
         out += bytes((colour.r, colour.g, colour.b, int(colour.effect)))
-    out += len(frame.indices).to_bytes(2, "big")
+    return out + len(frame.indices).to_bytes(2, "big")
+
+
+def encode_frame(frame: LedFrame) -> bytes:
+    """The FRAME payload: colour count, (r, g, b, effect) each, LED count (u16), then one
+    palette index per LED packed two to a byte, even LEDs in the low nibble."""
+    out = _encode_palette(frame)
     packed = bytearray((len(frame.indices) + 1) // 2)
     for led, index in enumerate(frame.indices):
         packed[led // 2] |= index << (4 if led % 2 else 0)
     return bytes(out + packed)
 
 
-def decode_frame(payload: bytes) -> LedFrame:
-    """Inverse of `encode_frame`."""
+def _decode_palette(payload: bytes) -> tuple[tuple[Colour, ...], int, int]:
+    """The palette, the LED count and where the LED data starts, shared by both encodings."""
     if not payload:
         raise PayloadError("empty frame payload")
     count = payload[0]
@@ -162,15 +170,63 @@ def decode_frame(payload: bytes) -> LedFrame:
         )
     except ValueError as exc:
         raise PayloadError(f"bad palette entry: {exc}") from exc
-    leds = int.from_bytes(payload[header - 2 : header], "big")
-    if len(payload) != header + (leds + 1) // 2:
-        raise PayloadError("frame payload length does not match its LED count")
-    packed = payload[header:]
-    indices = tuple((packed[i // 2] >> (4 if i % 2 else 0)) & 0x0F for i in range(leds))
+    return palette, int.from_bytes(payload[header - 2 : header], "big"), header
+
+
+def _frame(palette: tuple[Colour, ...], indices: tuple[int, ...]) -> LedFrame:
     try:
         return LedFrame(palette, indices)
     except ValueError as exc:
         raise PayloadError(str(exc)) from exc
+
+
+def decode_frame(payload: bytes) -> LedFrame:
+    """Inverse of `encode_frame`."""
+    palette, leds, header = _decode_palette(payload)
+    if len(payload) != header + (leds + 1) // 2:
+        raise PayloadError("frame payload length does not match its LED count")
+    packed = payload[header:]
+    return _frame(
+        palette, tuple((packed[i // 2] >> (4 if i % 2 else 0)) & 0x0F for i in range(leds))
+    )
+
+
+def encode_frame_runs(frame: LedFrame) -> bytes:
+    """The FRAME_RUNS payload: the palette and LED count as in FRAME, then (count, index)
+    byte pairs, count 1-255, adding up to the LED count."""
+    out = _encode_palette(frame)
+    led = 0
+    while led < len(frame.indices):
+        index = frame.indices[led]
+        run = 1
+        while led + run < len(frame.indices) and frame.indices[led + run] == index and run < 255:
+            run += 1
+        out += bytes((run, index))
+        led += run
+    return bytes(out)
+
+
+def decode_frame_runs(payload: bytes) -> LedFrame:
+    """Inverse of `encode_frame_runs`."""
+    palette, leds, header = _decode_palette(payload)
+    if (len(payload) - header) % 2:
+        raise PayloadError("run-length frame payload has an odd number of run bytes")
+    indices: list[int] = []
+    for at in range(header, len(payload), 2):
+        count, index = payload[at], payload[at + 1]
+        if count == 0:
+            raise PayloadError("a run of zero LEDs")
+        indices += [index] * count
+    if len(indices) != leds:
+        raise PayloadError(f"runs cover {len(indices)} LEDs, the frame has {leds}")
+    return _frame(palette, tuple(indices))
+
+
+def frame_message(frame: LedFrame) -> tuple[MsgType, bytes]:
+    """The shorter of the two encodings of `frame`, with its message type."""
+    packed = encode_frame(frame)
+    runs = encode_frame_runs(frame)
+    return (MsgType.FRAME_RUNS, runs) if len(runs) < len(packed) else (MsgType.FRAME, packed)
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,11 @@ import os
 import select
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 FIRMWARE_DIR = Path(__file__).with_name("firmware")
 
@@ -68,6 +70,8 @@ class Emulator:
         self.link = link
         self.pty = ""
         self._proc: subprocess.Popen[bytes] | None = None
+        self._stderr: IO[bytes] | None = None
+        self._diagnostics = ""
         self._buffer = b""
 
     @property
@@ -79,14 +83,22 @@ class Emulator:
         return self._proc is not None and self._proc.poll() is None
 
     def start(self, timeout: float = 10.0) -> Emulator:
+        self.stop()
         args = [str(self.built.harness), str(self.built.firmware)]
         if self.link is not None:
             args += ["--link", str(self.link)]
         self._buffer = b""
+        # stderr to a file, not a pipe: nobody reads it while all is well, and a full pipe
+        # would stall the emulator
+        self._stderr = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(
-            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
+            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, bufsize=0
         )
-        self.pty = self._expect("PTY ", timeout)
+        try:
+            self.pty = self._expect("PTY ", timeout)
+        except SimulatorError:
+            self.stop()
+            raise
         return self
 
     def _readline(self, timeout: float) -> str:
@@ -100,11 +112,17 @@ class Emulator:
             if ready:
                 chunk = os.read(self._proc.stdout.fileno(), 65536)
                 if not chunk:
-                    err = self._proc.stderr.read().decode() if self._proc.stderr else ""
-                    raise SimulatorError(f"the emulator stopped: {err.strip()}")
+                    raise SimulatorError(f"the emulator stopped: {self.diagnostics()}")
                 self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
         return line.decode("ascii", "replace")
+
+    def diagnostics(self) -> str:
+        """What the harness wrote on stderr (kept after `stop()`)."""
+        if self._stderr is not None:
+            self._stderr.seek(0)
+            self._diagnostics = self._stderr.read().decode("utf-8", "replace").strip()
+        return self._diagnostics
 
     def _expect(self, prefix: str, timeout: float) -> str:
         """The rest of the first stdout line starting with `prefix` (simavr prints its own
@@ -139,10 +157,14 @@ class Emulator:
             except (OSError, subprocess.TimeoutExpired):
                 self._proc.kill()
                 self._proc.wait()
-        for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+        for stream in (self._proc.stdin, self._proc.stdout):
             if stream is not None:
                 stream.close()
         self._proc = None
+        self.diagnostics()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
 
     def __enter__(self) -> Emulator:
         return self

@@ -22,7 +22,7 @@ from firmware_bridge.framing import (
     decode_packet,
     encode_packet,
 )
-from firmware_bridge.protocol import MsgType, decode_frame
+from firmware_bridge.protocol import LedFrame, MsgType, decode_frame, decode_frame_runs
 
 
 class FakeDevice:
@@ -38,7 +38,7 @@ class FakeDevice:
         self.magic = magic
         self.protocol = protocol
         self.received: list[Packet] = []
-        self.frames: list[bytes] = []
+        self.frames: list[LedFrame] = []
         self.button_acks: list[int] = []
         self.bad_packets = 0
         self.drop_next = 0
@@ -67,9 +67,9 @@ class FakeDevice:
         if packet.type == MsgType.HELLO:
             info = self.magic + bytes((self.protocol, 1, 0, 0, 0, 23))
             return Packet(MsgType.HELLO_REPLY, packet.seq, info)
-        if packet.type == MsgType.FRAME:
-            decode_frame(packet.payload)
-            self.frames.append(packet.payload)
+        if packet.type in (MsgType.FRAME, MsgType.FRAME_RUNS):
+            decode = decode_frame if packet.type == MsgType.FRAME else decode_frame_runs
+            self.frames.append(decode(packet.payload))
             return Packet(MsgType.ACK, packet.seq)
         if packet.type == MsgType.HEARTBEAT:
             return Packet(MsgType.ACK, packet.seq)

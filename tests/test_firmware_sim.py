@@ -28,7 +28,9 @@ from firmware_bridge.protocol import (
     Effect,
     LedFrame,
     MsgType,
+    NakReason,
     encode_frame,
+    encode_frame_runs,
     render_expected,
 )
 from firmware_bridge.sim import Build, Emulator, build
@@ -174,6 +176,26 @@ def test_garbage_truncation_and_bad_crcs_are_dropped_counted_and_survived(
     assert counters["crc_errors"] >= 1  # the flipped bit
     assert counters["crc_errors"] + counters["framing_errors"] >= 4
     assert counters["bad_payloads"] == 0
+
+
+def test_run_length_frames_are_stored_like_packed_ones(controller: Controller) -> None:
+    sparse = LedFrame.from_colours([Colour(0, 0, 0)] * 97 + [Colour(255, 0, 160, Effect.BLINK)] * 6)
+    controller.request(MsgType.FRAME_RUNS, encode_frame_runs(sparse))
+    assert controller.readback().frame == sparse
+
+
+@pytest.mark.parametrize(
+    "runs",
+    [b"\x02\x00", b"\x03\x00\x00\x00", b"\x03", b"\x03\x10"],
+    ids=["short", "zero", "odd", "index"],
+)
+def test_bad_run_length_frames_are_refused_and_counted(controller: Controller, runs: bytes) -> None:
+    controller.show(STEADY)
+    head = encode_frame_runs(LedFrame((Colour(1, 1, 1),), (0, 0, 0)))[:-2]
+    answer = controller.request(MsgType.FRAME_RUNS, head + runs, reply=MsgType.NAK)
+    assert answer.payload == bytes([NakReason.BAD_PAYLOAD])
+    assert controller.readback().frame == STEADY
+    assert controller.stats().counters["bad_payloads"] == 1
 
 
 def test_repeated_and_late_frames_are_harmless(controller: Controller) -> None:

@@ -13,9 +13,13 @@ from firmware_bridge.protocol import (
     Colour,
     Effect,
     LedFrame,
+    MsgType,
     PayloadError,
     decode_frame,
+    decode_frame_runs,
     encode_frame,
+    encode_frame_runs,
+    frame_message,
     render_expected,
 )
 from firmware_bridge.view import (
@@ -135,6 +139,38 @@ def test_a_cut_frame_payload_is_refused(frame: LedFrame, cut: int) -> None:
     payload = encode_frame(frame)
     with pytest.raises(PayloadError):
         decode_frame(payload[:-cut] if cut < len(payload) else b"")
+
+
+@given(frames())
+def test_run_length_frame_payload_round_trips(frame: LedFrame) -> None:
+    assert decode_frame_runs(encode_frame_runs(frame)) == frame
+
+
+@given(frames())
+def test_the_shorter_encoding_is_chosen(frame: LedFrame) -> None:
+    kind, payload = frame_message(frame)
+    packed, runs = encode_frame(frame), encode_frame_runs(frame)
+    assert len(payload) == min(len(packed), len(runs))
+    decode = decode_frame if kind is MsgType.FRAME else decode_frame_runs
+    assert decode(payload) == frame
+
+
+def test_a_mostly_dark_matrix_goes_run_length_encoded() -> None:
+    view = LedView(Turn.LIGHT, frozenset({(2, 3), (7, 7)}), Status.FLAGGED)
+    kind, payload = frame_message(render_view(view, MATRIX))
+    assert kind is MsgType.FRAME_RUNS and len(payload) < len(
+        encode_frame(render_view(view, MATRIX))
+    )
+
+
+@pytest.mark.parametrize(
+    ("runs", "message"),
+    [(b"\x00\x00", "zero LEDs"), (b"\x02\x00", "cover 2 LEDs"), (b"\x03", "odd number")],
+)
+def test_bad_run_length_payloads_are_refused(runs: bytes, message: str) -> None:
+    palette_and_count = encode_frame_runs(LedFrame((OFF,), (0, 0, 0)))[:-2]
+    with pytest.raises(PayloadError, match=message):
+        decode_frame_runs(palette_and_count + runs)
 
 
 def test_expected_render_is_grb_with_unused_leds_dark() -> None:

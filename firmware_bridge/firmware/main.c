@@ -234,27 +234,77 @@ static void render(uint32_t now)
 }
 
 /* ---- host messages ---- */
-static uint8_t apply_frame(const uint8_t *payload, uint16_t len)
+/* Checks the palette part shared by both frame encodings; returns the LED count's offset. */
+static uint16_t palette_end(const uint8_t *payload, uint16_t len)
 {
     if (len < 3) {
         return 0;
     }
     uint8_t colours = payload[0];
-    if (colours > MAX_COLOURS || len < (uint16_t)(1 + colours * 4 + 2)) {
+    uint16_t end = (uint16_t)(1 + colours * 4);
+    if (colours > MAX_COLOURS || len < end + 2u) {
         return 0;
     }
-    const uint8_t *p = payload + 1 + colours * 4;
-    uint16_t leds = (uint16_t)((p[0] << 8) | p[1]);
-    if (leds > LED_COUNT || len != (uint16_t)(1 + colours * 4 + 2 + (leds + 1) / 2)) {
-        return 0;
-    }
-    colour_count = colours;
-    memcpy(palette, payload + 1, (size_t)colours * 4);
+    return end;
+}
+
+static void store_palette(const uint8_t *payload, uint16_t leds)
+{
+    colour_count = payload[0];
+    memcpy(palette, payload + 1, (size_t)colour_count * 4);
     shown_leds = leds;
-    memset(indices, 0, sizeof(indices));
-    memcpy(indices, p + 2, (leds + 1) / 2);
     idle = 0;
     dirty = 1;
+}
+
+/* FRAME: palette, LED count, one 4-bit index per LED. */
+static uint8_t apply_frame(const uint8_t *payload, uint16_t len)
+{
+    uint16_t end = palette_end(payload, len);
+    if (!end) {
+        return 0;
+    }
+    uint16_t leds = (uint16_t)((payload[end] << 8) | payload[end + 1]);
+    if (leds > LED_COUNT || len != end + 2u + (leds + 1u) / 2u) {
+        return 0;
+    }
+    store_palette(payload, leds);
+    memset(indices, 0, sizeof(indices));
+    memcpy(indices, payload + end + 2, (leds + 1) / 2);
+    return 1;
+}
+
+/* FRAME_RUNS: palette, LED count, then (count, index) pairs that add up to the LED count. */
+static uint8_t apply_frame_runs(const uint8_t *payload, uint16_t len)
+{
+    uint16_t end = palette_end(payload, len);
+    if (!end) {
+        return 0;
+    }
+    uint16_t leds = (uint16_t)((payload[end] << 8) | payload[end + 1]);
+    const uint8_t *runs = payload + end + 2;
+    uint16_t run_bytes = (uint16_t)(len - end - 2);
+    if (leds > LED_COUNT || run_bytes % 2) {
+        return 0;
+    }
+    uint16_t total = 0;
+    for (uint16_t r = 0; r < run_bytes; r += 2) {
+        if (runs[r] == 0 || runs[r + 1] > 0x0F) {
+            return 0;
+        }
+        total = (uint16_t)(total + runs[r]);
+    }
+    if (total != leds) {
+        return 0;
+    }
+    store_palette(payload, leds);
+    memset(indices, 0, sizeof(indices));
+    uint16_t led = 0;
+    for (uint16_t r = 0; r < run_bytes; r += 2) {
+        for (uint8_t n = 0; n < runs[r]; n++, led++) {
+            indices[led / 2] |= (uint8_t)(runs[r + 1] << ((led & 1) ? 4 : 0));
+        }
+    }
     return 1;
 }
 
@@ -328,7 +378,8 @@ static void handle_frame(uint8_t *buf, uint16_t len)
         button_sent = 0; /* a new host: resend any pending button event at once */
         return;
     }
-    case MSG_FRAME: {
+    case MSG_FRAME:
+    case MSG_FRAME_RUNS: {
         if (have_host_seq && seq == last_host_seq) {
             stats.duplicates++;
         } else if (have_host_seq && (int8_t)(seq - last_host_seq) < 0) {
@@ -336,7 +387,9 @@ static void handle_frame(uint8_t *buf, uint16_t len)
             send_message(MSG_ACK, seq, 0, 0);
             return;
         }
-        if (!apply_frame(payload, payload_len)) {
+        uint8_t ok = type == MSG_FRAME ? apply_frame(payload, payload_len)
+                                       : apply_frame_runs(payload, payload_len);
+        if (!ok) {
             stats.bad_payloads++;
             send_nak(seq, NAK_BAD_PAYLOAD);
             return;

@@ -16,6 +16,7 @@
 #define MSG_READBACK 0x04
 #define MSG_STATS 0x05
 #define MSG_RENDER 0x06
+#define MSG_FRAME_RUNS 0x07
 #define MSG_BUTTON_ACK 0x10
 
 /* Controller -> host. */
