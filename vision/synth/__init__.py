@@ -1,0 +1,50 @@
+"""Synthetic scenes of a Ponte del Diavolo board with ground truth, for tests and evaluation.
+
+`render(SceneSpec) -> Frame` draws one photo-like frame (perspective, tiles with height and
+jitter, arched bridges, lighting, shadows, hands, lens distortion, noise, JPEG);
+`random_spec(rng, setup)` samples a scene from one of the named `SETUPS`;
+`render_sequence(...)` makes a game video (a hand places each move, the board settles);
+`python -m vision.synth.dataset` writes an evaluation set. Imports numpy and OpenCV only.
+"""
+
+from __future__ import annotations
+
+from vision.synth.position import cell_name, parse_cell, random_position, validate_position
+from vision.synth.render import Frame, render
+from vision.synth.setups import SETUPS, Setup, random_spec
+from vision.synth.spec import (
+    BoardLook,
+    BridgeLook,
+    CameraSpec,
+    Effects,
+    HandSpec,
+    InvalidScene,
+    Lighting,
+    SceneSpec,
+    TableKind,
+    TableLook,
+    TileLook,
+)
+
+__all__ = [
+    "BoardLook",
+    "BridgeLook",
+    "CameraSpec",
+    "Effects",
+    "Frame",
+    "HandSpec",
+    "InvalidScene",
+    "Lighting",
+    "SETUPS",
+    "SceneSpec",
+    "Setup",
+    "TableKind",
+    "TableLook",
+    "TileLook",
+    "cell_name",
+    "parse_cell",
+    "random_position",
+    "random_spec",
+    "render",
+    "validate_position",
+]
