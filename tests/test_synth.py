@@ -94,9 +94,11 @@ def test_a1_is_the_corner_nearest_the_bottom_left_for_any_azimuth() -> None:
         dist = np.linalg.norm(frame.corners - bottom_left, axis=1)
         assert int(np.argmin(dist)) == 0
         # a1 -> j1 -> j10 -> a10 runs counter-clockwise on screen (files left to right)
-        c = frame.corners
-        cross = (c[1, 0] - c[0, 0]) * (c[3, 1] - c[0, 1]) - (c[1, 1] - c[0, 1]) * (c[3, 0] - c[0, 0])
-        assert cross < 0
+        along_rank, along_file = (
+            frame.corners[1] - frame.corners[0],
+            frame.corners[3] - frame.corners[0],
+        )
+        assert along_rank[0] * along_file[1] - along_rank[1] * along_file[0] < 0
         # the light tile at a1 shows near the a1 corner
         assert frame.homography is not None
         x, y = _cell_centre_pixels(frame.homography)[0]
