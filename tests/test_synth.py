@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -10,17 +12,23 @@ import pytest
 
 from vision.synth import (
     SETUPS,
+    CameraBump,
     CameraSpec,
     Effects,
     HandSpec,
     InvalidScene,
     Lighting,
+    Phase,
     SceneSpec,
+    SequenceTiming,
     parse_cell,
     random_position,
     random_spec,
     render,
+    render_sequence,
+    write_video,
 )
+from vision.synth.dataset import main as dataset_main
 from vision.synth.position import crossed_cells, grid_from_board, segments_cross
 
 EMPTY = tuple("." * 10 for _ in range(10))
@@ -159,3 +167,105 @@ def test_every_setup_renders_a_full_frame(name: str) -> None:
 def test_spec_is_hashable_and_replaceable() -> None:
     spec = _clean_spec()
     assert hash(dataclasses.replace(spec, seed=2)) != hash(spec) or spec.seed == 2
+
+
+def _small_game() -> list[tuple[tuple[str, ...], tuple[tuple[str, str], ...]]]:
+    b1 = _board_with({"c3": "L", "c5": "L"})
+    b2 = _board_with({"c3": "L", "c5": "L", "f6": "D", "g6": "D"})
+    return [(EMPTY, ()), (b1, ()), (b2, ()), (b2, (("c3", "c5"),))]
+
+
+def _small_video_spec() -> SceneSpec:
+    return _clean_spec(
+        board=EMPTY,
+        bridges=(),
+        camera=CameraSpec(elevation_deg=75.0, distance=18.0, focal_px=300.0, width=320, height=180),
+    )
+
+
+def test_sequence_shows_each_move_placed_by_a_hand_then_settles() -> None:
+    timing = SequenceTiming(fps=10.0, still_s=1.0)
+    frames = list(render_sequence(_small_game(), _small_video_spec(), timing))
+    truths = [t for _, t in frames]
+    assert [t.index for t in truths] == list(range(len(truths)))
+    assert all(abs(t.time_s - t.index / 10.0) < 1e-9 for t in truths)
+    moves = [t.move for t in truths]
+    assert moves == sorted(moves) and moves[0] == 0 and moves[-1] == 3
+    # each move: still frames, then hand frames, then still frames showing the next position
+    game = _small_game()
+    for t in truths:
+        if t.phase is Phase.STILL:
+            assert not t.occluded
+            assert (t.board, t.bridges) == game[t.move]
+    assert truths[0].phase is Phase.STILL and truths[-1].phase is Phase.STILL
+    # the hand is over the board while tiles appear one at a time
+    tile_counts = {sum(row.count("L") + row.count("D") for row in t.board) for t in truths}
+    assert tile_counts == {0, 1, 2, 3, 4}
+    assert any(t.phase is Phase.HAND and t.occluded for t in truths)
+    # frame count follows the timing: 4 still periods and 3 moves
+    per_tile = timing.hover_s + timing.place_s
+    expected = 4 * 1.0 + 3 * (timing.reach_s + timing.leave_s) + 5 * per_tile
+    assert len(truths) == int(expected * 10.0 + 1e-9)
+
+
+def test_camera_bump_moves_the_board_in_the_image() -> None:
+    timing = SequenceTiming(fps=10.0, still_s=1.0, bump=CameraBump(at_s=0.5, shift=(0.4, 0.0)))
+    game = _small_game()[:2]
+    truths = [t for _, t in render_sequence(game, _small_video_spec(), timing)]
+    before = [t for t in truths if not t.bumped]
+    after = [t for t in truths if t.bumped]
+    assert before and after and all(t.time_s >= 0.5 for t in after)
+    shift = np.abs(after[0].frame.corners - before[-1].frame.corners).max()
+    assert shift > 2.0
+
+
+@pytest.mark.parametrize("suffix", [".mp4", ".avi"])
+def test_video_round_trips_through_videowriter_and_videocapture(
+    tmp_path: Path, suffix: str
+) -> None:
+    timing = SequenceTiming(fps=10.0, still_s=0.5)
+    path = tmp_path / f"game{suffix}"
+    frames = list(render_sequence(_small_game()[:2], _small_video_spec(), timing))
+    truths = write_video(path, iter(frames), timing.fps)
+    cap = cv2.VideoCapture(str(path))
+    read = []
+    while True:
+        ok, image = cap.read()
+        if not ok:
+            break
+        read.append(image)
+    cap.release()
+    assert len(read) == len(truths) == len(frames)
+    assert read[0].shape == frames[0][0].shape
+    for (original, _), decoded in zip(frames, read, strict=True):
+        assert np.abs(original.astype(int) - decoded.astype(int)).mean() < 6.0
+
+
+def test_video_with_an_unknown_extension_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"\.mp4 or \.avi"):
+        write_video(tmp_path / "game.mkv", iter([]), 10.0)
+
+
+def test_dataset_writes_images_and_truth_lines(tmp_path: Path) -> None:
+    code = dataset_main(["--out", str(tmp_path), "--count", "7", "--seed", "3"])
+    assert code == 0
+    lines = (tmp_path / "truth.jsonl").read_text().splitlines()
+    assert len(lines) == 7
+    records = [json.loads(line) for line in lines]
+    assert {r["setup"] for r in records} == set(SETUPS)
+    for r in records:
+        image = cv2.imread(str(tmp_path / r["image"]))
+        assert image is not None and image.shape == (720, 1280, 3)
+        assert len(r["board"]) == 10 and len(r["corners"]) == 4
+    again = tmp_path / "again"
+    dataset_main(["--out", str(again), "--count", "2", "--seed", "3"])
+    assert (again / "images/00001.jpg").read_bytes() == (tmp_path / "images/00001.jpg").read_bytes()
+
+
+def test_dataset_rejects_an_unknown_setup(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        dataset_main(["--out", str(tmp_path), "--setups", "nope"])
+    assert exc.value.code == 2
+    assert "unknown setup" in capsys.readouterr().err

@@ -11,6 +11,14 @@ from __future__ import annotations
 
 from vision.synth.position import cell_name, parse_cell, random_position, validate_position
 from vision.synth.render import Frame, render
+from vision.synth.sequence import (
+    CameraBump,
+    Phase,
+    SequenceTiming,
+    SequenceTruth,
+    render_sequence,
+    write_video,
+)
 from vision.synth.setups import SETUPS, Setup, random_spec
 from vision.synth.spec import (
     BoardLook,
@@ -29,14 +37,18 @@ from vision.synth.spec import (
 __all__ = [
     "BoardLook",
     "BridgeLook",
+    "CameraBump",
     "CameraSpec",
     "Effects",
     "Frame",
     "HandSpec",
     "InvalidScene",
     "Lighting",
+    "Phase",
     "SETUPS",
     "SceneSpec",
+    "SequenceTiming",
+    "SequenceTruth",
     "Setup",
     "TableKind",
     "TableLook",
@@ -46,5 +58,7 @@ __all__ = [
     "random_position",
     "random_spec",
     "render",
+    "render_sequence",
     "validate_position",
+    "write_video",
 ]

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
+import cv2
 import numpy as np
 
 from vision.synth.lens import undistort_normalised
@@ -86,7 +87,10 @@ def distortion_maps(
     Returns (map_x, map_y, canvas_size, margin): render the ideal image on a canvas of
     `canvas_size` with the principal point moved by `margin`, then remap with the maps.
     """
-    xx, yy = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
+    step = 8
+    gx = np.arange(0, width + step, step, dtype=np.float64)
+    gy = np.arange(0, height + step, step, dtype=np.float64)
+    xx, yy = np.meshgrid(gx, gy)
     cx, cy = width / 2.0, height / 2.0
     norm = np.stack([(xx - cx) / focal, (yy - cy) / focal], axis=-1)
     ideal = undistort_normalised(norm, k1, k2) * focal
@@ -95,6 +99,12 @@ def distortion_maps(
     right = int(math.ceil(max(0.0, ideal[..., 0].max() + cx - width))) + 2
     bottom = int(math.ceil(max(0.0, ideal[..., 1].max() + cy - height))) + 2
     canvas = (width + left + right, height + top + bottom)
-    map_x = (ideal[..., 0] + cx + left).astype(np.float32)
-    map_y = (ideal[..., 1] + cy + top).astype(np.float32)
+    coarse_x = (ideal[..., 0] + cx + left).astype(np.float32)
+    coarse_y = (ideal[..., 1] + cy + top).astype(np.float32)
+    # bilinear up-sampling of the coarse grid: output pixel (x, y) sits at (x/step, y/step)
+    fx = np.arange(width, dtype=np.float32) / step
+    fy = np.arange(height, dtype=np.float32) / step
+    at_x, at_y = np.meshgrid(fx, fy)
+    map_x = cv2.remap(coarse_x, at_x, at_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    map_y = cv2.remap(coarse_y, at_x, at_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return map_x, map_y, canvas, (left, top)

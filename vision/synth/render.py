@@ -356,7 +356,7 @@ def _board_layers(spec: SceneSpec, setup: _Setup) -> np.ndarray:
     )
     img = img.astype(np.float32)
     # board edge (cardboard thickness), drawn where it shows beyond the printed top
-    btex, border = board_texture(look, spec.size, spec.seed)
+    btex, border = board_texture(look, spec.size, spec.seed)  # BGRA, alpha 255 on the board
     n = spec.size
     lo, hi = -border, n + border
     outline = np.array([[lo, lo], [hi, lo], [hi, hi], [lo, hi]], np.float64)
@@ -380,10 +380,8 @@ def _board_layers(spec: SceneSpec, setup: _Setup) -> np.ndarray:
     )
     h_board = cam.plane_homography(0.0) @ a_board
     warped = cv2.warpPerspective(btex, h_board, size, flags=cv2.INTER_LINEAR)
-    alpha_tex = np.full((side, side), 255, np.uint8)
-    alpha = cv2.warpPerspective(alpha_tex, h_board, size, flags=cv2.INTER_LINEAR)
-    a = alpha.astype(np.float32)[..., None] / 255.0
-    img = img * (1.0 - a) + warped.astype(np.float32) * a
+    alpha = warped[..., 3].astype(np.float32) * np.float32(1.0 / 255.0)
+    img = cv2.blendLinear(warped[..., :3].astype(np.float32), img, alpha, 1.0 - alpha)
     return np.asarray(img, np.float32)
 
 
@@ -484,28 +482,6 @@ def _static_layer(spec: SceneSpec) -> np.ndarray:
 # ---------------------------------------------------------------------------- hands
 
 
-def _capsule_outline(
-    cam: Camera, a: np.ndarray, b: np.ndarray, ra: float, rb: float, near: float
-) -> np.ndarray | None:
-    """Image polygon of a tapered capsule a-b, clipped at depth `near`; None if hidden."""
-    cam_a, cam_b = cam.to_camera(np.array([a, b]))
-    da, db = cam_a[2], cam_b[2]
-    if da < near and db < near:
-        return None
-    if da < near:
-        s = (near - da) / (db - da)
-        a, ra = a + (b - a) * s, ra + (rb - ra) * s
-    elif db < near:
-        s = (near - db) / (da - db)
-        b, rb = b + (a - b) * s, rb + (ra - rb) * s
-    px, depth = cam.project(np.array([a, b]))
-    f = cam.K[0, 0]
-    ang = np.linspace(0, 2 * np.pi, 20, endpoint=False)
-    circle = np.column_stack([np.cos(ang), np.sin(ang)])
-    pts = np.vstack([px[0] + circle * (ra * f / depth[0]), px[1] + circle * (rb * f / depth[1])])
-    return np.asarray(pts)
-
-
 @dataclass(frozen=True)
 class _Limb:
     a: np.ndarray
@@ -537,12 +513,17 @@ def _hand_parts(hand: HandSpec, spec: SceneSpec) -> list[_Limb]:
     ]
     if hand.sleeve_reach > 0.02:
         parts.append(_Limb(elbow, cuff, 1.5 * s, 1.35 * s, sleeve, 0.95))
-    parts.append(
-        _Limb(wrist + side * 0.25 * s, knuckle + side * 0.55 * s, 1.0 * s, 0.75 * s, skin, 1.0)
-    )
-    parts.append(
-        _Limb(wrist - side * 0.25 * s, knuckle - side * 0.55 * s, 1.0 * s, 0.75 * s, skin, 1.0)
-    )
+    for offset in (-0.62, 0.0, 0.62):
+        parts.append(
+            _Limb(
+                wrist + side * offset * 0.55 * s + d * 0.4 * s,
+                knuckle + side * offset * 1.05 * s,
+                0.66 * s,
+                0.55 * s,
+                skin,
+                1.0,
+            )
+        )
     spread = math.radians(hand.spread_deg)
     for k, (offset, length) in enumerate(((-1.0, 2.0), (-0.35, 2.5), (0.35, 2.6), (1.0, 2.3))):
         base = knuckle + side * offset * 0.62 * s
@@ -605,21 +586,107 @@ def _draw_hands(
             _draw_box(
                 img, cam, verts, np.array(base, np.float64), f_light, spec, tile_look.gloss, mask
             )
-        for limb in parts:
-            outline = _capsule_outline(cam, limb.a, limb.b, limb.ra, limb.rb, near)
-            if outline is None:
-                continue
-            axis = limb.b - limb.a
-            normal_up = np.array([0.0, 0.0, 1.0]) - axis * (axis[2] / max(float(axis @ axis), 1e-9))
-            normal_up /= max(float(np.linalg.norm(normal_up)), 1e-9)
-            shade = limb.shade * _shade(normal_up, f_light, lit.ambient, lit.diffuse)
-            dark = limb.color * shade * 0.78
-            _hull(img, outline, tuple(float(c) for c in dark))
-            _hull(mask, outline, (1.0,))
-            centre = outline.mean(axis=0)
-            inner = centre + (outline - centre) * np.array([0.62, 0.62])
-            _hull(img, inner, tuple(float(c) for c in limb.color * shade * 0.98))
+        _draw_limbs(img, mask, cam, parts, f_light, lit.ambient, lit.diffuse, near)
     return mask
+
+
+def _clip_near(limb: _Limb, cam: Camera, near: float) -> _Limb | None:
+    da, db = cam.to_camera(np.array([limb.a, limb.b]))[:, 2]
+    if da < near and db < near:
+        return None
+    if da < near:
+        u = (near - da) / (db - da)
+        return replace(limb, a=limb.a + (limb.b - limb.a) * u, ra=limb.ra + (limb.rb - limb.ra) * u)
+    if db < near:
+        u = (near - db) / (da - db)
+        return replace(limb, b=limb.b + (limb.a - limb.b) * u, rb=limb.rb + (limb.ra - limb.rb) * u)
+    return limb
+
+
+def _draw_limbs(
+    img: np.ndarray,
+    mask: np.ndarray,
+    cam: Camera,
+    parts: list[_Limb],
+    light: np.ndarray,
+    ambient: float,
+    diffuse: float,
+    near: float,
+) -> None:
+    """Ray-cast tapered capsules into a local z-buffer, shade each pixel, composite onto img.
+
+    Each pixel's normal comes from the capsule's round cross-section, so arms, palms and
+    fingers get smooth cylinder shading and overlapping parts meet where their surfaces do.
+    """
+    clipped = [c for c in (_clip_near(limb, cam, near) for limb in parts) if c is not None]
+    if not clipped:
+        return
+    f = cam.K[0, 0]
+    geo = []
+    for limb in clipped:
+        px, depth = cam.project(np.array([limb.a, limb.b]))
+        ra, rb = limb.ra * f / depth[0], limb.rb * f / depth[1]
+        geo.append((px, depth, ra, rb))
+    lo = np.min([np.minimum(g[0].min(axis=0) - max(g[2], g[3]) - 2, 1e9) for g in geo], axis=0)
+    hi = np.max([g[0].max(axis=0) + max(g[2], g[3]) + 2 for g in geo], axis=0)
+    x0, y0 = max(int(lo[0]), 0), max(int(lo[1]), 0)
+    x1, y1 = min(int(hi[0]) + 1, cam.width), min(int(hi[1]) + 1, cam.height)
+    if x1 <= x0 or y1 <= y0:
+        return
+    h, w = y1 - y0, x1 - x0
+    zbuf = np.full((h, w), np.inf, np.float32)
+    colour = np.zeros((h, w, 3), np.float32)
+    cover = np.zeros((h, w), np.float32)
+    light_cam = cam.R @ light
+    flat = ambient + diffuse * max(0.0, float(light[2]))
+    half_vec = light_cam + np.array([0.0, 0.0, -1.0])
+    half_vec /= np.linalg.norm(half_vec)
+    for limb, (px, depth, ra, rb) in zip(clipped, geo, strict=True):
+        bx0 = max(int(min(px[0, 0] - ra, px[1, 0] - rb)) - 1, x0)
+        by0 = max(int(min(px[0, 1] - ra, px[1, 1] - rb)) - 1, y0)
+        bx1 = min(int(max(px[0, 0] + ra, px[1, 0] + rb)) + 2, x1)
+        by1 = min(int(max(px[0, 1] + ra, px[1, 1] + rb)) + 2, y1)
+        if bx1 <= bx0 or by1 <= by0:
+            continue
+        yy, xx = np.mgrid[by0:by1, bx0:bx1].astype(np.float32)
+        axis = (px[1] - px[0]).astype(np.float32)
+        len2 = float(axis @ axis)
+        rel_x, rel_y = xx - np.float32(px[0, 0]), yy - np.float32(px[0, 1])
+        t = np.clip((rel_x * axis[0] + rel_y * axis[1]) / max(len2, 1e-6), 0.0, 1.0)
+        dx, dy = rel_x - t * axis[0], rel_y - t * axis[1]
+        dist = np.sqrt(dx * dx + dy * dy)
+        radius = np.float32(ra) + t * np.float32(rb - ra)
+        inside = dist < radius + 0.5
+        if not inside.any():
+            continue
+        s_ = np.clip(dist / np.maximum(radius, 1e-3), 0.0, 1.0)
+        nz = np.sqrt(1.0 - s_ * s_)
+        r_world = np.float32(limb.ra) + t * np.float32(limb.rb - limb.ra)
+        z = np.float32(depth[0]) + t * np.float32(depth[1] - depth[0]) - r_world * nz
+        inv = 1.0 / np.maximum(dist, 1e-3)
+        nx, ny = dx * inv * s_, dy * inv * s_
+        lambert = np.maximum(0.0, nx * light_cam[0] + ny * light_cam[1] - nz * light_cam[2])
+        shade = (ambient + diffuse * lambert) / flat * limb.shade
+        shine = (
+            0.05
+            * 255.0
+            * np.maximum(0.0, nx * half_vec[0] + ny * half_vec[1] - nz * half_vec[2]) ** 16
+        )
+        sub = (slice(by0 - y0, by1 - y0), slice(bx0 - x0, bx1 - x0))
+        win = inside & (z < zbuf[sub])
+        cov = np.clip(radius - dist + 0.5, 0.0, 1.0)
+        col = limb.color.astype(np.float32)[None, None, :] * shade[..., None] + shine[..., None]
+        zb = zbuf[sub]
+        zb[win] = z[win]
+        colour[sub][win] = col[win]
+        cv_ = cover[sub]
+        cover[sub] = np.maximum(cv_, np.where(inside, cov, 0.0))
+    region = img[y0:y1, x0:x1]
+    a = cover[..., None]
+    region *= 1.0 - a
+    region += colour * a
+    mregion = mask[y0:y1, x0:x1]
+    np.maximum(mregion, cover, out=mregion)
 
 
 def _ring_points(limb: _Limb) -> np.ndarray:
@@ -649,7 +716,7 @@ def _light_maps(spec_key: SceneSpec) -> tuple[np.ndarray, np.ndarray]:
     cam = setup.cam
     lit = spec_key.lighting
     n = spec_key.size
-    step = 8
+    step = 16
     gw, gh = cam.width // step + 2, cam.height // step + 2
     xs = (np.arange(gw) * step).astype(np.float64)
     ys = (np.arange(gh) * step).astype(np.float64)

@@ -46,8 +46,8 @@ DARK_EDITIONS: dict[str, BGR] = {
 BOARD_COLOURS: tuple[BGR, ...] = (
     (150.0, 140.0, 90.0),
     (175.0, 125.0, 70.0),
-    (160.0, 195.0, 215.0),
     (125.0, 150.0, 125.0),
+    (120.0, 100.0, 60.0),
     (140.0, 155.0, 160.0),
 )
 GRID_COLOURS: tuple[BGR, ...] = ((50.0, 50.0, 40.0), (30.0, 30.0, 30.0), (225.0, 230.0, 230.0))
@@ -101,12 +101,13 @@ class Setup:
     azimuth_spread: float = 8.0
     roll: Range = (-3.0, 3.0)
     focal: Range = (850.0, 1100.0)
-    fill: Range = (0.8, 0.95)
+    fill: Range = (0.75, 1.0)
+    """Board size as a fraction of the largest that fits in the image."""
     k1: Range = (0.0, 0.0)
     k2: Range = (0.0, 0.0)
     light_editions: tuple[str, ...] = ("cream", "white", "ivory")
     dark_editions: tuple[str, ...] = ("red", "brown", "black")
-    tiles_per_colour: tuple[int, int] = (0, 36)
+    tiles_per_colour: tuple[int, int] = (2, 36)
     bridges: tuple[int, int] = (0, 8)
     jitter_offset: Range = (0.02, 0.07)
     jitter_rotation: Range = (2.0, 8.0)
@@ -139,7 +140,6 @@ SETUPS: dict[str, Setup] = {
             elevation=(45.0, 55.0),
             azimuth_spread=20.0,
             focal=(900.0, 1200.0),
-            fill=(0.75, 0.95),
             light_editions=("white",),
             dark_editions=("black",),
         ),
@@ -176,7 +176,7 @@ SETUPS: dict[str, Setup] = {
             focal=(620.0, 760.0),
             k1=(-0.25, -0.08),
             k2=(0.0, 0.06),
-            fill=(0.85, 0.97),
+            fill=(0.85, 1.0),
         ),
         Setup(
             "dim-noisy-jpeg",
@@ -248,15 +248,14 @@ def _camera(rng: np.random.Generator, setup: Setup, size: int, border: float) ->
     else:
         k1, k2 = 0.0, 0.0
     cam = replace(cam, k1=k1, k2=k2)
-    extent = size + 2 * border
-    fill = _u(rng, setup.fill)
-    distance = cam.focal_px * extent / (fill * cam.height)
-    for _ in range(60):
-        cam = replace(cam, distance=distance)
-        if _fits(cam, size, border, 0.02):
-            return cam
-        distance *= 1.06
-    raise AssertionError("camera placement did not converge")
+    lo_d, hi_d = 1.0, 400.0
+    for _ in range(40):
+        mid = (lo_d + hi_d) / 2
+        if _fits(replace(cam, distance=mid), size, border, 0.03):
+            hi_d = mid
+        else:
+            lo_d = mid
+    return replace(cam, distance=hi_d / _u(rng, setup.fill))
 
 
 def _hand(rng: np.random.Generator, size: int, tiles: TileLook) -> HandSpec:

@@ -93,7 +93,7 @@ def _paper_pattern(variant: int) -> np.ndarray:
 
 @lru_cache(maxsize=16)
 def board_texture(look: BoardLook, size: int, seed: int) -> tuple[np.ndarray, float]:
-    """The printed board as BGR uint8, and the exact border width (cells) it was drawn with.
+    """The printed board as BGRA uint8 (alpha 255), and the border width (cells) it has.
 
     Texel centre (u, v) lies at board point x = (u + 0.5) / P - border,
     y = (S - v - 0.5) / P - border, with P = BOARD_PX_PER_CELL and S the texture side.
@@ -134,4 +134,6 @@ def board_texture(look: BoardLook, size: int, seed: int) -> tuple[np.ndarray, fl
         ):
             pts = np.round(np.array(quad) * 16).astype(np.int32)
             cv2.fillConvexPoly(tex, pts, color, cv2.LINE_AA, 4)
-    return np.clip(tex, 0, 255).astype(np.uint8), border
+    bgra = np.full((side, side, 4), 255, np.uint8)
+    bgra[..., :3] = np.clip(tex, 0, 255)
+    return bgra, border
