@@ -31,10 +31,12 @@ from vision.synth.position import Bridge, Cell, cell_name, parse_cell
 from vision.synth.spec import Effects, HandSpec, SceneSpec, TileLook
 from vision.synth.textures import (
     BOARD_PX_PER_CELL,
+    GRAIN_TEXELS_PER_CELL,
     TABLE_TEXEL_CELLS,
     TABLE_TEXELS,
     board_texture,
     table_texture,
+    tile_grain,
 )
 
 SHIFT = 4
@@ -190,7 +192,9 @@ def _tile_jitter(spec: SceneSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _tiles(spec: SceneSpec) -> list[_Tile]:
+    """Tiles with their jitter, limited so that neighbouring tiles never overlap."""
     offset, angle, _ = _tile_jitter(spec)
+    half = spec.tiles.size / 2.0
     tiles = []
     n = spec.size
     for row_index, row in enumerate(spec.board):
@@ -198,9 +202,14 @@ def _tiles(spec: SceneSpec) -> list[_Tile]:
         for f, ch in enumerate(row):
             if ch == ".":
                 continue
-            cx = f + 0.5 + float(offset[f, rank, 0])
-            cy = rank + 0.5 + float(offset[f, rank, 1])
-            tiles.append(_Tile((f, rank), ch, (cx, cy), float(angle[f, rank])))
+            a = float(angle[f, rank])
+            # the turned tile's half extent along the grid axes must stay within its cell
+            while half * (abs(math.cos(a)) + abs(math.sin(a))) > 0.495 and abs(a) > 1e-4:
+                a *= 0.8
+            room = max(0.0, 0.495 - half * (abs(math.cos(a)) + abs(math.sin(a))))
+            ox = float(np.clip(offset[f, rank, 0], -room, room))
+            oy = float(np.clip(offset[f, rank, 1], -room, room))
+            tiles.append(_Tile((f, rank), ch, (f + 0.5 + ox, rank + 0.5 + oy), a))
     return tiles
 
 
@@ -226,6 +235,7 @@ _BOX_FACES: list[tuple[list[int], str]] = (
 
 
 _BOX_INDEX = np.array([idx for idx, _ in _BOX_FACES])
+_TOP_ONLY = np.array([1.0 if kind == "top" else 0.0 for _, kind in _BOX_FACES])
 
 
 def _draw_faces(
@@ -239,8 +249,14 @@ def _draw_faces(
     gloss: float,
     power: float,
     mask: np.ndarray | None = None,
+    material: np.ndarray | None = None,
+    material_values: np.ndarray | None = None,
 ) -> None:
-    """Draw the camera-facing quads `faces` (k, 4 vertex indices) of a convex solid."""
+    """Draw the camera-facing quads `faces` (k, 4 vertex indices) of a convex solid.
+
+    `mask` gets 1 under every drawn face; `material` gets `material_values[k]` under face k
+    (it marks which pixels show a tile top, for the grain texture).
+    """
     px, _ = cam.project(verts)
     quads = verts[faces]
     fc = quads.mean(axis=1)
@@ -266,6 +282,9 @@ def _draw_faces(
         _poly(img, px[faces[k]], (float(c[0]), float(c[1]), float(c[2])))
         if mask is not None:
             _poly(mask, px[faces[k]], (1.0,))
+        if material is not None:
+            value = 0.0 if material_values is None else float(material_values[k])
+            _poly(material, px[faces[k]], (value,))
 
 
 def _draw_box(
@@ -277,14 +296,22 @@ def _draw_box(
     spec: SceneSpec,
     gloss: float,
     mask: np.ndarray | None = None,
+    material: np.ndarray | None = None,
 ) -> None:
-    _draw_faces(img, cam, verts, _BOX_INDEX, albedo, light, spec, gloss, 30.0, mask)
+    _draw_faces(
+        img, cam, verts, _BOX_INDEX, albedo, light, spec, gloss, 30.0, mask, material, _TOP_ONLY
+    )
 
 
 def _bridge_segments(
-    spec: SceneSpec, tiles_at: dict[Cell, _Tile], bridge: Bridge, segments: int = 10
+    spec: SceneSpec, tiles_at: dict[Cell, _Tile], bridge: Bridge, segments: int = 14
 ) -> list[np.ndarray]:
-    """Each segment of a bridge's arch as 8 vertices (4 at its start, 4 at its end)."""
+    """Each segment of a bridge as 8 vertices (4 at its start, 4 at its end).
+
+    The bridge is a solid arch: its feet stand on the two end tiles (overhanging their
+    centres by `overhang`), the deck rises towards the middle, and the underside is cut
+    into an arch `arch_height` above the tile tops, open between the feet.
+    """
     look = spec.bridge_look
     t_a = tiles_at[parse_cell(bridge[0], spec.size)]
     t_b = tiles_at[parse_cell(bridge[1], spec.size)]
@@ -296,19 +323,23 @@ def _bridge_segments(
     total = length + 2 * look.overhang
     base = spec.tiles.height
     halfw = look.width / 2.0
+    foot = min(0.45, (look.overhang + 0.22) / total)
+    drop = 0.35 * look.arch_height
     rings = []
     for i in range(segments + 1):
         t = i / segments
         p = start + u * total * t
-        lift = look.arch_height * math.sin(math.pi * t) ** 0.8
-        zb, zt = base + lift, base + lift + look.thickness
+        top = base + look.arch_height + look.thickness - drop * (1.0 - math.sin(math.pi * t))
+        inner = (t - foot) / (1.0 - 2.0 * foot)
+        zb = base + (look.arch_height * math.sin(math.pi * inner) ** 0.7 if 0 < inner < 1 else 0.0)
+        zb = min(zb, top - look.thickness)
         rings.append(
             np.array(
                 [
                     [*(p - v * halfw), zb],
                     [*(p + v * halfw), zb],
-                    [*(p + v * halfw), zt],
-                    [*(p - v * halfw), zt],
+                    [*(p + v * halfw), top],
+                    [*(p - v * halfw), top],
                 ]
             )
         )
@@ -329,9 +360,10 @@ def _draw_segment(
     spec: SceneSpec,
     first: bool,
     last: bool,
+    material: np.ndarray | None = None,
 ) -> None:
     faces = _SEG_FACES[[True, True, True, True, first, last]]
-    _draw_faces(img, cam, verts, faces, albedo, light, spec, 0.12, 20.0)
+    _draw_faces(img, cam, verts, faces, albedo, light, spec, 0.12, 20.0, None, material)
 
 
 # ---------------------------------------------------------------------------- static layer
@@ -459,6 +491,7 @@ def _static_layer(spec: SceneSpec) -> np.ndarray:
             items.append((float(np.linalg.norm(seg.mean(axis=0) - cam.C)), 1, bi, si))
     items.sort(key=lambda it: -it[0])
     light = setup.light
+    material = np.zeros((cam.height, cam.width), np.float32)
     bridge_rng = np.random.default_rng([spec.seed, 5])
     bridge_albedo = [
         np.array(spec.bridge_look.color, np.float64) * bridge_rng.uniform(0.95, 1.05)
@@ -469,12 +502,25 @@ def _static_layer(spec: SceneSpec) -> np.ndarray:
             t = tiles[i]
             base = look.light_color if t.colour == "L" else look.dark_color
             albedo = np.array(base, np.float64) * tint[t.cell[0], t.cell[1]]
-            _draw_box(img, cam, boxes[i], albedo, light, spec, look.gloss)
+            _draw_box(img, cam, boxes[i], albedo, light, spec, look.gloss, None, material)
         else:
             segs = segments[i]
-            _draw_segment(
-                img, cam, segs[j], bridge_albedo[i], light, spec, j == 0, j == len(segs) - 1
-            )
+            first, last = j == 0, j == len(segs) - 1
+            _draw_segment(img, cam, segs[j], bridge_albedo[i], light, spec, first, last, material)
+    if look.grain > 0 and tiles:
+        grain = tile_grain(spec.seed)
+        g = GRAIN_TEXELS_PER_CELL
+        h_top = cam.plane_homography(look.height) @ np.array(
+            [[1 / g, 0, 0], [0, 1 / g, 0], [0, 0, 1.0]]
+        )
+        warped = cv2.warpPerspective(
+            grain,
+            h_top,
+            (cam.width, cam.height),
+            flags=cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_WRAP,
+        )
+        img *= 1.0 + (look.grain * warped * material)[..., None]
     img.setflags(write=False)
     return img
 

@@ -48,7 +48,7 @@ BOARD_COLOURS: tuple[BGR, ...] = (
     (175.0, 125.0, 70.0),
     (125.0, 150.0, 125.0),
     (120.0, 100.0, 60.0),
-    (140.0, 155.0, 160.0),
+    (135.0, 115.0, 85.0),
 )
 GRID_COLOURS: tuple[BGR, ...] = ((50.0, 50.0, 40.0), (30.0, 30.0, 30.0), (225.0, 230.0, 230.0))
 BORDER_COLOURS: tuple[BGR, ...] = (
@@ -313,6 +313,7 @@ def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) ->
         jitter_rotation_deg=_u(rng, setup.jitter_rotation),
         color_variation=_u(rng, (0.01, 0.03)),
         gloss=_u(rng, (0.05, 0.25)),
+        grain=_u(rng, (0.015, 0.06)),
     )
     grey = _u(rng, (120.0, 185.0))
     bridge_look = BridgeLook(

@@ -106,6 +106,8 @@ class TileLook:
     jitter_rotation_deg: float = 5.0
     color_variation: float = 0.04
     gloss: float = 0.15
+    grain: float = 0.04
+    """Strength of the wood/paint grain on tile tops (relative brightness)."""
 
 
 @dataclass(frozen=True)

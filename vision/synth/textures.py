@@ -137,3 +137,23 @@ def board_texture(look: BoardLook, size: int, seed: int) -> tuple[np.ndarray, fl
     bgra = np.full((side, side, 4), 255, np.uint8)
     bgra[..., :3] = np.clip(tex, 0, 255)
     return bgra, border
+
+
+GRAIN_TEXELS_PER_CELL = 64
+"""Resolution of the tile-top grain pattern (it repeats every 4 cells)."""
+
+
+@lru_cache(maxsize=TEXTURE_VARIANTS)
+def _grain_pattern(variant: int) -> np.ndarray:
+    rng = np.random.default_rng([variant, 19])
+    n = 4 * GRAIN_TEXELS_PER_CELL
+    streaks = periodic_noise(rng, (n, n), (0.7, 14.0))
+    blotch = periodic_noise(rng, (n, n), (10.0, 10.0))
+    out = np.clip(0.8 * streaks + 0.5 * blotch, -3.0, 3.0).astype(np.float32)
+    out.setflags(write=False)
+    return out
+
+
+def tile_grain(seed: int) -> np.ndarray:
+    """Periodic zero-mean grain (wood/paint) for tile tops, about unit amplitude."""
+    return _grain_pattern(seed % TEXTURE_VARIANTS)
