@@ -269,3 +269,56 @@ def test_dataset_rejects_an_unknown_setup(
         dataset_main(["--out", str(tmp_path), "--setups", "nope"])
     assert exc.value.code == 2
     assert "unknown setup" in capsys.readouterr().err
+
+
+def test_lens_distortion_follows_opencvs_model() -> None:
+    straight = _clean_spec(bridges=(), camera=CameraSpec(distance=14.0, focal_px=700.0))
+    bent_cam = dataclasses.replace(straight.camera, k1=-0.18, k2=0.03)
+    bent = render(dataclasses.replace(straight, camera=bent_cam))
+    plain = render(straight)
+    assert bent.homography is None and plain.homography is not None
+    k = bent.camera_matrix
+    dist = np.array(bent.dist_coeffs)
+    # the distorted corners, undistorted by OpenCV, are the pinhole corners
+    undone = cv2.undistortPoints(bent.corners.reshape(-1, 1, 2), k, dist, P=k).reshape(-1, 2)
+    assert np.abs(undone - plain.corners).max() < 0.5
+    # tiles sit where OpenCV's forward model puts the pinhole cell centres
+    centres = _cell_centre_pixels(plain.homography)
+    rays = cv2.convertPointsToHomogeneous(
+        cv2.undistortPoints(centres.reshape(-1, 1, 2), k, np.zeros(4))
+    )
+    bent_px, _ = cv2.projectPoints(rays.astype(np.float64), np.zeros(3), np.zeros(3), k, dist)
+    bent_px = bent_px.reshape(-1, 2)
+    grid = grid_from_board(bent.board)
+    lab = cv2.cvtColor(bent.image, cv2.COLOR_BGR2LAB).astype(int)
+    for index, (x, y) in enumerate(bent_px):
+        f, r = index % 10, index // 10
+        l_, a_, _ = lab[int(round(y)), int(round(x))]
+        if grid[f, r] == 1:
+            assert l_ > 180, (f, r)
+        elif grid[f, r] == 2:
+            assert a_ > 150, (f, r)
+        else:
+            assert l_ < 170 and a_ < 140, (f, r)
+
+
+def test_too_strong_lens_distortion_is_refused() -> None:
+    with pytest.raises(InvalidScene, match="folds over"):
+        _clean_spec(camera=CameraSpec(focal_px=500.0, k1=-0.6))
+
+
+def test_bridge_seen_at_an_angle_stands_above_its_cell() -> None:
+    board = _board_with({"e4": "L", "e6": "L"})
+    cam = CameraSpec(elevation_deg=45.0, distance=20.0, focal_px=1000.0)
+    look = Lighting(falloff=0.0, gradient=0.0, vignette=0.0, shadow_strength=0.0)
+    with_bridge = render(
+        _clean_spec(board=board, bridges=(("e4", "e6"),), camera=cam, lighting=look)
+    )
+    without = render(_clean_spec(board=board, bridges=(), camera=cam, lighting=look))
+    diff = np.abs(with_bridge.image.astype(int) - without.image.astype(int)).sum(axis=2) > 30
+    ys, xs = np.nonzero(diff)
+    assert without.homography is not None
+    mid = cv2.perspectiveTransform(np.array([[[4.5, 5.5]]]), without.homography)[0, 0]
+    # the arch's top projects above (smaller y) the crossed cell's centre on the board
+    assert ys.min() < mid[1] - 20
+    assert abs(np.median(xs) - mid[0]) < 15
