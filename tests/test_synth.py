@@ -322,3 +322,17 @@ def test_bridge_seen_at_an_angle_stands_above_its_cell() -> None:
     # the arch's top projects above (smaller y) the crossed cell's centre on the board
     assert ys.min() < mid[1] - 20
     assert abs(np.median(xs) - mid[0]) < 15
+
+
+def test_loose_tiles_beside_the_board_are_drawn_but_not_on_the_board() -> None:
+    from vision.synth import LooseTile
+
+    spec = _clean_spec(bridges=(), loose_tiles=(LooseTile(-2.5, 5.0, "D", 20.0),))
+    frame = render(spec)
+    plain = render(_clean_spec(bridges=()))
+    assert frame.board == plain.board
+    assert frame.homography is not None
+    x, y = cv2.perspectiveTransform(np.array([[[-2.5, 5.0]]]), frame.homography)[0, 0]
+    assert np.abs(frame.image[int(y), int(x)].astype(int) - plain.image[int(y), int(x)]).sum() > 60
+    with pytest.raises(InvalidScene, match="lies on the board"):
+        _clean_spec(loose_tiles=(LooseTile(5.0, 5.0, "L"),))

@@ -473,6 +473,19 @@ def _static_layer(spec: SceneSpec) -> np.ndarray:
         _box_vertices((t.centre[0], t.centre[1], 0.0), t.angle, half, look.height, bevel)
         for t in tiles
     ]
+    _, _, tint = _tile_jitter(spec)
+    albedos = [
+        np.array(look.light_color if t.colour == "L" else look.dark_color, np.float64)
+        * tint[t.cell[0], t.cell[1]]
+        for t in tiles
+    ]
+    loose_rng = np.random.default_rng([spec.seed, 23])
+    for piece in spec.loose_tiles:
+        z0 = -spec.board_look.thickness
+        angle = math.radians(piece.angle_deg)
+        boxes.append(_box_vertices((piece.x, piece.y, z0), angle, half, look.height, bevel))
+        base = look.light_color if piece.colour == "L" else look.dark_color
+        albedos.append(np.array(base, np.float64) * loose_rng.normal(1.0, look.color_variation))
     segments = [_bridge_segments(spec, tiles_at, br) for br in spec.bridges]
     casters = list(boxes) + [seg for segs in segments for seg in segs]
     footprints = [b[:4, :2] * 1.0 + (b[:4, :2] - b[:4, :2].mean(axis=0)) * 0.12 for b in boxes]
@@ -481,7 +494,6 @@ def _static_layer(spec: SceneSpec) -> np.ndarray:
         spec, setup, casters, footprints, lit.shadow_softness, lit.shadow_strength, 0.35
     )
 
-    _, _, tint = _tile_jitter(spec)
     items: list[tuple[float, int, int, int]] = []
     for i, box in enumerate(boxes):
         depth = float(np.linalg.norm(box.mean(axis=0) - cam.C))
@@ -499,10 +511,7 @@ def _static_layer(spec: SceneSpec) -> np.ndarray:
     ]
     for _, kind, i, j in items:
         if kind == 0:
-            t = tiles[i]
-            base = look.light_color if t.colour == "L" else look.dark_color
-            albedo = np.array(base, np.float64) * tint[t.cell[0], t.cell[1]]
-            _draw_box(img, cam, boxes[i], albedo, light, spec, look.gloss, None, material)
+            _draw_box(img, cam, boxes[i], albedos[i], light, spec, look.gloss, None, material)
         else:
             segs = segments[i]
             first, last = j == 0, j == len(segs) - 1

@@ -25,6 +25,7 @@ from vision.synth.spec import (
     Effects,
     HandSpec,
     Lighting,
+    LooseTile,
     SceneSpec,
     TableKind,
     TableLook,
@@ -123,6 +124,8 @@ class Setup:
     blur: Range = (0.3, 0.8)
     jpeg: tuple[int, int] = (80, 95)
     hands: tuple[int, int] = (0, 0)
+    supply: float = 0.5
+    """Chance that the players' supply of tiles lies on the table beside the board."""
 
 
 SETUPS: dict[str, Setup] = {
@@ -274,6 +277,27 @@ def _hand(rng: np.random.Generator, size: int, tiles: TileLook) -> HandSpec:
     )
 
 
+def _supply(
+    rng: np.random.Generator, size: int, border: float, setup: Setup
+) -> tuple[LooseTile, ...]:
+    if rng.random() >= setup.supply:
+        return ()
+    pieces: list[LooseTile] = []
+    reach = size / 2.0 + border + 1.0
+    for colour in ("L", "D"):
+        side = int(rng.integers(4))
+        along = _u(rng, (-size / 2.0, size / 2.0))
+        out = reach + _u(rng, (0.2, 2.5))
+        for _ in range(int(rng.integers(1, 9))):
+            a = along + _u(rng, (-1.8, 1.8))
+            o = out + _u(rng, (0.0, 1.8))
+            x, y = [(o, a), (a, o), (-o, a), (a, -o)][side]
+            x, y = size / 2.0 + x, size / 2.0 + y
+            if all(math.hypot(p.x - x, p.y - y) >= 1.32 for p in pieces):
+                pieces.append(LooseTile(x, y, colour, _u(rng, (0, 90))))
+    return tuple(pieces)
+
+
 def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) -> SceneSpec:
     """A random scene from a named setup (see SETUPS) or a Setup value."""
     if isinstance(setup, str):
@@ -366,5 +390,6 @@ def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) ->
         lighting=lighting,
         effects=effects,
         hands=hands,
+        loose_tiles=_supply(rng, size, board_look.border_width, setup),
         seed=int(rng.integers(2**31)),
     )

@@ -182,13 +182,24 @@ class HandSpec:
 
 
 @dataclass(frozen=True)
+class LooseTile:
+    """A tile lying on the table beside the board (the players' supply): not on the board."""
+
+    x: float
+    y: float
+    colour: str = "L"
+    angle_deg: float = 0.0
+
+
+@dataclass(frozen=True)
 class SceneSpec:
     """One frame: what is on the board, how it looks, how it is lit and photographed.
 
     `board` holds `size` strings, top rank first ('.', 'L', 'D'), the format of
     `ponte read --json`; `bridges` are pairs of cell names, each pair sorted by (file, rank)
-    and the tuple sorted. `seed` drives every random detail the spec leaves open (tile
-    jitter, textures, noise), so the same spec always renders the same image.
+    and the tuple sorted. `loose_tiles` lie on the table beside the board (distractors).
+    `seed` drives every random detail the spec leaves open (tile jitter, textures, noise),
+    so the same spec always renders the same image.
     """
 
     board: tuple[str, ...]
@@ -202,6 +213,7 @@ class SceneSpec:
     lighting: Lighting = field(default_factory=Lighting)
     effects: Effects = field(default_factory=Effects)
     hands: tuple[HandSpec, ...] = ()
+    loose_tiles: tuple[LooseTile, ...] = ()
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -223,6 +235,12 @@ class SceneSpec:
                 f"lens distortion k1={cam.k1}, k2={cam.k2} folds over before the image corners"
                 f" at focal length {cam.focal_px}px"
             )
+        reach = self.size / 2.0 + self.board_look.border_width + 0.75
+        for piece in self.loose_tiles:
+            if piece.colour not in ("L", "D"):
+                raise InvalidScene(f"loose tile colour {piece.colour!r}: expected 'L' or 'D'")
+            if max(abs(piece.x - self.size / 2.0), abs(piece.y - self.size / 2.0)) < reach:
+                raise InvalidScene(f"loose tile at ({piece.x}, {piece.y}) lies on the board")
         for hand in self.hands:
             if hand.holding not in ("", "L", "D"):
                 raise InvalidScene(f"hand holding {hand.holding!r}: expected '', 'L' or 'D'")
