@@ -312,16 +312,23 @@ def _bridge_segments(
     centres by `overhang`), the deck rises towards the middle, and the underside is cut
     into an arch `arch_height` above the tile tops, open between the feet.
     """
-    look = spec.bridge_look
     t_a = tiles_at[parse_cell(bridge[0], spec.size)]
     t_b = tiles_at[parse_cell(bridge[1], spec.size)]
-    a, b = np.array(t_a.centre), np.array(t_b.centre)
+    return _arch_segments(
+        np.array(t_a.centre), np.array(t_b.centre), spec.tiles.height, spec, segments
+    )
+
+
+def _arch_segments(
+    a: np.ndarray, b: np.ndarray, base: float, spec: SceneSpec, segments: int
+) -> list[np.ndarray]:
+    """A bridge's solid arch between points a and b (x, y) with its feet at height base."""
+    look = spec.bridge_look
     length = float(np.linalg.norm(b - a))
     u = (b - a) / length
     v = np.array([-u[1], u[0]])
     start = a - u * look.overhang
     total = length + 2 * look.overhang
-    base = spec.tiles.height
     halfw = look.width / 2.0
     foot = min(0.45, (look.overhang + 0.22) / total)
     drop = 0.35 * look.arch_height
@@ -545,6 +552,7 @@ class _Limb:
     rb: float
     color: np.ndarray
     shade: float
+    cloth: bool = False
 
 
 def _hand_parts(hand: HandSpec, spec: SceneSpec) -> list[_Limb]:
@@ -563,11 +571,13 @@ def _hand_parts(hand: HandSpec, spec: SceneSpec) -> list[_Limb]:
     sleeve = np.array(hand.sleeve, np.float64)
     cuff = elbow + (wrist - elbow) * hand.sleeve_reach
     parts = [
-        _Limb(shoulder, elbow, 1.7 * s, 1.45 * s, sleeve, 0.95),
+        _Limb(shoulder, elbow, 1.7 * s, 1.45 * s, sleeve, 0.95, True),
         _Limb(elbow, wrist, 1.25 * s, 0.9 * s, skin, 1.0),
     ]
     if hand.sleeve_reach > 0.02:
-        parts.append(_Limb(elbow, cuff, 1.5 * s, 1.35 * s, sleeve, 0.95))
+        parts.append(
+            _Limb(elbow - (wrist - elbow) * 0.05, cuff, 1.5 * s, 1.35 * s, sleeve, 0.95, True)
+        )
     for offset in (-0.62, 0.0, 0.62):
         parts.append(
             _Limb(
@@ -623,26 +633,48 @@ def _draw_hands(
         0.25 + 0.15 * mean_h,
     )
     f_light = setup.light
-    tile_look = spec.tiles
     for hand, parts in zip(hands, all_parts, strict=True):
         if hand.holding:
-            tip = np.array([hand.target[0], hand.target[1], hand.height])
-            ang = math.radians(hand.from_deg)
-            d = np.array([math.cos(ang), math.sin(ang), 0.0])
-            centre = tip + d * 0.5 * hand.scale - np.array([0, 0, 0.35 * hand.scale])
-            verts = _box_vertices(
-                (centre[0], centre[1], centre[2]),
-                ang,
-                tile_look.size / 2,
-                tile_look.height,
-                min(tile_look.bevel, tile_look.height / 2),
-            )
-            base = tile_look.light_color if hand.holding == "L" else tile_look.dark_color
-            _draw_box(
-                img, cam, verts, np.array(base, np.float64), f_light, spec, tile_look.gloss, mask
-            )
+            _draw_held_piece(img, mask, cam, hand, spec, f_light)
         _draw_limbs(img, mask, cam, parts, f_light, lit.ambient, lit.diffuse, near)
     return mask
+
+
+def _draw_held_piece(
+    img: np.ndarray,
+    mask: np.ndarray,
+    cam: Camera,
+    hand: HandSpec,
+    spec: SceneSpec,
+    light: np.ndarray,
+) -> None:
+    """The tile or bridge pinched under the fingertips."""
+    tile_look = spec.tiles
+    tip = np.array([hand.target[0], hand.target[1], hand.height])
+    ang = math.radians(hand.from_deg)
+    d = np.array([math.cos(ang), math.sin(ang), 0.0])
+    centre = tip + d * 0.5 * hand.scale - np.array([0, 0, 0.35 * hand.scale])
+    if hand.holding == "B":
+        side = np.array([-d[1], d[0]])
+        span = 1.2
+        a = centre[:2] - side * span
+        b = centre[:2] + side * span
+        albedo = np.array(spec.bridge_look.color, np.float64)
+        segs = _arch_segments(a, b, centre[2] - spec.bridge_look.arch_height, spec, 10)
+        segs.sort(key=lambda seg: -float(np.linalg.norm(seg.mean(axis=0) - cam.C)))
+        for k, seg in enumerate(segs):
+            faces = _SEG_FACES[[True, True, True, True, k == 0, k == len(segs) - 1]]
+            _draw_faces(img, cam, seg, faces, albedo, light, spec, 0.12, 20.0, mask)
+        return
+    verts = _box_vertices(
+        (centre[0], centre[1], centre[2]),
+        ang,
+        tile_look.size / 2,
+        tile_look.height,
+        min(tile_look.bevel, tile_look.height / 2),
+    )
+    base = tile_look.light_color if hand.holding == "L" else tile_look.dark_color
+    _draw_box(img, cam, verts, np.array(base, np.float64), light, spec, tile_look.gloss, mask)
 
 
 def _clip_near(limb: _Limb, cam: Camera, near: float) -> _Limb | None:
@@ -722,6 +754,13 @@ def _draw_limbs(
         nx, ny = dx * inv * s_, dy * inv * s_
         lambert = np.maximum(0.0, nx * light_cam[0] + ny * light_cam[1] - nz * light_cam[2])
         shade = (ambient + diffuse * lambert) / flat * limb.shade
+        if limb.cloth:
+            along = t * np.float32(np.linalg.norm(limb.b - limb.a))
+            phase = float(limb.a[0] * 3.1 + limb.a[1] * 1.7)
+            folds = np.sin(along * 4.1 + phase + 2.0 * s_) + 0.6 * np.sin(along * 9.3 - phase)
+            shade = shade * (1.0 + 0.07 * folds) * (1.0 - 0.25 * s_**4)
+        else:
+            shade = shade * (1.0 - 0.18 * s_**6)
         shine = (
             0.05
             * 255.0

@@ -175,14 +175,14 @@ def _plan_move(
     t = start + timing.reach_s
     holding = ""
     for act in actions:
-        carry = act.colour if act.kind == "place" else holding
+        carry = {"place": act.colour, "bridge": "B"}.get(act.kind, holding)
         keys.append(_Key(t, act.where[0], act.where[1], 2.4, carry))
         t += timing.hover_s
         keys.append(_Key(t, act.where[0], act.where[1], 2.4, carry))
         t += timing.place_s / 2
         keys.append(_Key(t, act.where[0], act.where[1], 0.9, carry))
         events.append((t, act))
-        holding = act.colour if act.kind == "remove" else ""
+        holding = {"remove": act.colour, "unbridge": "B"}.get(act.kind, "")
         t += timing.place_s / 2
         keys.append(_Key(t, act.where[0], act.where[1], 2.4, holding))
     last = actions[-1].where

@@ -273,7 +273,7 @@ def _hand(rng: np.random.Generator, size: int, tiles: TileLook) -> HandSpec:
         sleeve_reach=_u(rng, (0.0, 1.0)) if rng.random() < 0.7 else 0.0,
         scale=_u(rng, (0.85, 1.15)),
         spread_deg=_u(rng, (0.0, 25.0)),
-        holding=str(rng.choice(["", "", "L", "D"])),
+        holding=str(rng.choice(["", "", "L", "D", "B"])),
     )
 
 

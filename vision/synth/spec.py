@@ -165,9 +165,10 @@ class HandSpec:
 
     The hand's fingertips point at `target` (board coordinates, cells) from `height` cells
     above the printed surface; the arm comes from direction `from_deg` (board frame: 0 from
-    the j side (+x), 90 from the rank-10 side, 270 from the rank-1 side). `holding` is '' or
-    'L'/'D' for a tile pinched between the fingers. `sleeve_reach` is the fraction of the
-    forearm covered by the sleeve, from the elbow (0 = bare forearm, 1 = sleeve to the wrist).
+    the j side (+x), 90 from the rank-10 side, 270 from the rank-1 side). `holding` is '',
+    'L'/'D' for a tile pinched between the fingers, or 'B' for a bridge. `sleeve_reach` is
+    the fraction of the forearm covered by the sleeve, from the elbow (0 = bare forearm,
+    1 = sleeve to the wrist).
     """
 
     target: tuple[float, float] = (5.0, 5.0)
@@ -242,5 +243,5 @@ class SceneSpec:
             if max(abs(piece.x - self.size / 2.0), abs(piece.y - self.size / 2.0)) < reach:
                 raise InvalidScene(f"loose tile at ({piece.x}, {piece.y}) lies on the board")
         for hand in self.hands:
-            if hand.holding not in ("", "L", "D"):
-                raise InvalidScene(f"hand holding {hand.holding!r}: expected '', 'L' or 'D'")
+            if hand.holding not in ("", "L", "D", "B"):
+                raise InvalidScene(f"hand holding {hand.holding!r}: expected '', 'L', 'D' or 'B'")
