@@ -851,6 +851,30 @@ def _light_maps(spec_key: SceneSpec) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(illum, np.float32), np.asarray(glare, np.float32)
 
 
+@lru_cache(maxsize=8)
+def _defocus_weight(spec_key: SceneSpec) -> np.ndarray:
+    """0..1 per canvas pixel: how far the board plane there is from the focus distance."""
+    cam = _setup(spec_key).cam
+    step = 16
+    gw, gh = cam.width // step + 2, cam.height // step + 2
+    xx, yy = np.meshgrid(np.arange(gw) * step, np.arange(gh) * step)
+    rays = np.stack(
+        [(xx - cam.K[0, 2]) / cam.K[0, 0], (yy - cam.K[1, 2]) / cam.K[1, 1], np.ones(xx.shape)],
+        axis=-1,
+    )
+    world = rays @ cam.R  # camera -> world directions
+    dz = world[..., 2]
+    depth = np.where(dz < -1e-6, cam.C[2] / np.maximum(-dz, 1e-6), 1e6)
+    focus = spec_key.camera.distance
+    w = np.clip(np.abs(depth - focus) / (0.3 * focus), 0.0, 1.0).astype(np.float32)
+    full = cv2.resize(w, (gw * step, gh * step), interpolation=cv2.INTER_LINEAR)
+    out = np.ascontiguousarray(
+        full[step // 2 : step // 2 + cam.height, step // 2 : step // 2 + cam.width]
+    )
+    out.setflags(write=False)
+    return out
+
+
 NOISE_PAD = 64
 NOISE_VARIANTS = 3
 
@@ -886,8 +910,17 @@ def _finish(
         img = cv2.remap(img, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         mask = cv2.remap(mask, map_x, map_y, cv2.INTER_LINEAR)
     fx = spec.effects
+    if fx.depth_blur > 0.05:
+        weight = _defocus_weight(_static_key(spec))
+        if cam_spec.distorted:
+            weight = cv2.remap(weight, map_x, map_y, cv2.INTER_LINEAR)
+        far = cv2.GaussianBlur(img, (0, 0), fx.depth_blur)
+        img = cv2.blendLinear(far, img, weight, 1.0 - weight)
     if fx.blur_sigma > 0.05:
         img = cv2.GaussianBlur(img, (0, 0), fx.blur_sigma)
+    if fx.sharpen > 0:
+        soft = cv2.GaussianBlur(img, (0, 0), 1.6)
+        img = cv2.addWeighted(img, 1.0 + fx.sharpen, soft, -fx.sharpen, 0.0)
     if fx.noise_sigma > 0:
         rng = np.random.default_rng([spec.seed, fx.noise_seed, 9])
         h, w = img.shape[:2]

@@ -123,6 +123,8 @@ class Setup:
     noise: Range = (0.5, 2.5)
     blur: Range = (0.3, 0.8)
     jpeg: tuple[int, int] = (80, 95)
+    sharpen: Range = (0.0, 0.0)
+    depth_blur: Range = (0.0, 0.0)
     hands: tuple[int, int] = (0, 0)
     supply: float = 0.5
     """Chance that the players' supply of tiles lies on the table beside the board."""
@@ -145,6 +147,7 @@ SETUPS: dict[str, Setup] = {
             focal=(900.0, 1200.0),
             light_editions=("white",),
             dark_editions=("black",),
+            depth_blur=(0.0, 2.0),
         ),
         Setup(
             "phone-rotated-brown",
@@ -157,6 +160,8 @@ SETUPS: dict[str, Setup] = {
             dark_editions=("brown",),
             noise=(0.5, 1.5),
             blur=(0.2, 0.5),
+            sharpen=(0.2, 0.7),
+            depth_blur=(0.0, 1.5),
         ),
         Setup(
             "warm-lamp-shadows",
@@ -320,6 +325,8 @@ def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) ->
         border_width=_u(rng, (0.4, 1.2)),
         thickness=_u(rng, (0.04, 0.12)),
         mottling=_u(rng, (0.02, 0.1)),
+        frame_lines=int(rng.choice([0, 0, 1, 2])),
+        frame_color=_pick(rng, GRID_COLOURS),
     )
     kind, table_colour = TABLES[int(rng.integers(len(TABLES)))]
     table = TableLook(
@@ -373,6 +380,8 @@ def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) ->
         noise_sigma=_u(rng, setup.noise),
         blur_sigma=_u(rng, setup.blur),
         jpeg_quality=int(rng.integers(setup.jpeg[0], setup.jpeg[1] + 1)),
+        sharpen=_u(rng, setup.sharpen),
+        depth_blur=_u(rng, setup.depth_blur),
     )
     hands = tuple(
         _hand(rng, size, tiles)

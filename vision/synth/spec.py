@@ -63,6 +63,9 @@ class BoardLook:
     border_width: float = 0.8
     thickness: float = 0.08
     mottling: float = 0.06
+    frame_lines: int = 0
+    """Decorative lines printed in the border around the grid (0-2)."""
+    frame_color: BGR = (60.0, 55.0, 40.0)
 
 
 class TableKind(StrEnum):
@@ -154,6 +157,11 @@ class Effects:
 
     noise_sigma: float = 2.0
     blur_sigma: float = 0.6
+    sharpen: float = 0.0
+    """Unsharp-mask strength (phones sharpen their pictures; 0.5 is strong)."""
+    depth_blur: float = 0.0
+    """Extra defocus blur (sigma, px) reached where the board plane is 30% nearer or farther
+    than the focused target (shallow depth of field in angled views)."""
     jpeg_quality: int | None = 90
     noise_seed: int = 0
     """Varies the noise alone (successive video frames of one scene)."""

@@ -134,9 +134,47 @@ def board_texture(look: BoardLook, size: int, seed: int) -> tuple[np.ndarray, fl
         ):
             pts = np.round(np.array(quad) * 16).astype(np.int32)
             cv2.fillConvexPoly(tex, pts, color, cv2.LINE_AA, 4)
+    frame_color = tuple(float(c) for c in look.frame_color)
+    for k in range(look.frame_lines):
+        gap = border * p * (0.35 + 0.25 * k)
+        _square_outline(tex, lo - 0.5 - gap, hi - 0.5 + gap, half * 0.8, frame_color)
     bgra = np.full((side, side, 4), 255, np.uint8)
     bgra[..., :3] = np.clip(tex, 0, 255)
     return bgra, border
+
+
+def _square_outline(
+    tex: np.ndarray, lo: float, hi: float, half: float, color: tuple[float, ...]
+) -> None:
+    """A thin square outline with corners (lo, lo) and (hi, hi), anti-aliased."""
+    for quad in (
+        [
+            (lo - half, lo - half),
+            (hi + half, lo - half),
+            (hi + half, lo + half),
+            (lo - half, lo + half),
+        ],
+        [
+            (lo - half, hi - half),
+            (hi + half, hi - half),
+            (hi + half, hi + half),
+            (lo - half, hi + half),
+        ],
+        [
+            (lo - half, lo - half),
+            (lo + half, lo - half),
+            (lo + half, hi + half),
+            (lo - half, hi + half),
+        ],
+        [
+            (hi - half, lo - half),
+            (hi + half, lo - half),
+            (hi + half, hi + half),
+            (hi - half, hi + half),
+        ],
+    ):
+        pts = np.round(np.array(quad) * 16).astype(np.int32)
+        cv2.fillConvexPoly(tex, pts, color, cv2.LINE_AA, 4)
 
 
 GRAIN_TEXELS_PER_CELL = 64
