@@ -389,11 +389,14 @@ def _board_layers(spec: SceneSpec, setup: _Setup) -> np.ndarray:
     tex = table_texture(spec.table, spec.seed)
     s = TABLE_TEXEL_CELLS / max(spec.table.scale, 1e-3)
     a_table = np.array([[s, 0, -TABLE_TEXELS * s / 3], [0, -s, TABLE_TEXELS * s / 2], [0, 0, 1]])
-    h_table = cam.plane_homography(-t) @ a_table
-    img = cv2.warpPerspective(
-        tex, h_table, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP
+    # the table is background: warp it at half resolution and scale up
+    half_size = ((size[0] + 1) // 2, (size[1] + 1) // 2)
+    to_half = np.array([[0.5, 0, -0.25], [0, 0.5, -0.25], [0, 0, 1.0]])
+    h_table = to_half @ cam.plane_homography(-t) @ a_table
+    small = cv2.warpPerspective(
+        tex, h_table, half_size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP
     )
-    img = img.astype(np.float32)
+    img = cv2.resize(small, size, interpolation=cv2.INTER_LINEAR).astype(np.float32)
     # board edge (cardboard thickness), drawn where it shows beyond the printed top
     btex, border = board_texture(look, spec.size, spec.seed)  # BGRA, alpha 255 on the board
     n = spec.size
@@ -803,20 +806,28 @@ def _ring_points(limb: _Limb) -> np.ndarray:
 # ---------------------------------------------------------------------------- light and lens
 
 
+def _coarse_grid(
+    width: int, height: int, step: int = 16
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Pixel positions (flattened x, y) of a coarse grid that cv2.resize maps exactly onto
+    a (width, height) image, and the grid's size (gw, gh)."""
+    gw, gh = -(-width // step), -(-height // step)
+    xs = (np.arange(gw) + 0.5) * (width / gw) - 0.5
+    ys = (np.arange(gh) + 0.5) * (height / gh) - 0.5
+    xx, yy = np.meshgrid(xs, ys)
+    return xx.ravel(), yy.ravel(), gw, gh
+
+
 @lru_cache(maxsize=8)
 def _light_maps(spec_key: SceneSpec) -> tuple[np.ndarray, np.ndarray]:
-    """(illumination (h, w, 3) multiplier, glare (h, w, 1) additive 0..255) on the canvas."""
+    """(illumination (h, w, 3) multiplier, glare (h, w, 3) additive 0..255) on the canvas."""
     setup = _setup(spec_key)
     cam = setup.cam
     lit = spec_key.lighting
     n = spec_key.size
-    step = 16
-    gw, gh = cam.width // step + 2, cam.height // step + 2
-    xs = (np.arange(gw) * step).astype(np.float64)
-    ys = (np.arange(gh) * step).astype(np.float64)
-    xx, yy = np.meshgrid(xs, ys)
+    xx, yy, gw, gh = _coarse_grid(cam.width, cam.height)
     h_inv = np.linalg.inv(cam.plane_homography(0.0))
-    pts = np.stack([xx.ravel(), yy.ravel(), np.ones(xx.size)], axis=1) @ h_inv.T
+    pts = np.stack([xx, yy, np.ones(xx.size)], axis=1) @ h_inv.T
     w = pts[:, 2]
     valid = w > 1e-9
     wx = np.where(valid, pts[:, 0] / np.where(valid, w, 1.0), 1e3)
@@ -831,21 +842,20 @@ def _light_maps(spec_key: SceneSpec) -> tuple[np.ndarray, np.ndarray]:
     ramp = ((wx - n / 2) * math.cos(g) + (wy - n / 2) * math.sin(g)) / n
     grad = 1.0 + lit.gradient * np.clip(ramp, -1.0, 1.0)
     cx, cy = cam.K[0, 2], cam.K[1, 2]
-    r2 = ((xx.ravel() - cx) ** 2 + (yy.ravel() - cy) ** 2) / (cx**2 + cy**2)
+    r2 = ((xx - cx) ** 2 + (yy - cy) ** 2) / (cx**2 + cy**2)
     vig = 1.0 - lit.vignette * r2
-    total = (lit.exposure * lamp_term * grad * vig).reshape(gh, gw).astype(np.float32)
-    full = cv2.resize(total, (gw * step, gh * step), interpolation=cv2.INTER_LINEAR)
-    full = full[step // 2 : step // 2 + cam.height, step // 2 : step // 2 + cam.width]
-    illum = full[..., None] * np.array(lit.tint, np.float32)[None, None, :]
-    glare = np.zeros((cam.height, cam.width, 1), np.float32)
+    total = (lit.exposure * lamp_term * grad * vig).reshape(gh, gw, 1)
+    coarse = (total * np.array(lit.tint)[None, None, :]).astype(np.float32)
+    illum = cv2.resize(coarse, (cam.width, cam.height), interpolation=cv2.INTER_LINEAR)
+    glare = np.zeros((1, 1, 1), np.float32)
     if lit.glare > 0:
         mirror = np.array([lamp[0], lamp[1], -lamp[2]])
         c = cam.C
         spot = c + (mirror - c) * (c[2] / (c[2] + lamp[2]))
         g2 = ((wx - spot[0]) ** 2 + (wy - spot[1]) ** 2) / (2 * lit.glare_radius**2)
-        gl = (255.0 * lit.glare * np.exp(-g2)).reshape(gh, gw).astype(np.float32)
-        gl = cv2.resize(gl, (gw * step, gh * step), interpolation=cv2.INTER_LINEAR)
-        glare = gl[step // 2 : step // 2 + cam.height, step // 2 : step // 2 + cam.width, None]
+        gl = (255.0 * lit.glare * np.exp(-g2)).reshape(gh, gw, 1)
+        gl = (gl * np.array(lit.tint)[None, None, :]).astype(np.float32)
+        glare = cv2.resize(gl, (cam.width, cam.height), interpolation=cv2.INTER_LINEAR)
     illum.setflags(write=False)
     glare.setflags(write=False)
     return np.asarray(illum, np.float32), np.asarray(glare, np.float32)
@@ -855,9 +865,8 @@ def _light_maps(spec_key: SceneSpec) -> tuple[np.ndarray, np.ndarray]:
 def _defocus_weight(spec_key: SceneSpec) -> np.ndarray:
     """0..1 per canvas pixel: how far the board plane there is from the focus distance."""
     cam = _setup(spec_key).cam
-    step = 16
-    gw, gh = cam.width // step + 2, cam.height // step + 2
-    xx, yy = np.meshgrid(np.arange(gw) * step, np.arange(gh) * step)
+    xx, yy, _, _ = _coarse_grid(cam.width, cam.height)
+    xx, yy = xx.reshape(-1), yy.reshape(-1)
     rays = np.stack(
         [(xx - cam.K[0, 2]) / cam.K[0, 0], (yy - cam.K[1, 2]) / cam.K[1, 1], np.ones(xx.shape)],
         axis=-1,
@@ -867,10 +876,8 @@ def _defocus_weight(spec_key: SceneSpec) -> np.ndarray:
     depth = np.where(dz < -1e-6, cam.C[2] / np.maximum(-dz, 1e-6), 1e6)
     focus = spec_key.camera.distance
     w = np.clip(np.abs(depth - focus) / (0.3 * focus), 0.0, 1.0).astype(np.float32)
-    full = cv2.resize(w, (gw * step, gh * step), interpolation=cv2.INTER_LINEAR)
-    out = np.ascontiguousarray(
-        full[step // 2 : step // 2 + cam.height, step // 2 : step // 2 + cam.width]
-    )
+    gw, gh = _coarse_grid(cam.width, cam.height)[2:]
+    out = cv2.resize(w.reshape(gh, gw), (cam.width, cam.height), interpolation=cv2.INTER_LINEAR)
     out.setflags(write=False)
     return out
 
@@ -898,9 +905,10 @@ def _finish(
     """Light, lens, blur, noise, JPEG: canvas (float) -> (image uint8, mask uint8, jpeg)."""
     key = _static_key(spec)
     illum, glare = _light_maps(key)
-    img = canvas * illum
+    img = canvas
+    img *= illum
     if spec.lighting.glare > 0:
-        img += glare * (1.0 - hand_mask[..., None]) * np.array(spec.lighting.tint, np.float32)
+        img += glare * (1.0 - hand_mask[..., None])
     cam_spec = spec.camera
     mask = hand_mask
     if cam_spec.distorted:
