@@ -258,6 +258,7 @@ def _draw_faces(
     (it marks which pixels show a tile top, for the grain texture).
     """
     px, _ = cam.project(verts)
+    ipx = np.round(px * SCALE).astype(np.int32)
     quads = verts[faces]
     fc = quads.mean(axis=1)
     e1 = quads[:, 1] - quads[:, 0]
@@ -279,12 +280,13 @@ def _draw_faces(
     colours = albedo[None, :] * shade[:, None] + spec_term[:, None]
     for k in np.flatnonzero(facing):
         c = colours[k]
-        _poly(img, px[faces[k]], (float(c[0]), float(c[1]), float(c[2])))
+        quad = ipx[faces[k]]
+        cv2.fillConvexPoly(img, quad, (float(c[0]), float(c[1]), float(c[2])), cv2.LINE_AA, SHIFT)
         if mask is not None:
-            _poly(mask, px[faces[k]], (1.0,))
+            cv2.fillConvexPoly(mask, quad, (1.0,), cv2.LINE_AA, SHIFT)
         if material is not None:
             value = 0.0 if material_values is None else float(material_values[k])
-            _poly(material, px[faces[k]], (value,))
+            cv2.fillConvexPoly(material, quad, (value,), cv2.LINE_AA, SHIFT)
 
 
 def _draw_box(
@@ -421,10 +423,38 @@ def _board_layers(spec: SceneSpec, setup: _Setup) -> np.ndarray:
         [[1 / p, 0, 0.5 / p - border], [0, -1 / p, (side - 0.5) / p - border], [0, 0, 1]]
     )
     h_board = cam.plane_homography(0.0) @ a_board
-    warped = cv2.warpPerspective(btex, h_board, size, flags=cv2.INTER_LINEAR)
+    roi = _roi(cam, outline)
+    if roi is None:
+        return np.asarray(img, np.float32)
+    x0, y0, x1, y1 = roi
+    shift = np.array([[1.0, 0, -x0], [0, 1.0, -y0], [0, 0, 1.0]])
+    warped = cv2.warpPerspective(btex, shift @ h_board, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR)
     alpha = warped[..., 3].astype(np.float32) * np.float32(1.0 / 255.0)
-    img = cv2.blendLinear(warped[..., :3].astype(np.float32), img, alpha, 1.0 - alpha)
+    region = img[y0:y1, x0:x1]
+    img[y0:y1, x0:x1] = cv2.blendLinear(
+        warped[..., :3].astype(np.float32), region, alpha, 1.0 - alpha
+    )
     return np.asarray(img, np.float32)
+
+
+def _roi(cam: Camera, outline: np.ndarray, z: float = 0.0) -> tuple[int, int, int, int] | None:
+    """Canvas bounding box (x0, y0, x1, y1) of a board-plane outline at height z, clipped."""
+    pts = np.column_stack([outline, np.full(len(outline), z)])
+    px, depth = cam.project(pts)
+    if (depth <= 0).any():
+        return 0, 0, cam.width, cam.height
+    x0, y0 = np.floor(px.min(axis=0)).astype(int) - 2
+    x1, y1 = np.ceil(px.max(axis=0)).astype(int) + 3
+    x0, y0 = max(int(x0), 0), max(int(y0), 0)
+    x1, y1 = min(int(x1), cam.width), min(int(y1), cam.height)
+    if x1 <= x0 or y1 <= y0:
+        return None
+    return x0, y0, x1, y1
+
+
+def _grid_outline(size: int, margin: float) -> np.ndarray:
+    lo, hi = -margin, size + margin
+    return np.array([[lo, lo], [hi, lo], [hi, hi], [lo, hi]], np.float64)
 
 
 def _pixels_per_cell(spec: SceneSpec, cam: Camera) -> float:
@@ -435,7 +465,8 @@ def _pixels_per_cell(spec: SceneSpec, cam: Camera) -> float:
     return float(max(np.linalg.norm(px[1] - px[0]), np.linalg.norm(px[2] - px[0])))
 
 
-def _shadow_factor(
+def _apply_shadows(
+    img: np.ndarray,
     spec: SceneSpec,
     setup: _Setup,
     casters: list[np.ndarray],
@@ -444,28 +475,49 @@ def _shadow_factor(
     strength: float,
     contact: float,
     contact_softness: float = 0.07,
-) -> np.ndarray:
-    """Multiplier (h, w, 1) darkening the board under casters (world point sets)."""
+) -> None:
+    """Darken img under the casters' soft shadows and the footprints' contact shadows.
+
+    Casters are world point sets pushed along the light onto the board plane; footprints
+    are board-plane polygons darkened straight below (ambient occlusion). The masks are
+    drawn at half resolution inside the bounding box of what they cover, then blurred.
+    """
     cam = setup.cam
-    h0 = cam.plane_homography(0.0)
-    half = np.diag([0.5, 0.5, 1.0]) @ h0
-    hw = (cam.width // 2 + 1, cam.height // 2 + 1)
+    h_half = np.diag([0.5, 0.5, 1.0]) @ cam.plane_homography(0.0)
     ppc = _pixels_per_cell(spec, cam) / 2.0
-    factor = np.ones((hw[1], hw[0]), np.float32)
+    layers = []
     if casters and strength > 0:
-        shadow = np.zeros_like(factor)
-        for pts in casters:
-            _hull(shadow, _apply_h(half, _to_plane(pts, setup.light)), (1.0,), aa=False)
-        shadow = cv2.GaussianBlur(shadow, (0, 0), max(0.8, softness * ppc))
-        factor -= strength * shadow
+        polys = [_apply_h(h_half, _to_plane(pts, setup.light)) for pts in casters]
+        layers.append((polys, max(0.8, softness * ppc), strength, False))
     if footprints and contact > 0:
-        occl = np.zeros_like(factor)
-        for xy in footprints:
-            _hull(occl, _apply_h(half, xy), (1.0,), aa=False)
-        occl = cv2.GaussianBlur(occl, (0, 0), max(0.6, contact_softness * ppc))
-        factor *= 1.0 - contact * occl
-    full = cv2.resize(factor, (cam.width, cam.height), interpolation=cv2.INTER_LINEAR)
-    return np.asarray(full[..., None], np.float32)
+        polys = [_apply_h(h_half, xy) for xy in footprints]
+        layers.append((polys, max(0.6, contact_softness * ppc), contact, True))
+    if not layers:
+        return
+    allpts = np.vstack([p for polys, *_ in layers for p in polys])
+    pad = 3.0 * max(sigma for _, sigma, _, _ in layers) + 2.0
+    hw, hh = cam.width // 2 + 1, cam.height // 2 + 1
+    x0 = int(max(0, np.floor(allpts[:, 0].min() - pad)))
+    y0 = int(max(0, np.floor(allpts[:, 1].min() - pad)))
+    x1 = int(min(hw, np.ceil(allpts[:, 0].max() + pad)))
+    y1 = int(min(hh, np.ceil(allpts[:, 1].max() + pad)))
+    if x1 <= x0 or y1 <= y0:
+        return
+    factor = np.ones((y1 - y0, x1 - x0), np.float32)
+    offset = np.array([x0, y0], np.float64)
+    for polys, sigma, amount, multiply in layers:
+        mask = np.zeros_like(factor)
+        for poly in polys:
+            _hull(mask, poly - offset, (1.0,), aa=False)
+        mask = cv2.GaussianBlur(mask, (0, 0), sigma)
+        if multiply:
+            factor *= 1.0 - amount * mask
+        else:
+            factor -= amount * mask
+    fx0, fy0 = 2 * x0, 2 * y0
+    fx1, fy1 = min(2 * x1, cam.width), min(2 * y1, cam.height)
+    full = cv2.resize(factor, (2 * (x1 - x0), 2 * (y1 - y0)), interpolation=cv2.INTER_LINEAR)
+    img[fy0:fy1, fx0:fx1] *= full[: fy1 - fy0, : fx1 - fx0, None]
 
 
 @lru_cache(maxsize=6)
@@ -500,8 +552,8 @@ def _static_layer(spec: SceneSpec) -> np.ndarray:
     casters = list(boxes) + [seg for segs in segments for seg in segs]
     footprints = [b[:4, :2] * 1.0 + (b[:4, :2] - b[:4, :2].mean(axis=0)) * 0.12 for b in boxes]
     lit = spec.lighting
-    img *= _shadow_factor(
-        spec, setup, casters, footprints, lit.shadow_softness, lit.shadow_strength, 0.35
+    _apply_shadows(
+        img, spec, setup, casters, footprints, lit.shadow_softness, lit.shadow_strength, 0.35
     )
 
     items: list[tuple[float, int, int, int]] = []
@@ -526,20 +578,24 @@ def _static_layer(spec: SceneSpec) -> np.ndarray:
             segs = segments[i]
             first, last = j == 0, j == len(segs) - 1
             _draw_segment(img, cam, segs[j], bridge_albedo[i], light, spec, first, last, material)
-    if look.grain > 0 and tiles:
+    grain_roi = _roi(cam, _grid_outline(spec.size, 0.6), look.height)
+    if look.grain > 0 and tiles and grain_roi is not None:
+        x0, y0, x1, y1 = grain_roi
         grain = tile_grain(spec.seed)
         g = GRAIN_TEXELS_PER_CELL
         h_top = cam.plane_homography(look.height) @ np.array(
             [[1 / g, 0, 0], [0, 1 / g, 0], [0, 0, 1.0]]
         )
+        shift = np.array([[1.0, 0, -x0], [0, 1.0, -y0], [0, 0, 1.0]])
         warped = cv2.warpPerspective(
             grain,
-            h_top,
-            (cam.width, cam.height),
+            shift @ h_top,
+            (x1 - x0, y1 - y0),
             flags=cv2.INTER_LINEAR,
             borderMode=cv2.BORDER_WRAP,
         )
-        img *= 1.0 + (look.grain * warped * material)[..., None]
+        gain = 1.0 + look.grain * warped * material[y0:y1, x0:x1]
+        img[y0:y1, x0:x1] *= gain[..., None]
     img.setflags(write=False)
     return img
 
@@ -625,7 +681,8 @@ def _draw_hands(
             below.append(ring[:, :2])
     lit = spec.lighting
     mean_h = float(np.mean([h.height for h in hands]))
-    img *= _shadow_factor(
+    _apply_shadows(
+        img,
         spec,
         setup,
         casters,
