@@ -875,7 +875,7 @@ def _coarse_grid(
     return xx.ravel(), yy.ravel(), gw, gh
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=4)
 def _light_maps(spec_key: SceneSpec) -> tuple[np.ndarray, np.ndarray]:
     """(illumination (h, w, 3) multiplier, glare (h, w, 3) additive 0..255) on the canvas."""
     setup = _setup(spec_key)
