@@ -10,7 +10,12 @@ samples boards that look like real play: tiles in groups of at most four.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
+
+Array = npt.NDArray[Any]
 
 Cell = tuple[int, int]
 """(file, rank), both 0-based: (0, 0) is a1."""
@@ -124,7 +129,7 @@ def validate_position(board: tuple[str, ...], bridges: tuple[Bridge, ...], size:
         segments.append((a, b))
 
 
-def board_from_grid(grid: np.ndarray) -> tuple[str, ...]:
+def board_from_grid(grid: Array) -> tuple[str, ...]:
     """Board strings (top rank first) from an int grid indexed [file, rank]: 0 . 1 L 2 D."""
     chars = ".LD"
     size = grid.shape[0]
@@ -133,7 +138,7 @@ def board_from_grid(grid: np.ndarray) -> tuple[str, ...]:
     )
 
 
-def grid_from_board(board: tuple[str, ...]) -> np.ndarray:
+def grid_from_board(board: tuple[str, ...]) -> Array:
     """The inverse of `board_from_grid`."""
     size = len(board)
     grid = np.zeros((size, size), np.int8)
@@ -156,7 +161,7 @@ def _neighbours(cell: Cell, size: int, diagonal: bool) -> list[Cell]:
 
 
 def _try_group(
-    grid: np.ndarray, colour: int, island_of: np.ndarray, rng: np.random.Generator, want: int
+    grid: Array, colour: int, island_of: Array, rng: np.random.Generator, want: int
 ) -> list[Cell]:
     size = grid.shape[0]
     seed = (int(rng.integers(size)), int(rng.integers(size)))

@@ -21,9 +21,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Any
 
 import cv2
 import numpy as np
+import numpy.typing as npt
 
 from vision.synth.camera import Camera, distortion_maps, intrinsics, look_at
 from vision.synth.lens import distort_normalised
@@ -38,6 +40,8 @@ from vision.synth.textures import (
     table_texture,
     tile_grain,
 )
+
+Array = npt.NDArray[Any]
 
 SHIFT = 4
 SCALE = 1 << SHIFT
@@ -56,17 +60,17 @@ class Frame:
     `encoded` holds the JPEG bytes when the spec asks for JPEG (`image` is their decoding).
     """
 
-    image: np.ndarray
+    image: Array
     board: tuple[str, ...]
     bridges: tuple[Bridge, ...]
     occluded_cells: frozenset[str]
     occluded: bool
-    corners: np.ndarray
-    homography: np.ndarray | None
-    camera_matrix: np.ndarray
+    corners: Array
+    homography: Array | None
+    camera_matrix: Array
     dist_coeffs: tuple[float, float, float, float]
     a1_margin_px: float
-    occlusion_mask: np.ndarray
+    occlusion_mask: Array
     encoded: bytes | None
 
 
@@ -76,7 +80,7 @@ class Frame:
 @dataclass(frozen=True, eq=False)
 class _Setup:
     cam: Camera
-    light: np.ndarray
+    light: Array
     a1_margin: float
     margin: tuple[int, int]
 
@@ -130,38 +134,38 @@ def _setup(spec_key: SceneSpec) -> _Setup:
 # ---------------------------------------------------------------------------- drawing helpers
 
 
-def _poly(img: np.ndarray, pts: np.ndarray, color: tuple[float, ...]) -> None:
+def _poly(img: Array, pts: Array, color: tuple[float, ...]) -> None:
     cv2.fillConvexPoly(img, np.round(pts * SCALE).astype(np.int32), color, cv2.LINE_AA, SHIFT)
 
 
-def _hull(img: np.ndarray, pts: np.ndarray, color: tuple[float, ...], aa: bool = True) -> None:
+def _hull(img: Array, pts: Array, color: tuple[float, ...], aa: bool = True) -> None:
     hull = cv2.convexHull(np.round(pts * SCALE).astype(np.int32))
     cv2.fillConvexPoly(img, hull, color, cv2.LINE_AA if aa else cv2.LINE_8, SHIFT)
 
 
-def _shade(normal: np.ndarray, light: np.ndarray, ambient: float, diffuse: float) -> float:
+def _shade(normal: Array, light: Array, ambient: float, diffuse: float) -> float:
     flat = ambient + diffuse * max(0.0, float(light[2]))
     return (ambient + diffuse * max(0.0, float(normal @ light))) / flat
 
 
-def _specular(normal: np.ndarray, light: np.ndarray, view: np.ndarray, power: float) -> float:
+def _specular(normal: Array, light: Array, view: Array, power: float) -> float:
     half = light + view
     half /= np.linalg.norm(half)
-    return max(0.0, float(normal @ half)) ** power
+    return float(max(0.0, float(normal @ half)) ** power)
 
 
-def _color(albedo: np.ndarray, shade: float, spec: float) -> tuple[float, float, float]:
+def _color(albedo: Array, shade: float, spec: float) -> tuple[float, float, float]:
     c = albedo * shade + 255.0 * spec
     return (float(c[0]), float(c[1]), float(c[2]))
 
 
-def _to_plane(points: np.ndarray, light: np.ndarray) -> np.ndarray:
+def _to_plane(points: Array, light: Array) -> Array:
     """Points (n, 3) pushed along the light onto the board plane z = 0 -> (n, 2)."""
     t = points[:, 2] / light[2]
     return np.asarray(points[:, :2] - light[None, :2] * t[:, None])
 
 
-def _apply_h(h: np.ndarray, xy: np.ndarray) -> np.ndarray:
+def _apply_h(h: Array, xy: Array) -> Array:
     p = np.column_stack([xy, np.ones(len(xy))]) @ h.T
     return np.asarray(p[:, :2] / p[:, 2:3])
 
@@ -177,7 +181,7 @@ class _Tile:
     angle: float
 
 
-def _tile_jitter(spec: SceneSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _tile_jitter(spec: SceneSpec) -> tuple[Array, Array, Array]:
     rng = np.random.default_rng([spec.seed, 3])
     n = spec.size
     look = spec.tiles
@@ -215,7 +219,7 @@ def _tiles(spec: SceneSpec) -> list[_Tile]:
 
 def _box_vertices(
     centre: tuple[float, float, float], angle: float, half: float, height: float, bevel: float
-) -> np.ndarray:
+) -> Array:
     """12 vertices: bottom square, bevel-bottom square (z = h - bevel), inset top square."""
     ca, sa = math.cos(angle), math.sin(angle)
     square = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], np.float64)
@@ -239,18 +243,18 @@ _TOP_ONLY = np.array([1.0 if kind == "top" else 0.0 for _, kind in _BOX_FACES])
 
 
 def _draw_faces(
-    img: np.ndarray,
+    img: Array,
     cam: Camera,
-    verts: np.ndarray,
-    faces: np.ndarray,
-    albedo: np.ndarray,
-    light: np.ndarray,
+    verts: Array,
+    faces: Array,
+    albedo: Array,
+    light: Array,
     spec: SceneSpec,
     gloss: float,
     power: float,
-    mask: np.ndarray | None = None,
-    material: np.ndarray | None = None,
-    material_values: np.ndarray | None = None,
+    mask: Array | None = None,
+    material: Array | None = None,
+    material_values: Array | None = None,
 ) -> None:
     """Draw the camera-facing quads `faces` (k, 4 vertex indices) of a convex solid.
 
@@ -290,15 +294,15 @@ def _draw_faces(
 
 
 def _draw_box(
-    img: np.ndarray,
+    img: Array,
     cam: Camera,
-    verts: np.ndarray,
-    albedo: np.ndarray,
-    light: np.ndarray,
+    verts: Array,
+    albedo: Array,
+    light: Array,
     spec: SceneSpec,
     gloss: float,
-    mask: np.ndarray | None = None,
-    material: np.ndarray | None = None,
+    mask: Array | None = None,
+    material: Array | None = None,
 ) -> None:
     _draw_faces(
         img, cam, verts, _BOX_INDEX, albedo, light, spec, gloss, 30.0, mask, material, _TOP_ONLY
@@ -307,7 +311,7 @@ def _draw_box(
 
 def _bridge_segments(
     spec: SceneSpec, tiles_at: dict[Cell, _Tile], bridge: Bridge, segments: int = 14
-) -> list[np.ndarray]:
+) -> list[Array]:
     """Each segment of a bridge as 8 vertices (4 at its start, 4 at its end).
 
     The bridge is a solid arch: its feet stand on the two end tiles (overhanging their
@@ -321,9 +325,7 @@ def _bridge_segments(
     )
 
 
-def _arch_segments(
-    a: np.ndarray, b: np.ndarray, base: float, spec: SceneSpec, segments: int
-) -> list[np.ndarray]:
+def _arch_segments(a: Array, b: Array, base: float, spec: SceneSpec, segments: int) -> list[Array]:
     """A bridge's solid arch between points a and b (x, y) with its feet at height base."""
     look = spec.bridge_look
     length = float(np.linalg.norm(b - a))
@@ -361,15 +363,15 @@ _SEG_FACES = np.array(
 
 
 def _draw_segment(
-    img: np.ndarray,
+    img: Array,
     cam: Camera,
-    verts: np.ndarray,
-    albedo: np.ndarray,
-    light: np.ndarray,
+    verts: Array,
+    albedo: Array,
+    light: Array,
     spec: SceneSpec,
     first: bool,
     last: bool,
-    material: np.ndarray | None = None,
+    material: Array | None = None,
 ) -> None:
     faces = _SEG_FACES[[True, True, True, True, first, last]]
     _draw_faces(img, cam, verts, faces, albedo, light, spec, 0.12, 20.0, None, material)
@@ -382,7 +384,7 @@ def _static_key(spec: SceneSpec) -> SceneSpec:
     return replace(spec, hands=(), effects=Effects())
 
 
-def _board_layers(spec: SceneSpec, setup: _Setup) -> np.ndarray:
+def _board_layers(spec: SceneSpec, setup: _Setup) -> Array:
     cam = setup.cam
     size = (cam.width, cam.height)
     look = spec.board_look
@@ -437,7 +439,7 @@ def _board_layers(spec: SceneSpec, setup: _Setup) -> np.ndarray:
     return np.asarray(img, np.float32)
 
 
-def _roi(cam: Camera, outline: np.ndarray, z: float = 0.0) -> tuple[int, int, int, int] | None:
+def _roi(cam: Camera, outline: Array, z: float = 0.0) -> tuple[int, int, int, int] | None:
     """Canvas bounding box (x0, y0, x1, y1) of a board-plane outline at height z, clipped."""
     pts = np.column_stack([outline, np.full(len(outline), z)])
     px, depth = cam.project(pts)
@@ -452,7 +454,7 @@ def _roi(cam: Camera, outline: np.ndarray, z: float = 0.0) -> tuple[int, int, in
     return x0, y0, x1, y1
 
 
-def _grid_outline(size: int, margin: float) -> np.ndarray:
+def _grid_outline(size: int, margin: float) -> Array:
     lo, hi = -margin, size + margin
     return np.array([[lo, lo], [hi, lo], [hi, hi], [lo, hi]], np.float64)
 
@@ -466,11 +468,11 @@ def _pixels_per_cell(spec: SceneSpec, cam: Camera) -> float:
 
 
 def _apply_shadows(
-    img: np.ndarray,
+    img: Array,
     spec: SceneSpec,
     setup: _Setup,
-    casters: list[np.ndarray],
-    footprints: list[np.ndarray],
+    casters: list[Array],
+    footprints: list[Array],
     softness: float,
     strength: float,
     contact: float,
@@ -506,7 +508,7 @@ def _apply_shadows(
     factor = np.ones((y1 - y0, x1 - x0), np.float32)
     offset = np.array([x0, y0], np.float64)
     for polys, sigma, amount, multiply in layers:
-        mask = np.zeros_like(factor)
+        mask: Array = np.zeros_like(factor)
         for poly in polys:
             _hull(mask, poly - offset, (1.0,), aa=False)
         mask = cv2.GaussianBlur(mask, (0, 0), sigma)
@@ -521,7 +523,7 @@ def _apply_shadows(
 
 
 @lru_cache(maxsize=6)
-def _static_layer(spec: SceneSpec) -> np.ndarray:
+def _static_layer(spec: SceneSpec) -> Array:
     """Table, board, shadows, tiles and bridges (before lamp falloff and camera effects)."""
     setup = _setup(spec)
     cam = setup.cam
@@ -605,11 +607,11 @@ def _static_layer(spec: SceneSpec) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Limb:
-    a: np.ndarray
-    b: np.ndarray
+    a: Array
+    b: Array
     ra: float
     rb: float
-    color: np.ndarray
+    color: Array
     shade: float
     cloth: bool = False
 
@@ -661,9 +663,7 @@ def _hand_parts(hand: HandSpec, spec: SceneSpec) -> list[_Limb]:
     return parts
 
 
-def _draw_hands(
-    img: np.ndarray, spec: SceneSpec, setup: _Setup, hands: tuple[HandSpec, ...]
-) -> np.ndarray:
+def _draw_hands(img: Array, spec: SceneSpec, setup: _Setup, hands: tuple[HandSpec, ...]) -> Array:
     """Draw hands (with their shadows) onto img; return their coverage mask (float 0..1)."""
     cam = setup.cam
     mask = np.zeros((cam.height, cam.width), np.float32)
@@ -701,12 +701,12 @@ def _draw_hands(
 
 
 def _draw_held_piece(
-    img: np.ndarray,
-    mask: np.ndarray,
+    img: Array,
+    mask: Array,
     cam: Camera,
     hand: HandSpec,
     spec: SceneSpec,
-    light: np.ndarray,
+    light: Array,
 ) -> None:
     """The tile or bridge pinched under the fingertips."""
     tile_look = spec.tiles
@@ -751,11 +751,11 @@ def _clip_near(limb: _Limb, cam: Camera, near: float) -> _Limb | None:
 
 
 def _draw_limbs(
-    img: np.ndarray,
-    mask: np.ndarray,
+    img: Array,
+    mask: Array,
     cam: Camera,
     parts: list[_Limb],
-    light: np.ndarray,
+    light: Array,
     ambient: float,
     diffuse: float,
     near: float,
@@ -843,7 +843,7 @@ def _draw_limbs(
     np.maximum(mregion, cover, out=mregion)
 
 
-def _ring_points(limb: _Limb) -> np.ndarray:
+def _ring_points(limb: _Limb) -> Array:
     axis = limb.b - limb.a
     axis = axis / max(float(np.linalg.norm(axis)), 1e-9)
     e1 = np.cross(axis, [0.0, 0.0, 1.0])
@@ -863,9 +863,7 @@ def _ring_points(limb: _Limb) -> np.ndarray:
 # ---------------------------------------------------------------------------- light and lens
 
 
-def _coarse_grid(
-    width: int, height: int, step: int = 16
-) -> tuple[np.ndarray, np.ndarray, int, int]:
+def _coarse_grid(width: int, height: int, step: int = 16) -> tuple[Array, Array, int, int]:
     """Pixel positions (flattened x, y) of a coarse grid that cv2.resize maps exactly onto
     a (width, height) image, and the grid's size (gw, gh)."""
     gw, gh = -(-width // step), -(-height // step)
@@ -876,7 +874,7 @@ def _coarse_grid(
 
 
 @lru_cache(maxsize=4)
-def _light_maps(spec_key: SceneSpec) -> tuple[np.ndarray, np.ndarray]:
+def _light_maps(spec_key: SceneSpec) -> tuple[Array, Array]:
     """(illumination (h, w, 3) multiplier, glare (h, w, 3) additive 0..255) on the canvas."""
     setup = _setup(spec_key)
     cam = setup.cam
@@ -919,7 +917,7 @@ def _light_maps(spec_key: SceneSpec) -> tuple[np.ndarray, np.ndarray]:
 
 
 @lru_cache(maxsize=8)
-def _defocus_weight(spec_key: SceneSpec) -> np.ndarray:
+def _defocus_weight(spec_key: SceneSpec) -> Array:
     """0..1 per canvas pixel: how far the board plane there is from the focus distance."""
     cam = _setup(spec_key).cam
     xx, yy, _, _ = _coarse_grid(cam.width, cam.height)
@@ -944,12 +942,12 @@ NOISE_VARIANTS = 3
 
 
 @lru_cache(maxsize=NOISE_VARIANTS)
-def _noise_bank(height: int, width: int, variant: int) -> np.ndarray:
+def _noise_bank(height: int, width: int, variant: int) -> Array:
     """Unit sensor noise (luminance plus coarser chroma), a little larger than the image."""
     rng = np.random.default_rng([variant, 17])
     h, w = height + NOISE_PAD, width + NOISE_PAD
     lum = rng.standard_normal((h, w), dtype=np.float32)
-    chroma = rng.standard_normal((h // 2 + 1, w // 2 + 1, 3), dtype=np.float32)
+    chroma: Array = rng.standard_normal((h // 2 + 1, w // 2 + 1, 3), dtype=np.float32)
     chroma = cv2.resize(chroma, (w, h), interpolation=cv2.INTER_LINEAR)
     bank = lum[..., None] + 0.6 * chroma
     bank.setflags(write=False)
@@ -957,8 +955,8 @@ def _noise_bank(height: int, width: int, variant: int) -> np.ndarray:
 
 
 def _finish(
-    canvas: np.ndarray, hand_mask: np.ndarray, spec: SceneSpec, setup: _Setup
-) -> tuple[np.ndarray, np.ndarray, bytes | None]:
+    canvas: Array, hand_mask: Array, spec: SceneSpec, setup: _Setup
+) -> tuple[Array, Array, bytes | None]:
     """Light, lens, blur, noise, JPEG: canvas (float) -> (image uint8, mask uint8, jpeg)."""
     key = _static_key(spec)
     illum, glare = _light_maps(key)
@@ -995,14 +993,17 @@ def _finish(
         level += np.float32(fx.noise_sigma * 0.55)
         level *= bank[dy : dy + h, dx : dx + w]
         img += level
-    out = np.clip(img, 0.0, 255.0, out=img).astype(np.uint8)
+    out: Array = np.clip(img, 0.0, 255.0, out=img).astype(np.uint8)
     encoded = None
     if fx.jpeg_quality is not None:
         ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(fx.jpeg_quality)])
         if not ok:
             raise RuntimeError("JPEG encoding failed")
         encoded = buf.tobytes()
-        out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        if decoded is None:
+            raise RuntimeError("JPEG decoding failed")
+        out = decoded
     mask_u8 = (mask > 0.5).astype(np.uint8) * 255
     return out, mask_u8, encoded
 
@@ -1010,14 +1011,14 @@ def _finish(
 # ---------------------------------------------------------------------------- truth
 
 
-def _grid_corners(spec: SceneSpec, setup: _Setup) -> np.ndarray:
+def _grid_corners(spec: SceneSpec, setup: _Setup) -> Array:
     n = spec.size
     world = np.array([[0, 0, 0], [n, 0, 0], [n, n, 0], [0, n, 0]], np.float64)
     px, _ = setup.cam.project(world)
     return _canvas_to_image(px, spec, setup)
 
 
-def _canvas_to_image(px: np.ndarray, spec: SceneSpec, setup: _Setup) -> np.ndarray:
+def _canvas_to_image(px: Array, spec: SceneSpec, setup: _Setup) -> Array:
     out = px - np.array(setup.margin, np.float64)
     cam_spec = spec.camera
     if cam_spec.distorted:
@@ -1027,7 +1028,7 @@ def _canvas_to_image(px: np.ndarray, spec: SceneSpec, setup: _Setup) -> np.ndarr
     return np.asarray(out)
 
 
-def _occluded_cells(spec: SceneSpec, setup: _Setup, mask: np.ndarray) -> frozenset[str]:
+def _occluded_cells(spec: SceneSpec, setup: _Setup, mask: Array) -> frozenset[str]:
     """Cells whose column (floor up to tile / bridge top) the hand mask touches."""
     if not mask.any():
         return frozenset()

@@ -16,13 +16,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import cv2
-import numpy as np
+import numpy.typing as npt
 
 from vision.synth.position import Bridge, Cell, cell_at, parse_cell
 from vision.synth.render import Frame, render
 from vision.synth.spec import HandSpec, InvalidScene, SceneSpec
+
+Array = npt.NDArray[Any]
 
 Position = tuple[tuple[str, ...], tuple[Bridge, ...]]
 """(board strings top rank first, sorted bridges): one state of the game on the board."""
@@ -212,7 +215,7 @@ def render_sequence(
     spec: SceneSpec,
     timing: SequenceTiming = SequenceTiming(),  # noqa: B008 - frozen value
     hand: HandSpec | None = None,
-) -> Iterator[tuple[np.ndarray, SequenceTruth]]:
+) -> Iterator[tuple[Array, SequenceTruth]]:
     """Frames of a game video through `positions` (the first is shown at the start).
 
     `spec` gives camera, looks and lighting (its own board and hands are ignored); `hand`
@@ -284,7 +287,7 @@ def render_sequence(
 
 
 def write_video(
-    path: str | Path, frames: Iterator[tuple[np.ndarray, SequenceTruth]], fps: float
+    path: str | Path, frames: Iterator[tuple[Array, SequenceTruth]], fps: float
 ) -> list[SequenceTruth]:
     """Write frames to an .mp4 ('mp4v') or .avi ('MJPG') file; return their truths."""
     path = Path(path)
