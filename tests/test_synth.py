@@ -19,6 +19,7 @@ from vision.synth import (
     InvalidScene,
     Lighting,
     LooseTile,
+    MarkerSpec,
     Phase,
     SceneSpec,
     SequenceTiming,
@@ -248,10 +249,11 @@ def test_video_with_an_unknown_extension_is_refused(tmp_path: Path) -> None:
 
 
 def test_dataset_writes_images_and_truth_lines(tmp_path: Path) -> None:
-    code = dataset_main(["--out", str(tmp_path), "--count", "7", "--seed", "3"])
+    count = len(SETUPS)
+    code = dataset_main(["--out", str(tmp_path), "--count", str(count), "--seed", "3"])
     assert code == 0
     lines = (tmp_path / "truth.jsonl").read_text().splitlines()
-    assert len(lines) == 7
+    assert len(lines) == count
     records = [json.loads(line) for line in lines]
     assert {r["setup"] for r in records} == set(SETUPS)
     for r in records:
@@ -366,3 +368,28 @@ def test_hand_holding_a_bridge_covers_more_than_an_empty_hand() -> None:
     a = render(_clean_spec(hands=(empty_hand,)))
     b = render(_clean_spec(hands=(with_bridge,)))
     assert (b.occlusion_mask > 0).sum() > (a.occlusion_mask > 0).sum()
+
+
+def test_aruco_markers_are_found_where_the_truth_says() -> None:
+    spec = _clean_spec(
+        camera=CameraSpec(elevation_deg=65.0, azimuth_deg=10.0, distance=30.0, focal_px=1000.0),
+        markers=MarkerSpec(ids=(3, 0, 1, 2)),
+    )
+    frame = render(spec)
+    detector = cv2.aruco.ArucoDetector(
+        cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50), cv2.aruco.DetectorParameters()
+    )
+    corners, ids, _ = detector.detectMarkers(cv2.cvtColor(frame.image, cv2.COLOR_BGR2GRAY))
+    assert ids is not None and sorted(ids.ravel().tolist()) == [0, 1, 2, 3]
+    for marker_id, found in zip(ids.ravel(), corners, strict=True):
+        assert np.abs(found.reshape(4, 2) - frame.markers[int(marker_id)]).max() < 1.5
+    # the marker given for a1 lies beyond the a1 corner of the grid
+    a1_marker = frame.markers[3].mean(axis=0)
+    assert np.linalg.norm(a1_marker - frame.corners[0]) < np.linalg.norm(
+        a1_marker - frame.corners[2]
+    )
+
+
+def test_unknown_marker_dictionary_is_refused() -> None:
+    with pytest.raises(InvalidScene, match="ArUco dictionary"):
+        _clean_spec(markers=MarkerSpec(dictionary="DICT_NOPE"))

@@ -19,7 +19,7 @@ the board within about 35 degrees of upright so the margin stays large).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -72,6 +72,8 @@ class Frame:
     a1_margin_px: float
     occlusion_mask: Array
     encoded: bytes | None
+    markers: dict[int, Array] = field(default_factory=dict)
+    """ArUco id -> its 4 corners in image pixels (OpenCV's order), when the spec has markers."""
 
 
 # ---------------------------------------------------------------------------- camera set-up
@@ -418,6 +420,8 @@ def _board_layers(spec: SceneSpec, setup: _Setup) -> Array:
         px, _ = cam.project(quad)
         lit = spec.lighting
         _poly(img, px, _color(edge_albedo, _shade(out, setup.light, lit.ambient, lit.diffuse), 0.0))
+    if spec.markers is not None:
+        _draw_markers(img, spec, setup, -t)
     # printed board
     p = BOARD_PX_PER_CELL
     side = btex.shape[0]
@@ -437,6 +441,82 @@ def _board_layers(spec: SceneSpec, setup: _Setup) -> Array:
         warped[..., :3].astype(np.float32), region, alpha, 1.0 - alpha
     )
     return np.asarray(img, np.float32)
+
+
+def _marker_squares(spec: SceneSpec) -> list[tuple[int, Array]]:
+    """(id, 4 board-plane corners of the black square, OpenCV order) for each marker."""
+    m = spec.markers
+    if m is None:
+        return []
+    n = spec.size
+    out = []
+    lo, hi = -spec.board_look.border_width, n + spec.board_look.border_width
+    for marker_id, (cx, cy, sx, sy) in zip(
+        m.ids,
+        ((lo, lo, -1, -1), (hi, lo, 1, -1), (hi, hi, 1, 1), (lo, hi, -1, 1)),
+        strict=True,
+    ):
+        x_in, y_in = cx + sx * m.gap, cy + sy * m.gap
+        x_out, y_out = x_in + sx * m.size, y_in + sy * m.size
+        left, right = min(x_in, x_out), max(x_in, x_out)
+        bottom, top = min(y_in, y_out), max(y_in, y_out)
+        # the marker is printed upright: its image's top edge faces +y (away from rank 1)
+        square = np.array([[left, top], [right, top], [right, bottom], [left, bottom]])
+        out.append((marker_id, square))
+    return out
+
+
+def _draw_markers(img: Array, spec: SceneSpec, setup: _Setup, z: float) -> None:
+    m = spec.markers
+    assert m is not None
+    dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, m.dictionary))
+    cam = setup.cam
+    px_per = 24
+    for marker_id, square in _marker_squares(spec):
+        side = int(round(m.size * px_per))
+        pad = int(round(m.paper * px_per))
+        marker = cv2.aruco.generateImageMarker(dictionary, marker_id, side, borderBits=1)
+        sheet = np.full((side + 2 * pad, side + 2 * pad), 255, np.uint8)
+        sheet[pad : pad + side, pad : pad + side] = marker
+        ink = np.where(sheet > 127, 238.0, 28.0).astype(np.float32)
+        left, top = square[0]
+        # sheet texel (u, v) centre -> board point
+        a = np.array(
+            [
+                [m.size / side, 0, left - m.paper + 0.5 * m.size / side],
+                [0, -m.size / side, top + m.paper - 0.5 * m.size / side],
+                [0, 0, 1.0],
+            ]
+        )
+        h = cam.plane_homography(z) @ a
+        outline = np.array(
+            [
+                [left - m.paper, top + m.paper],
+                [left + m.size + m.paper, top + m.paper],
+                [left + m.size + m.paper, top - m.size - m.paper],
+                [left - m.paper, top - m.size - m.paper],
+            ]
+        )
+        roi = _roi(cam, outline, z)
+        if roi is None:
+            continue
+        x0, y0, x1, y1 = roi
+        shift = np.array([[1.0, 0, -x0], [0, 1.0, -y0], [0, 0, 1.0]])
+        size = (x1 - x0, y1 - y0)
+        warped = cv2.warpPerspective(ink, shift @ h, size, flags=cv2.INTER_LINEAR)
+        alpha = cv2.warpPerspective(np.ones_like(ink), shift @ h, size, flags=cv2.INTER_LINEAR)
+        region = img[y0:y1, x0:x1]
+        region *= (1.0 - alpha)[..., None]
+        region += (warped * alpha)[..., None]
+
+
+def _marker_corners(spec: SceneSpec, setup: _Setup) -> dict[int, Array]:
+    z = -spec.board_look.thickness
+    out = {}
+    for marker_id, square in _marker_squares(spec):
+        px, _ = setup.cam.project(np.column_stack([square, np.full(4, z)]))
+        out[marker_id] = _canvas_to_image(px, spec, setup)
+    return out
 
 
 def _roi(cam: Camera, outline: Array, z: float = 0.0) -> tuple[int, int, int, int] | None:
@@ -1091,4 +1171,5 @@ def render(spec: SceneSpec) -> Frame:
         a1_margin_px=setup.a1_margin,
         occlusion_mask=mask_u8,
         encoded=encoded,
+        markers=_marker_corners(spec, setup),
     )

@@ -26,6 +26,7 @@ from vision.synth.spec import (
     HandSpec,
     Lighting,
     LooseTile,
+    MarkerSpec,
     SceneSpec,
     TableKind,
     TableLook,
@@ -127,6 +128,8 @@ class Setup:
     depth_blur: Range = (0.0, 0.0)
     hands: tuple[int, int] = (0, 0)
     supply: float = 0.5
+    markers: float = 0.0
+    """Chance that printed ArUco markers lie at the board's corners (see MarkerSpec)."""
     """Chance that the players' supply of tiles lies on the table beside the board."""
 
 
@@ -196,6 +199,13 @@ SETUPS: dict[str, Setup] = {
             noise=(4.0, 9.0),
             blur=(0.8, 1.6),
             jpeg=(35, 65),
+        ),
+        Setup(
+            "markers",
+            "printed ArUco markers (4x4, ids 0-3 in any order) at the board's corners",
+            elevation=(50.0, 90.0),
+            azimuth_spread=30.0,
+            markers=1.0,
         ),
         Setup(
             "hands",
@@ -389,13 +399,23 @@ def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) ->
         sharpen=_u(rng, setup.sharpen),
         depth_blur=_u(rng, setup.depth_blur),
     )
+    markers = None
+    reach = 0.0
+    if rng.random() < setup.markers:
+        markers = MarkerSpec(
+            ids=tuple(int(i) for i in rng.permutation(4)),  # type: ignore[arg-type]
+            size=_u(rng, (1.2, 2.0)),
+            gap=_u(rng, (0.1, 0.6)),
+            paper=_u(rng, (0.15, 0.35)),
+        )
+        reach = markers.gap + markers.size + markers.paper
     hand_count = int(rng.integers(setup.hands[0], setup.hands[1] + 1))
     hands = tuple(_hand(rng, size, board_look.border_width) for _ in range(hand_count))
     return SceneSpec(
         board=board,
         bridges=bridges,
         size=size,
-        camera=_camera(rng, setup, size, board_look.border_width),
+        camera=_camera(rng, setup, size, board_look.border_width + reach),
         board_look=board_look,
         table=table,
         tiles=tiles,
@@ -403,6 +423,7 @@ def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) ->
         lighting=lighting,
         effects=effects,
         hands=hands,
-        loose_tiles=_supply(rng, size, board_look.border_width, setup),
+        loose_tiles=_supply(rng, size, board_look.border_width + reach, setup),
+        markers=markers,
         seed=int(rng.integers(2**31)),
     )

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+import cv2
+
 from vision.synth.lens import lens_is_invertible
 from vision.synth.position import Bridge, validate_position
 
@@ -201,6 +203,23 @@ class LooseTile:
 
 
 @dataclass(frozen=True)
+class MarkerSpec:
+    """Printed ArUco markers lying on the table just outside the board's four corners.
+
+    `ids` are given for the corners a1, j1, j10, a10 in that order (as the image shows
+    them, see the orientation rule). `size` is the side of the black marker square and
+    `gap` the distance from the board's outer corner to the marker's inner corner, along
+    both axes, in cells; `paper` is the white margin around the marker.
+    """
+
+    dictionary: str = "DICT_4X4_50"
+    ids: tuple[int, int, int, int] = (0, 1, 2, 3)
+    size: float = 1.6
+    gap: float = 0.3
+    paper: float = 0.25
+
+
+@dataclass(frozen=True)
 class SceneSpec:
     """One frame: what is on the board, how it looks, how it is lit and photographed.
 
@@ -223,6 +242,7 @@ class SceneSpec:
     effects: Effects = field(default_factory=Effects)
     hands: tuple[HandSpec, ...] = ()
     loose_tiles: tuple[LooseTile, ...] = ()
+    markers: MarkerSpec | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -250,6 +270,12 @@ class SceneSpec:
                 raise InvalidScene(f"loose tile colour {piece.colour!r}: expected 'L' or 'D'")
             if max(abs(piece.x - self.size / 2.0), abs(piece.y - self.size / 2.0)) < reach:
                 raise InvalidScene(f"loose tile at ({piece.x}, {piece.y}) lies on the board")
+        if self.markers is not None:
+            name = self.markers.dictionary
+            if not name.startswith("DICT_") or not hasattr(cv2.aruco, name):
+                raise InvalidScene(f"unknown ArUco dictionary {name!r}")
+            if self.markers.size <= 0 or self.markers.gap < 0 or self.markers.paper < 0:
+                raise InvalidScene("marker size must be positive, gap and paper not negative")
         for hand in self.hands:
             if hand.holding not in ("", "L", "D", "B"):
                 raise InvalidScene(f"hand holding {hand.holding!r}: expected '', 'L', 'D' or 'B'")
