@@ -393,3 +393,21 @@ def test_aruco_markers_are_found_where_the_truth_says() -> None:
 def test_unknown_marker_dictionary_is_refused() -> None:
     with pytest.raises(InvalidScene, match="ArUco dictionary"):
         _clean_spec(markers=MarkerSpec(dictionary="DICT_NOPE"))
+
+
+def test_moving_hand_is_smeared_along_its_motion() -> None:
+    still = HandSpec(target=(5.0, 5.0), from_deg=270.0, height=2.0)
+    moving = dataclasses.replace(still, motion=(1.0, 0.0, 0.0))
+    a = render(_clean_spec(hands=(still,)))
+    b = render(_clean_spec(hands=(moving,)))
+    cols_a = np.nonzero(a.occlusion_mask.any(axis=0))[0]
+    cols_b = np.nonzero(b.occlusion_mask.any(axis=0))[0]
+    assert cols_b.max() - cols_b.min() > cols_a.max() - cols_a.min() + 20
+
+
+def test_light_drift_changes_brightness_but_not_the_board() -> None:
+    timing = SequenceTiming(fps=10.0, still_s=2.0, light_drift=0.3, light_drift_period_s=2.0)
+    frames = list(render_sequence(_small_game()[:1], _small_video_spec(), timing))
+    means = [float(image.mean()) for image, _ in frames]
+    assert max(means) - min(means) > 10.0
+    assert all(t.board == EMPTY and t.phase is Phase.STILL for _, t in frames)

@@ -45,6 +45,9 @@ Array = npt.NDArray[Any]
 
 SHIFT = 4
 SCALE = 1 << SHIFT
+OCCLUSION_COVER = 0.1
+"""A pixel counts as hidden when a hand covers more than this fraction of it (motion blur
+and anti-aliasing make partial cover)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -383,7 +386,29 @@ def _draw_segment(
 
 
 def _static_key(spec: SceneSpec) -> SceneSpec:
-    return replace(spec, hands=(), effects=Effects())
+    """What the static layer depends on: no hands, no sensor, no overall light levels."""
+    lit = replace(
+        spec.lighting,
+        exposure=1.0,
+        tint=(1.0, 1.0, 1.0),
+        falloff=0.0,
+        gradient=0.0,
+        gradient_deg=0.0,
+        glare=0.0,
+        glare_radius=1.0,
+        vignette=0.0,
+    )
+    return replace(spec, hands=(), effects=Effects(), lighting=lit)
+
+
+def _light_key(spec: SceneSpec) -> SceneSpec:
+    """What the light maps depend on: camera and lighting only."""
+    return SceneSpec(
+        board=tuple("." * spec.size for _ in range(spec.size)),
+        size=spec.size,
+        camera=spec.camera,
+        lighting=spec.lighting,
+    )
 
 
 def _board_layers(spec: SceneSpec, setup: _Setup) -> Array:
@@ -776,7 +801,12 @@ def _draw_hands(img: Array, spec: SceneSpec, setup: _Setup, hands: tuple[HandSpe
     for hand, parts in zip(hands, all_parts, strict=True):
         if hand.holding:
             _draw_held_piece(img, mask, cam, hand, spec, f_light)
-        _draw_limbs(img, mask, cam, parts, f_light, lit.ambient, lit.diffuse, near)
+        blur = None
+        if any(hand.motion):
+            tip = np.array([hand.target[0], hand.target[1], hand.height])
+            ends, _ = cam.project(np.array([tip, tip + np.array(hand.motion)]))
+            blur = ends[1] - ends[0]
+        _draw_limbs(img, mask, cam, parts, f_light, lit.ambient, lit.diffuse, near, blur)
     return mask
 
 
@@ -839,8 +869,11 @@ def _draw_limbs(
     ambient: float,
     diffuse: float,
     near: float,
+    blur: Array | None = None,
 ) -> None:
     """Ray-cast tapered capsules into a local z-buffer, shade each pixel, composite onto img.
+
+    `blur` (dx, dy pixels) smears the drawn hand along its motion during the exposure.
 
     Each pixel's normal comes from the capsule's round cross-section, so arms, palms and
     fingers get smooth cylinder shading and overlapping parts meet where their surfaces do.
@@ -854,16 +887,17 @@ def _draw_limbs(
         px, depth = cam.project(np.array([limb.a, limb.b]))
         ra, rb = limb.ra * f / depth[0], limb.rb * f / depth[1]
         geo.append((px, depth, ra, rb))
-    lo = np.min([np.minimum(g[0].min(axis=0) - max(g[2], g[3]) - 2, 1e9) for g in geo], axis=0)
-    hi = np.max([g[0].max(axis=0) + max(g[2], g[3]) + 2 for g in geo], axis=0)
+    smear = 0.0 if blur is None else float(np.abs(blur).max())
+    lo = np.min([g[0].min(axis=0) - max(g[2], g[3]) - 2 - smear for g in geo], axis=0)
+    hi = np.max([g[0].max(axis=0) + max(g[2], g[3]) + 2 + smear for g in geo], axis=0)
     x0, y0 = max(int(lo[0]), 0), max(int(lo[1]), 0)
     x1, y1 = min(int(hi[0]) + 1, cam.width), min(int(hi[1]) + 1, cam.height)
     if x1 <= x0 or y1 <= y0:
         return
     h, w = y1 - y0, x1 - x0
     zbuf = np.full((h, w), np.inf, np.float32)
-    colour = np.zeros((h, w, 3), np.float32)
-    cover = np.zeros((h, w), np.float32)
+    colour: Array = np.zeros((h, w, 3), np.float32)
+    cover: Array = np.zeros((h, w), np.float32)
     light_cam = cam.R @ light
     flat = ambient + diffuse * max(0.0, float(light[2]))
     half_vec = light_cam + np.array([0.0, 0.0, -1.0])
@@ -915,12 +949,39 @@ def _draw_limbs(
         colour[sub][win] = col[win]
         cv_ = cover[sub]
         cover[sub] = np.maximum(cv_, np.where(inside, cov, 0.0))
+    if blur is not None and smear >= 1.0:
+        kernel = _motion_kernel(blur)
+        colour = cv2.filter2D(colour * cover[..., None], -1, kernel)
+        cover = cv2.filter2D(cover, -1, kernel)
+        colour = colour / np.maximum(cover, 1e-4)[..., None]
     region = img[y0:y1, x0:x1]
     a = cover[..., None]
     region *= 1.0 - a
     region += colour * a
     mregion = mask[y0:y1, x0:x1]
     np.maximum(mregion, cover, out=mregion)
+
+
+def _motion_kernel(blur: Array) -> Array:
+    """A normalised line kernel along the blur vector (centred: the exposure's middle)."""
+    half = int(np.ceil(np.abs(blur).max() / 2.0)) + 1
+    kernel = np.zeros((2 * half + 1, 2 * half + 1), np.float32)
+    start = np.array([half, half]) - blur / 2.0
+    end = np.array([half, half]) + blur / 2.0
+    cv2.line(
+        kernel,
+        tuple(int(v) for v in np.round(start * SCALE)),
+        tuple(int(v) for v in np.round(end * SCALE)),
+        (1.0,),
+        1,
+        cv2.LINE_AA,
+        SHIFT,
+    )
+    total = float(kernel.sum())
+    if total <= 0:
+        kernel[half, half] = 1.0
+        total = 1.0
+    return np.asarray(kernel / total, np.float32)
 
 
 def _ring_points(limb: _Limb) -> Array:
@@ -1038,8 +1099,7 @@ def _finish(
     canvas: Array, hand_mask: Array, spec: SceneSpec, setup: _Setup
 ) -> tuple[Array, Array, bytes | None]:
     """Light, lens, blur, noise, JPEG: canvas (float) -> (image uint8, mask uint8, jpeg)."""
-    key = _static_key(spec)
-    illum, glare = _light_maps(key)
+    illum, glare = _light_maps(_light_key(spec))
     img = canvas
     img *= illum
     if spec.lighting.glare > 0:
@@ -1054,7 +1114,7 @@ def _finish(
         mask = cv2.remap(mask, map_x, map_y, cv2.INTER_LINEAR)
     fx = spec.effects
     if fx.depth_blur > 0.05:
-        weight = _defocus_weight(_static_key(spec))
+        weight = _defocus_weight(_light_key(spec))
         if cam_spec.distorted:
             weight = cv2.remap(weight, map_x, map_y, cv2.INTER_LINEAR)
         far = cv2.GaussianBlur(img, (0, 0), fx.depth_blur)
@@ -1084,7 +1144,7 @@ def _finish(
         if decoded is None:
             raise RuntimeError("JPEG decoding failed")
         out = decoded
-    mask_u8 = (mask > 0.5).astype(np.uint8) * 255
+    mask_u8 = (mask > OCCLUSION_COVER).astype(np.uint8) * 255
     return out, mask_u8, encoded
 
 
@@ -1134,11 +1194,11 @@ def _occluded_cells(spec: SceneSpec, setup: _Setup, mask: Array) -> frozenset[st
             if x1 <= x0 or y1 <= y0:
                 continue
             crop = mask[y0:y1, x0:x1]
-            if not (crop > 0.5).any():
+            if not (crop > OCCLUSION_COVER).any():
                 continue
             poly = np.zeros_like(crop)
             _hull(poly, px - np.array([x0, y0]), (1.0,), aa=False)
-            if ((poly > 0.5) & (crop > 0.5)).any():
+            if ((poly > 0.5) & (crop > OCCLUSION_COVER)).any():
                 out.add(cell_name((f, r)))
     return frozenset(out)
 

@@ -62,6 +62,11 @@ class SequenceTiming:
     leave_s: float = 0.7
     light_side_deg: float = 270.0
     """Where the light player sits (board frame, as HandSpec.from_deg); dark sits opposite."""
+    exposure_s: float = 0.03
+    """Shutter time: a moving hand is blurred over the distance it moves meanwhile."""
+    light_drift: float = 0.0
+    """Slow change of the room light: exposure varies by up to this fraction (e.g. 0.15)."""
+    light_drift_period_s: float = 20.0
     bump: CameraBump | None = None
 
 
@@ -270,11 +275,26 @@ def render_sequence(
                 if now >= ev_t:
                     position = _apply(position, act)
             hand_spec = _hand_at(plan.keys, now, plan.side, template)
+            later = _hand_at(plan.keys, now + timing.exposure_s, plan.side, template)
+            if hand_spec is not None and later is not None and timing.exposure_s > 0:
+                motion = (
+                    later.target[0] - hand_spec.target[0],
+                    later.target[1] - hand_spec.target[1],
+                    later.height - hand_spec.height,
+                )
+                hand_spec = replace(hand_spec, motion=motion)
             break
         bumped = bumped_camera is not None and timing.bump is not None and now >= timing.bump.at_s
         camera = bumped_camera if bumped and bumped_camera is not None else spec.camera
+        lighting = spec.lighting
+        if timing.light_drift > 0:
+            swing = math.sin(2.0 * math.pi * now / max(timing.light_drift_period_s, 1e-3))
+            # quantised so the cached light maps are reused between nearby frames
+            gain = 1.0 + round(timing.light_drift * swing * 50.0) / 50.0
+            lighting = replace(lighting, exposure=lighting.exposure * gain)
         frame_spec = replace(
             spec,
+            lighting=lighting,
             board=position[0],
             bridges=position[1],
             camera=camera,

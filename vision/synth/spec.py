@@ -190,6 +190,8 @@ class HandSpec:
     scale: float = 1.0
     spread_deg: float = 0.0
     holding: str = ""
+    motion: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """How far the hand moves during the exposure (cells): blurs the hand along it."""
 
 
 @dataclass(frozen=True)
