@@ -164,9 +164,9 @@ def _color(albedo: Array, shade: float, spec: float) -> tuple[float, float, floa
     return (float(c[0]), float(c[1]), float(c[2]))
 
 
-def _to_plane(points: Array, light: Array) -> Array:
-    """Points (n, 3) pushed along the light onto the board plane z = 0 -> (n, 2)."""
-    t = points[:, 2] / light[2]
+def _to_plane(points: Array, light: Array, z: float = 0.0) -> Array:
+    """Points (n, 3) pushed along the light onto the plane at height z -> (n, 2)."""
+    t = (points[:, 2] - z) / light[2]
     return np.asarray(points[:, :2] - light[None, :2] * t[:, None])
 
 
@@ -582,19 +582,24 @@ def _apply_shadows(
     strength: float,
     contact: float,
     contact_softness: float = 0.07,
+    plane_z: float = 0.0,
+    only: Array | None = None,
 ) -> None:
     """Darken img under the casters' soft shadows and the footprints' contact shadows.
+
+    Shadows fall on the plane at height `plane_z`; `only` (0..1 per canvas pixel) limits
+    where they darken (e.g. tile tops).
 
     Casters are world point sets pushed along the light onto the board plane; footprints
     are board-plane polygons darkened straight below (ambient occlusion). The masks are
     drawn at half resolution inside the bounding box of what they cover, then blurred.
     """
     cam = setup.cam
-    h_half = np.diag([0.5, 0.5, 1.0]) @ cam.plane_homography(0.0)
+    h_half = np.diag([0.5, 0.5, 1.0]) @ cam.plane_homography(plane_z)
     ppc = _pixels_per_cell(spec, cam) / 2.0
     layers = []
     if casters and strength > 0:
-        polys = [_apply_h(h_half, _to_plane(pts, setup.light)) for pts in casters]
+        polys = [_apply_h(h_half, _to_plane(pts, setup.light, plane_z)) for pts in casters]
         layers.append((polys, max(0.8, softness * ppc), strength, False))
     if footprints and contact > 0:
         polys = [_apply_h(h_half, xy) for xy in footprints]
@@ -624,7 +629,10 @@ def _apply_shadows(
     fx0, fy0 = 2 * x0, 2 * y0
     fx1, fy1 = min(2 * x1, cam.width), min(2 * y1, cam.height)
     full = cv2.resize(factor, (2 * (x1 - x0), 2 * (y1 - y0)), interpolation=cv2.INTER_LINEAR)
-    img[fy0:fy1, fx0:fx1] *= full[: fy1 - fy0, : fx1 - fx0, None]
+    full = full[: fy1 - fy0, : fx1 - fx0]
+    if only is not None:
+        full = 1.0 - (1.0 - full) * only[fy0:fy1, fx0:fx1]
+    img[fy0:fy1, fx0:fx1] *= full[..., None]
 
 
 @lru_cache(maxsize=6)
@@ -685,6 +693,21 @@ def _static_layer(spec: SceneSpec) -> Array:
             segs = segments[i]
             first, last = j == 0, j == len(segs) - 1
             _draw_segment(img, cam, segs[j], bridge_albedo[i], light, spec, first, last, material)
+    bridge_parts = [seg for segs in segments for seg in segs]
+    if bridge_parts and tiles:
+        # bridges also shade the tile tops they stand on and pass beside
+        _apply_shadows(
+            img,
+            spec,
+            setup,
+            bridge_parts,
+            [],
+            lit.shadow_softness * 0.6,
+            lit.shadow_strength,
+            0.0,
+            plane_z=look.height,
+            only=np.clip(material, 0.0, 1.0),
+        )
     grain_roi = _roi(cam, _grid_outline(spec.size, 0.6), look.height)
     if look.grain > 0 and tiles and grain_roi is not None:
         x0, y0, x1, y1 = grain_roi
