@@ -23,6 +23,7 @@ from vision.synth import (
     Phase,
     SceneSpec,
     SequenceTiming,
+    a1_margin_px,
     parse_cell,
     random_position,
     random_spec,
@@ -411,3 +412,9 @@ def test_light_drift_changes_brightness_but_not_the_board() -> None:
     means = [float(image.mean()) for image, _ in frames]
     assert max(means) - min(means) > 10.0
     assert all(t.board == EMPTY and t.phase is Phase.STILL for _, t in frames)
+
+
+def test_random_cameras_keep_the_orientation_rule_unambiguous() -> None:
+    for i, name in enumerate(sorted(SETUPS) * 3):
+        spec = random_spec(np.random.default_rng([21, i]), name)
+        assert a1_margin_px(spec.camera) >= 0.1 * spec.camera.height

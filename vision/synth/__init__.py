@@ -10,7 +10,7 @@ jitter, arched bridges, lighting, shadows, hands, lens distortion, noise, JPEG);
 from __future__ import annotations
 
 from vision.synth.position import cell_name, parse_cell, random_position, validate_position
-from vision.synth.render import Frame, render
+from vision.synth.render import Frame, a1_margin_px, render
 from vision.synth.sequence import (
     CameraBump,
     Phase,
@@ -57,6 +57,7 @@ __all__ = [
     "TableKind",
     "TableLook",
     "TileLook",
+    "a1_margin_px",
     "cell_name",
     "parse_cell",
     "random_position",

@@ -30,7 +30,7 @@ import numpy.typing as npt
 from vision.synth.camera import Camera, distortion_maps, intrinsics, look_at
 from vision.synth.lens import distort_normalised
 from vision.synth.position import Bridge, Cell, cell_name, parse_cell
-from vision.synth.spec import Effects, HandSpec, SceneSpec, TileLook
+from vision.synth.spec import CameraSpec, Effects, HandSpec, SceneSpec, TileLook
 from vision.synth.textures import (
     BOARD_PX_PER_CELL,
     GRAIN_TEXELS_PER_CELL,
@@ -106,11 +106,25 @@ def _pose_for_rule(spec: SceneSpec) -> tuple[float, tuple[float, float], float]:
         target = centre + rot @ rel
         r, c = look_at(replace(cam_spec, target=(float(target[0]), float(target[1]))), az)
         px, _ = Camera(k, r, c, cam_spec.width, cam_spec.height).project(corners)
+        if cam_spec.distorted:
+            middle = np.array([cam_spec.width / 2.0, cam_spec.height / 2.0])
+            norm = (px - middle) / cam_spec.focal_px
+            px = distort_normalised(norm, cam_spec.k1, cam_spec.k2) * cam_spec.focal_px + middle
         dist = np.linalg.norm(px - bottom_left, axis=1)
         order = np.argsort(dist)
         if order[0] == 0:
             return az, (float(target[0]), float(target[1])), float(dist[order[1]] - dist[order[0]])
     raise AssertionError("no quarter turn puts a1 nearest the bottom-left")
+
+
+def a1_margin_px(camera: CameraSpec, size: int = 10) -> float:
+    """How much nearer the bottom-left image corner a1 is than the next board corner (px).
+
+    Small values mean the board is turned near 45 degrees in the image, where the
+    a1-bottom-left rule becomes ambiguous.
+    """
+    empty = tuple("." * size for _ in range(size))
+    return _pose_for_rule(SceneSpec(board=empty, size=size, camera=camera))[2]
 
 
 @lru_cache(maxsize=32)

@@ -17,6 +17,7 @@ import numpy as np
 from vision.synth.camera import Camera, intrinsics, look_at
 from vision.synth.lens import distort_normalised, lens_is_invertible
 from vision.synth.position import random_position
+from vision.synth.render import a1_margin_px
 from vision.synth.spec import (
     BGR,
     BoardLook,
@@ -248,7 +249,20 @@ def _fits(cam_spec: CameraSpec, size: int, border: float, margin: float) -> bool
     )
 
 
+MIN_A1_MARGIN = 0.1
+"""Cameras are re-drawn until a1 is nearer the bottom-left image corner than any other
+board corner by at least this fraction of the image height (an unambiguous orientation)."""
+
+
 def _camera(rng: np.random.Generator, setup: Setup, size: int, border: float) -> CameraSpec:
+    for _ in range(200):
+        cam = _camera_once(rng, setup, size, border)
+        if a1_margin_px(cam, size) >= MIN_A1_MARGIN * cam.height:
+            return cam
+    raise AssertionError(f"setup {setup.name}: no camera with an unambiguous orientation")
+
+
+def _camera_once(rng: np.random.Generator, setup: Setup, size: int, border: float) -> CameraSpec:
     quarter = 90.0 * int(rng.integers(4))
     cam = CameraSpec(
         elevation_deg=_u(rng, setup.elevation),
