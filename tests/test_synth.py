@@ -21,6 +21,7 @@ from vision.synth import (
     LooseTile,
     MarkerSpec,
     Phase,
+    Prop,
     SceneSpec,
     SequenceTiming,
     a1_margin_px,
@@ -418,3 +419,13 @@ def test_random_cameras_keep_the_orientation_rule_unambiguous() -> None:
     for i, name in enumerate(sorted(SETUPS) * 3):
         spec = random_spec(np.random.default_rng([21, i]), name)
         assert a1_margin_px(spec.camera) >= 0.1 * spec.camera.height
+
+
+def test_props_on_the_table_are_drawn_and_must_stay_off_the_board() -> None:
+    box = Prop(x=-6.0, y=5.0, width=4.0, depth=6.0, height=1.0, color=(40.0, 60.0, 150.0))
+    frame = render(_clean_spec(bridges=(), props=(box,)))
+    plain = render(_clean_spec(bridges=()))
+    assert frame.board == plain.board
+    assert np.abs(frame.image.astype(int) - plain.image.astype(int)).sum() > 0
+    with pytest.raises(InvalidScene, match="overlaps the board"):
+        _clean_spec(props=(Prop(x=5.0, y=-1.0, width=3.0, depth=3.0, height=1.0),))

@@ -237,15 +237,24 @@ def _tiles(spec: SceneSpec) -> list[_Tile]:
 
 
 def _box_vertices(
-    centre: tuple[float, float, float], angle: float, half: float, height: float, bevel: float
+    centre: tuple[float, float, float],
+    angle: float,
+    half: float,
+    height: float,
+    bevel: float,
+    half_y: float | None = None,
 ) -> Array:
-    """12 vertices: bottom square, bevel-bottom square (z = h - bevel), inset top square."""
+    """12 vertices: bottom rectangle, bevel-bottom one (z = h - bevel), inset top one.
+
+    The box is `2 half` by `2 half_y` (square unless half_y is given), turned by `angle`.
+    """
     ca, sa = math.cos(angle), math.sin(angle)
+    hy = half if half_y is None else half_y
     square = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], np.float64)
     rot = np.array([[ca, -sa], [sa, ca]])
     out = []
-    for h_, z in ((half, 0.0), (half, height - bevel), (half - bevel, height)):
-        xy = square * h_ @ rot.T + np.array(centre[:2])
+    for inset, z in ((0.0, 0.0), (0.0, height - bevel), (bevel, height)):
+        xy = square * np.array([half - inset, hy - inset]) @ rot.T + np.array(centre[:2])
         out.append(np.column_stack([xy, np.full(4, centre[2] + z)]))
     return np.vstack(out)
 
@@ -677,6 +686,19 @@ def _static_layer(spec: SceneSpec) -> Array:
         boxes.append(_box_vertices((piece.x, piece.y, z0), angle, half, look.height, bevel))
         base = look.light_color if piece.colour == "L" else look.dark_color
         albedos.append(np.array(base, np.float64) * loose_rng.normal(1.0, look.color_variation))
+    for prop in spec.props:
+        z0 = -spec.board_look.thickness
+        boxes.append(
+            _box_vertices(
+                (prop.x, prop.y, z0),
+                math.radians(prop.angle_deg),
+                prop.width / 2.0,
+                prop.height,
+                min(0.08, prop.height / 3.0),
+                prop.depth / 2.0,
+            )
+        )
+        albedos.append(np.array(prop.color, np.float64))
     segments = [_bridge_segments(spec, tiles_at, br) for br in spec.bridges]
     casters = list(boxes) + [seg for segs in segments for seg in segs]
     footprints = [b[:4, :2] * 1.0 + (b[:4, :2] - b[:4, :2].mean(axis=0)) * 0.12 for b in boxes]

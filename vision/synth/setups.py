@@ -28,6 +28,7 @@ from vision.synth.spec import (
     Lighting,
     LooseTile,
     MarkerSpec,
+    Prop,
     SceneSpec,
     TableKind,
     TableLook,
@@ -131,6 +132,8 @@ class Setup:
     supply: float = 0.5
     markers: float = 0.0
     """Chance that printed ArUco markers lie at the board's corners (see MarkerSpec)."""
+    props: float = 0.35
+    """Chance of other objects on the table (game box, phone, score pad)."""
     """Chance that the players' supply of tiles lies on the table beside the board."""
 
 
@@ -333,6 +336,44 @@ def _supply(
     return tuple(pieces)
 
 
+PROP_KINDS: tuple[tuple[str, Range, Range, Range, tuple[BGR, ...]], ...] = (
+    ("game box", (9.0, 12.0), (9.0, 12.0), (1.5, 2.5), ((40.0, 60.0, 150.0), (120.0, 90.0, 40.0))),
+    ("phone", (2.3, 2.7), (4.8, 5.4), (0.2, 0.3), ((25.0, 25.0, 25.0), (200.0, 200.0, 205.0))),
+    (
+        "score pad",
+        (4.5, 6.0),
+        (6.5, 8.0),
+        (0.05, 0.15),
+        ((235.0, 240.0, 240.0), (180.0, 230.0, 240.0)),
+    ),
+)
+
+
+def _props(rng: np.random.Generator, size: int, reach: float, setup: Setup) -> tuple[Prop, ...]:
+    if rng.random() >= setup.props:
+        return ()
+    out = []
+    sides = rng.permutation(4)
+    for k in range(int(rng.integers(1, 3))):
+        _, w_range, d_range, h_range, colours = PROP_KINDS[int(rng.integers(len(PROP_KINDS)))]
+        width, depth = _u(rng, w_range), _u(rng, d_range)
+        clear = size / 2.0 + reach + math.hypot(width, depth) / 2.0 + 0.3
+        along = _u(rng, (-size / 2.0, size / 2.0))
+        x, y = [(clear, along), (along, clear), (-clear, along), (along, -clear)][int(sides[k])]
+        out.append(
+            Prop(
+                size / 2.0 + x,
+                size / 2.0 + y,
+                width,
+                depth,
+                _u(rng, h_range),
+                _u(rng, (0.0, 90.0)),
+                _pick(rng, colours),
+            )
+        )
+    return tuple(out)
+
+
 def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) -> SceneSpec:
     """A random scene from a named setup (see SETUPS) or a Setup value."""
     if isinstance(setup, str):
@@ -439,5 +480,6 @@ def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) ->
         hands=hands,
         loose_tiles=_supply(rng, size, board_look.border_width + reach, setup),
         markers=markers,
+        props=_props(rng, size, board_look.border_width + reach + 1.0, setup),
         seed=int(rng.integers(2**31)),
     )

@@ -8,6 +8,7 @@ on the 0-255 scale (OpenCV order). Angles are in degrees.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -205,6 +206,23 @@ class LooseTile:
 
 
 @dataclass(frozen=True)
+class Prop:
+    """A box-shaped object on the table beside the board (game box, phone, score pad...).
+
+    Centre (x, y) and sizes in cells, board frame; `width` along x before turning by
+    `angle_deg`. Props are distractors: they are not part of the truth.
+    """
+
+    x: float
+    y: float
+    width: float
+    depth: float
+    height: float
+    angle_deg: float = 0.0
+    color: BGR = (60.0, 60.0, 60.0)
+
+
+@dataclass(frozen=True)
 class MarkerSpec:
     """Printed ArUco markers lying on the table just outside the board's four corners.
 
@@ -245,6 +263,7 @@ class SceneSpec:
     hands: tuple[HandSpec, ...] = ()
     loose_tiles: tuple[LooseTile, ...] = ()
     markers: MarkerSpec | None = None
+    props: tuple[Prop, ...] = ()
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -272,6 +291,12 @@ class SceneSpec:
                 raise InvalidScene(f"loose tile colour {piece.colour!r}: expected 'L' or 'D'")
             if max(abs(piece.x - self.size / 2.0), abs(piece.y - self.size / 2.0)) < reach:
                 raise InvalidScene(f"loose tile at ({piece.x}, {piece.y}) lies on the board")
+        for prop in self.props:
+            if min(prop.width, prop.depth, prop.height) <= 0:
+                raise InvalidScene("prop sizes must be positive")
+            gap = max(abs(prop.x - self.size / 2.0), abs(prop.y - self.size / 2.0))
+            if gap < reach - 0.75 + math.hypot(prop.width, prop.depth) / 2.0:
+                raise InvalidScene(f"prop at ({prop.x}, {prop.y}) overlaps the board")
         if self.markers is not None:
             name = self.markers.dictionary
             if not name.startswith("DICT_") or not hasattr(cv2.aruco, name):
