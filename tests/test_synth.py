@@ -422,10 +422,14 @@ def test_random_cameras_keep_the_orientation_rule_unambiguous() -> None:
 
 
 def test_props_on_the_table_are_drawn_and_must_stay_off_the_board() -> None:
-    box = Prop(x=-6.0, y=5.0, width=4.0, depth=6.0, height=1.0, color=(40.0, 60.0, 150.0))
+    box = Prop(x=-4.5, y=5.0, width=3.0, depth=6.0, height=0.3, color=(40.0, 60.0, 150.0))
     frame = render(_clean_spec(bridges=(), props=(box,)))
     plain = render(_clean_spec(bridges=()))
     assert frame.board == plain.board
-    assert np.abs(frame.image.astype(int) - plain.image.astype(int)).sum() > 0
+    assert frame.homography is not None
+    x, y = cv2.perspectiveTransform(np.array([[[-4.5, 5.0]]]), frame.homography)[0, 0]
+    assert 0 <= x < 1280 and 0 <= y < 720
+    changed = np.abs(frame.image[int(y), int(x)].astype(int) - plain.image[int(y), int(x)])
+    assert changed.sum() > 60
     with pytest.raises(InvalidScene, match="overlaps the board"):
         _clean_spec(props=(Prop(x=5.0, y=-1.0, width=3.0, depth=3.0, height=1.0),))
