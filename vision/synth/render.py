@@ -37,6 +37,7 @@ from vision.synth.textures import (
     TABLE_TEXEL_CELLS,
     TABLE_TEXELS,
     board_texture,
+    skin_pattern,
     table_texture,
     tile_grain,
 )
@@ -987,13 +988,17 @@ def _draw_limbs(
         nx, ny = dx * inv * s_, dy * inv * s_
         lambert = np.maximum(0.0, nx * light_cam[0] + ny * light_cam[1] - nz * light_cam[2])
         shade = (ambient + diffuse * lambert) / flat * limb.shade
+        texture = skin_pattern()
+        tex = texture[
+            yy.astype(np.int32) % texture.shape[0], xx.astype(np.int32) % texture.shape[1]
+        ]
         if limb.cloth:
             along = t * np.float32(np.linalg.norm(limb.b - limb.a))
             phase = float(limb.a[0] * 3.1 + limb.a[1] * 1.7)
             folds = np.sin(along * 4.1 + phase + 2.0 * s_) + 0.6 * np.sin(along * 9.3 - phase)
-            shade = shade * (1.0 + 0.07 * folds) * (1.0 - 0.25 * s_**4)
+            shade = shade * (1.0 + 0.07 * folds + 0.05 * tex) * (1.0 - 0.25 * s_**4)
         else:
-            shade = shade * (1.0 - 0.18 * s_**6)
+            shade = shade * (1.0 - 0.18 * s_**6) * (1.0 + 0.035 * tex)
         shine = (
             0.05
             * 255.0

@@ -138,6 +138,21 @@ def board_texture(look: BoardLook, size: int, seed: int) -> tuple[Array, float]:
         ):
             pts = np.round(np.array(quad) * 16).astype(np.int32)
             cv2.fillConvexPoly(tex, pts, color, cv2.LINE_AA, 4)
+    specks = np.random.default_rng([seed, 31])
+    for _ in range(int(specks.integers(10, 60))):
+        centre = specks.uniform(0, side, 2)
+        radius = specks.uniform(0.4, 1.6)
+        shade = float(specks.choice([0.55, 1.35]))
+        colour = tuple(float(c) * shade for c in look.board_color)
+        cv2.circle(
+            tex,
+            (int(centre[0] * 16), int(centre[1] * 16)),
+            int(radius * 16),
+            colour,
+            -1,
+            cv2.LINE_AA,
+            4,
+        )
     frame_color = tuple(float(c) for c in look.frame_color)
     for k in range(look.frame_lines):
         gap = border * p * (0.35 + 0.25 * k)
@@ -199,3 +214,17 @@ def _grain_pattern(variant: int) -> Array:
 def tile_grain(seed: int) -> Array:
     """Periodic zero-mean grain (wood/paint) for tile tops, about unit amplitude."""
     return _grain_pattern(seed % TEXTURE_VARIANTS)
+
+
+@lru_cache(maxsize=1)
+def skin_pattern() -> Array:
+    """Periodic blotchy pattern (image space, 128 px) for skin and cloth, unit amplitude."""
+    rng = np.random.default_rng(29)
+    shape = (128, 128)
+    out = np.clip(
+        0.7 * periodic_noise(rng, shape, (6.0, 6.0)) + 0.4 * periodic_noise(rng, shape, (1.2, 1.2)),
+        -3.0,
+        3.0,
+    ).astype(np.float32)
+    out.setflags(write=False)
+    return out
