@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from pathlib import Path
 
@@ -33,7 +34,14 @@ from vision.synth import (
     write_video,
 )
 from vision.synth.dataset import main as dataset_main
-from vision.synth.position import crossed_cells, grid_from_board, segments_cross
+from vision.synth.position import (
+    crossed_cells,
+    grid_from_board,
+    looks_plausible,
+    random_game,
+    segments_cross,
+)
+from vision.synth.video import main as video_main
 
 EMPTY = tuple("." * 10 for _ in range(10))
 
@@ -433,3 +441,40 @@ def test_props_on_the_table_are_drawn_and_must_stay_off_the_board() -> None:
     assert changed.sum() > 60
     with pytest.raises(InvalidScene, match="overlaps the board"):
         _clean_spec(props=(Prop(x=5.0, y=-1.0, width=3.0, depth=3.0, height=1.0),))
+
+
+def test_random_game_alternates_two_tile_moves_and_bridges_plausibly() -> None:
+    game = random_game(np.random.default_rng(4), 30)
+    assert len(game) == 31 and game[0] == (EMPTY, ())
+    for move, ((board_a, bridges_a), (board_b, bridges_b)) in enumerate(itertools.pairwise(game)):
+        SceneSpec(board=board_b, bridges=bridges_b)  # physically possible
+        assert looks_plausible(grid_from_board(board_b))
+        colour = "L" if move % 2 == 0 else "D"
+        added = [
+            (ra, ca, cb)
+            for ra, rb in zip(board_a, board_b, strict=True)
+            for ca, cb in zip(ra, rb, strict=True)
+            if ca != cb
+        ]
+        new_bridges = set(bridges_b) - set(bridges_a)
+        assert set(bridges_a) <= set(bridges_b)
+        if added:
+            assert len(added) == 2 and not new_bridges
+            assert all(ca == "." and cb == colour for _, ca, cb in added)
+        else:
+            assert len(new_bridges) <= 1
+
+
+def test_video_command_writes_a_game_and_its_truth(tmp_path: Path) -> None:
+    out = tmp_path / "game.avi"
+    code = video_main(["--out", str(out), "--moves", "1", "--fps", "5", "--still", "0.4"])
+    assert code == 0
+    lines = [json.loads(x) for x in out.with_suffix(".jsonl").read_text().splitlines()]
+    cap = cv2.VideoCapture(str(out))
+    count = 0
+    while cap.read()[0]:
+        count += 1
+    cap.release()
+    assert count == len(lines) > 0
+    assert lines[0]["move"] == 0 and lines[-1]["move"] == 1
+    assert {line["phase"] for line in lines} == {"still", "hand"}
