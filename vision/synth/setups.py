@@ -231,6 +231,13 @@ def _pick(rng: np.random.Generator, options: tuple[BGR, ...]) -> BGR:
     return options[int(rng.integers(len(options)))]
 
 
+def _vary(rng: np.random.Generator, colour: BGR, spread: float) -> BGR:
+    """An edition's colour as one particular print run / wood batch made it."""
+    gain = rng.uniform(1.0 - spread, 1.0 + spread, 3) * rng.uniform(1.0 - spread, 1.0 + spread)
+    b, g, r = (float(min(255.0, c * k)) for c, k in zip(colour, gain, strict=True))
+    return (b, g, r)
+
+
 def _fits(cam_spec: CameraSpec, size: int, border: float, margin: float) -> bool:
     r, c = look_at(cam_spec, cam_spec.azimuth_deg)
     cam = Camera(intrinsics(cam_spec), r, c, cam_spec.width, cam_spec.height)
@@ -406,8 +413,8 @@ def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) ->
     light = setup.light_editions[int(rng.integers(len(setup.light_editions)))]
     dark = setup.dark_editions[int(rng.integers(len(setup.dark_editions)))]
     tiles = TileLook(
-        light_color=LIGHT_EDITIONS[light],
-        dark_color=DARK_EDITIONS[dark],
+        light_color=_vary(rng, LIGHT_EDITIONS[light], 0.05),
+        dark_color=_vary(rng, DARK_EDITIONS[dark], 0.12),
         size=_u(rng, (0.84, 0.92)),
         height=_u(rng, (0.2, 0.34)),
         bevel=_u(rng, (0.03, 0.07)),
