@@ -200,6 +200,7 @@ SETUPS: dict[str, Setup] = {
             azimuth_spread=25.0,
             tints=("cool", "neutral"),
             exposure=(0.45, 0.7),
+            fill=(0.5, 0.9),
             noise=(4.0, 9.0),
             blur=(0.8, 1.6),
             jpeg=(35, 65),
@@ -216,6 +217,7 @@ SETUPS: dict[str, Setup] = {
             "players' hands and arms reaching over part of the board",
             elevation=(50.0, 90.0),
             azimuth_spread=25.0,
+            fill=(0.6, 1.0),
             hands=(1, 2),
         ),
     )
