@@ -478,3 +478,12 @@ def test_video_command_writes_a_game_and_its_truth(tmp_path: Path) -> None:
     assert count == len(lines) > 0
     assert lines[0]["move"] == 0 and lines[-1]["move"] == 1
     assert {line["phase"] for line in lines} == {"still", "hand"}
+
+
+def test_unknown_setup_and_bad_frame_rate_are_clear_errors() -> None:
+    with pytest.raises(ValueError, match="unknown setup 'nope'"):
+        random_spec(np.random.default_rng(0), "nope")
+    with pytest.raises(InvalidScene, match="frame rate"):
+        list(render_sequence(_small_game(), _small_video_spec(), SequenceTiming(fps=0.0)))
+    with pytest.raises(InvalidScene, match="bad board row"):
+        SceneSpec(board=("." * 9,) * 10)
