@@ -10,6 +10,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vision.synth import (
     SETUPS,
@@ -487,3 +489,20 @@ def test_unknown_setup_and_bad_frame_rate_are_clear_errors() -> None:
         list(render_sequence(_small_game(), _small_video_spec(), SequenceTiming(fps=0.0)))
     with pytest.raises(InvalidScene, match="bad board row"):
         SceneSpec(board=("." * 9,) * 10)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    light=st.integers(0, 45),
+    dark=st.integers(0, 45),
+    bridges=st.integers(0, 15),
+)
+def test_random_positions_always_pass_the_physical_checks(
+    seed: int, light: int, dark: int, bridges: int
+) -> None:
+    board, bridge_list = random_position(np.random.default_rng(seed), 10, light, dark, bridges)
+    SceneSpec(board=board, bridges=bridge_list)
+    assert looks_plausible(grid_from_board(board))
+    assert sum(row.count("L") for row in board) <= light
+    assert sum(row.count("D") for row in board) <= dark
