@@ -1142,6 +1142,26 @@ def _defocus_weight(spec_key: SceneSpec) -> Array:
     return out
 
 
+def _chromatic_aberration(img: Array, corner_px: float) -> Array:
+    """Lateral colour: red scaled out and blue scaled in about the image centre, so the
+    channels part by `corner_px` at the image corners (cheap lenses)."""
+    h, w = img.shape[:2]
+    cx, cy = (w - 1) / 2.0, (h - 1) / 2.0
+    eps = corner_px / math.hypot(cx, cy)
+    out = img.copy()
+    for channel, scale in ((0, 1.0 - eps / 2.0), (2, 1.0 + eps / 2.0)):
+        # sample the source at the centre-scaled position: a larger scale shrinks the channel
+        m = np.array([[scale, 0, cx * (1 - scale)], [0, scale, cy * (1 - scale)]], np.float64)
+        out[..., channel] = cv2.warpAffine(
+            np.ascontiguousarray(img[..., channel]),
+            m,
+            (w, h),
+            flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+            borderMode=cv2.BORDER_REPLICATE,
+        )
+    return out
+
+
 NOISE_PAD = 64
 NOISE_VARIANTS = 3
 
@@ -1177,6 +1197,8 @@ def _finish(
         img = cv2.remap(img, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         mask = cv2.remap(mask, map_x, map_y, cv2.INTER_LINEAR)
     fx = spec.effects
+    if fx.chromatic > 0.05:
+        img = _chromatic_aberration(img, fx.chromatic)
     if fx.depth_blur > 0.05:
         weight = _defocus_weight(_light_key(spec))
         if cam_spec.distorted:

@@ -127,6 +127,7 @@ class Setup:
     blur: Range = (0.3, 0.8)
     jpeg: tuple[int, int] = (80, 95)
     sharpen: Range = (0.0, 0.0)
+    chromatic: Range = (0.0, 0.0)
     depth_blur: Range = (0.0, 0.0)
     hands: tuple[int, int] = (0, 0)
     supply: float = 0.5
@@ -191,6 +192,7 @@ SETUPS: dict[str, Setup] = {
             focal=(620.0, 760.0),
             k1=(-0.25, -0.08),
             k2=(0.0, 0.06),
+            chromatic=(0.5, 2.5),
             fill=(0.85, 1.0),
         ),
         Setup(
@@ -202,6 +204,7 @@ SETUPS: dict[str, Setup] = {
             exposure=(0.45, 0.7),
             fill=(0.5, 0.9),
             noise=(4.0, 9.0),
+            chromatic=(0.0, 1.5),
             blur=(0.8, 1.6),
             jpeg=(35, 65),
         ),
@@ -461,6 +464,7 @@ def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) ->
         blur_sigma=_u(rng, setup.blur),
         jpeg_quality=int(rng.integers(setup.jpeg[0], setup.jpeg[1] + 1)),
         sharpen=_u(rng, setup.sharpen),
+        chromatic=_u(rng, setup.chromatic),
         depth_blur=_u(rng, setup.depth_blur),
     )
     markers = None

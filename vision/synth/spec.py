@@ -160,6 +160,8 @@ class Effects:
 
     noise_sigma: float = 2.0
     blur_sigma: float = 0.6
+    chromatic: float = 0.0
+    """Lateral chromatic aberration: red and blue part by this many pixels at the corners."""
     sharpen: float = 0.0
     """Unsharp-mask strength (phones sharpen their pictures; 0.5 is strong)."""
     depth_blur: float = 0.0
