@@ -120,6 +120,8 @@ class Setup:
     falloff: Range = (0.05, 0.25)
     gradient: Range = (0.0, 0.15)
     lamp_height: Range = (18.0, 40.0)
+    lamp_reach: Range = (0.0, 12.0)
+    """Horizontal distance of the lamp from the board centre (cells)."""
     shadow_strength: Range = (0.25, 0.5)
     shadow_softness: Range = (0.08, 0.2)
     glare: Range = (0.0, 0.15)
@@ -183,6 +185,21 @@ SETUPS: dict[str, Setup] = {
             shadow_strength=(0.5, 0.75),
             shadow_softness=(0.03, 0.1),
             glare=(0.2, 0.55),
+        ),
+        Setup(
+            "window-daylight",
+            "daylight from a window low on one side: long hard shadows, bright to dark",
+            elevation=(55.0, 90.0),
+            azimuth_spread=25.0,
+            tints=("cool", "neutral"),
+            lamp_height=(15.0, 30.0),
+            lamp_reach=(40.0, 70.0),
+            falloff=(0.0, 0.1),
+            gradient=(0.25, 0.45),
+            shadow_strength=(0.45, 0.7),
+            shadow_softness=(0.02, 0.06),
+            exposure=(0.9, 1.15),
+            glare=(0.0, 0.1),
         ),
         Setup(
             "wide-angle-distorted",
@@ -438,7 +455,7 @@ def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) ->
         overhang=_u(rng, (0.1, 0.25)),
     )
     lamp_angle = _u(rng, (0.0, 2 * math.pi))
-    lamp_reach = _u(rng, (0.0, 12.0))
+    lamp_reach = _u(rng, setup.lamp_reach)
     tint_name = setup.tints[int(rng.integers(len(setup.tints)))]
     lighting = Lighting(
         lamp=(
