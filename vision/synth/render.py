@@ -816,13 +816,30 @@ def _hand_parts(hand: HandSpec, spec: SceneSpec) -> list[_Limb]:
             )
         )
     spread = math.radians(hand.spread_deg)
-    for k, (offset, length) in enumerate(((-1.0, 2.0), (-0.35, 2.5), (0.35, 2.6), (1.0, 2.3))):
+    pinch = bool(hand.holding)
+    index_end = tip
+    # index finger next to the thumb (on the -side), then middle, ring, little
+    for k, (offset, length) in enumerate(((-1.0, 2.4), (-0.35, 2.65), (0.35, 2.5), (1.0, 2.0))):
         base = knuckle + side * offset * 0.62 * s
+        if pinch and k >= 2:
+            # ring and little fingers curl under the palm while the others pinch the piece
+            middle = base - d * 1.0 * s - z * 0.7 * s
+            curled = middle + d * 0.7 * s - z * 0.5 * s
+            parts.append(_Limb(base, middle, 0.33 * s, 0.3 * s, skin, 1.0 - 0.02 * k))
+            parts.append(_Limb(middle, curled, 0.3 * s, 0.27 * s, skin, 0.98 - 0.02 * k))
+            continue
         direction = -d * math.cos(spread * offset) + side * math.sin(spread * offset) * 0.5
+        if pinch:
+            direction = -d + side * (0.25 if k == 0 else -0.1)
+            direction /= np.linalg.norm(direction)
         end = base + direction * length * s - z * (0.8 * s)
+        if k == 0:
+            index_end = end
         parts.append(_Limb(base, end, 0.33 * s, 0.27 * s, skin, 1.02 - 0.02 * k))
     thumb_base = wrist - side * 0.9 * s - d * 0.8 * s
     thumb_tip = tip - side * 1.3 * s + d * 0.6 * s
+    if pinch:
+        thumb_tip = index_end - side * 0.55 * s + d * 0.2 * s
     parts.append(_Limb(thumb_base, thumb_tip, 0.45 * s, 0.33 * s, skin, 0.97))
     del spec
     return parts
