@@ -374,10 +374,10 @@ def test_sequence_refuses_an_impossible_position() -> None:
         list(render_sequence([(EMPTY, ()), bad], _small_video_spec()))
 
 
-def test_hand_holding_a_bridge_covers_more_than_an_empty_hand() -> None:
-    empty_hand = HandSpec(target=(5.0, 5.0), from_deg=270.0, height=2.0)
-    with_bridge = dataclasses.replace(empty_hand, holding="B")
-    a = render(_clean_spec(hands=(empty_hand,)))
+def test_hand_holding_a_bridge_covers_more_than_one_holding_a_tile() -> None:
+    with_tile = HandSpec(target=(5.0, 5.0), from_deg=270.0, height=2.0, holding="L")
+    with_bridge = dataclasses.replace(with_tile, holding="B")
+    a = render(_clean_spec(hands=(with_tile,)))
     b = render(_clean_spec(hands=(with_bridge,)))
     assert (b.occlusion_mask > 0).sum() > (a.occlusion_mask > 0).sum()
 
