@@ -168,12 +168,6 @@ def _shade(normal: Array, light: Array, ambient: float, diffuse: float) -> float
     return (ambient + diffuse * max(0.0, float(normal @ light))) / flat
 
 
-def _specular(normal: Array, light: Array, view: Array, power: float) -> float:
-    half = light + view
-    half /= np.linalg.norm(half)
-    return float(max(0.0, float(normal @ half)) ** power)
-
-
 def _color(albedo: Array, shade: float, spec: float) -> tuple[float, float, float]:
     c = albedo * shade + 255.0 * spec
     return (float(c[0]), float(c[1]), float(c[2]))
@@ -781,7 +775,7 @@ class _Limb:
     cloth: bool = False
 
 
-def _hand_parts(hand: HandSpec, spec: SceneSpec) -> list[_Limb]:
+def _hand_parts(hand: HandSpec) -> list[_Limb]:
     """Capsules of arm, sleeve, palm, fingers and thumb, drawn in this order."""
     s = hand.scale
     ang = math.radians(hand.from_deg)
@@ -841,7 +835,6 @@ def _hand_parts(hand: HandSpec, spec: SceneSpec) -> list[_Limb]:
     if pinch:
         thumb_tip = index_end - side * 0.55 * s + d * 0.2 * s
     parts.append(_Limb(thumb_base, thumb_tip, 0.45 * s, 0.33 * s, skin, 0.97))
-    del spec
     return parts
 
 
@@ -852,7 +845,7 @@ def _draw_hands(img: Array, spec: SceneSpec, setup: _Setup, hands: tuple[HandSpe
     if not hands:
         return mask
     near = 0.25 * spec.camera.distance
-    all_parts = [_hand_parts(h, spec) for h in hands]
+    all_parts = [_hand_parts(h) for h in hands]
     # shadows: soft, from the lamp, plus a broad darkening straight below
     casters = []
     below = []
@@ -1196,9 +1189,7 @@ def _noise_bank(height: int, width: int, variant: int) -> Array:
     return np.asarray(bank, np.float32)
 
 
-def _finish(
-    canvas: Array, hand_mask: Array, spec: SceneSpec, setup: _Setup
-) -> tuple[Array, Array, bytes | None]:
+def _finish(canvas: Array, hand_mask: Array, spec: SceneSpec) -> tuple[Array, Array, bytes | None]:
     """Light, lens, blur, noise, JPEG: canvas (float) -> (image uint8, mask uint8, jpeg)."""
     illum, glare = _light_maps(_light_key(spec))
     img = canvas
@@ -1313,7 +1304,7 @@ def render(spec: SceneSpec) -> Frame:
     canvas = np.array(_static_layer(key), np.float32)
     hand_mask = _draw_hands(canvas, spec, setup, spec.hands)
     occluded = _occluded_cells(spec, setup, hand_mask)
-    image, mask_u8, encoded = _finish(canvas, hand_mask, spec, setup)
+    image, mask_u8, encoded = _finish(canvas, hand_mask, spec)
     cam_spec = spec.camera
     homography = None
     if not cam_spec.distorted:
