@@ -27,6 +27,8 @@ from vision.synth import (
     Prop,
     SceneSpec,
     SequenceTiming,
+    TableKind,
+    TableLook,
     a1_margin_px,
     parse_cell,
     random_position,
@@ -506,3 +508,23 @@ def test_random_positions_always_pass_the_physical_checks(
     assert looks_plausible(grid_from_board(board))
     assert sum(row.count("L") for row in board) <= light
     assert sum(row.count("D") for row in board) <= dark
+
+
+def test_table_edge_shows_the_floor_beyond_it() -> None:
+    table = TableLook(
+        color=(200.0, 200.0, 200.0),
+        kind=TableKind.PLAIN,
+        contrast=0.0,
+        extent=(7.0, 7.0),
+        floor_color=(20.0, 20.0, 20.0),
+    )
+    cam = CameraSpec(elevation_deg=90.0, distance=30.0, focal_px=900.0)
+    frame = render(_clean_spec(bridges=(), table=table, camera=cam))
+    assert frame.homography is not None
+    (inside, outside) = cv2.perspectiveTransform(
+        np.array([[[5.0, 11.5], [5.0, 12.5]]]), frame.homography
+    )[0]
+    assert frame.image[int(inside[1]), int(inside[0])].mean() > 150
+    assert frame.image[int(outside[1]), int(outside[0])].mean() < 60
+    with pytest.raises(InvalidScene, match="larger than the board"):
+        _clean_spec(table=TableLook(extent=(4.0, 9.0)))

@@ -446,6 +446,8 @@ def _board_layers(spec: SceneSpec, setup: _Setup) -> Array:
         tex, h_table, half_size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP
     )
     img = cv2.resize(small, size, interpolation=cv2.INTER_LINEAR).astype(np.float32)
+    if spec.table.extent is not None:
+        _apply_table_edge(img, spec, cam, -t)
     # board edge (cardboard thickness), drawn where it shows beyond the printed top
     btex, border = board_texture(look, spec.size, spec.seed)  # BGRA, alpha 255 on the board
     n = spec.size
@@ -484,6 +486,46 @@ def _board_layers(spec: SceneSpec, setup: _Setup) -> Array:
         warped[..., :3].astype(np.float32), region, alpha, 1.0 - alpha
     )
     return np.asarray(img, np.float32)
+
+
+def _apply_table_edge(img: Array, spec: SceneSpec, cam: Camera, z: float) -> None:
+    """Show the floor beyond the table's edge (a dim, blurred, far surface)."""
+    table = spec.table
+    assert table.extent is not None
+    xx, yy, gw, gh = _coarse_grid(cam.width, cam.height, 4)
+    pts = np.stack([xx, yy, np.ones(xx.size)], axis=1) @ np.linalg.inv(cam.plane_homography(z)).T
+    w = pts[:, 2]
+    valid = w > 1e-9
+    safe = np.where(valid, w, 1.0)
+    cx = spec.size / 2.0 + table.offset[0]
+    cy = spec.size / 2.0 + table.offset[1]
+    # signed distance to the edge on the table plane (cells, positive on the table)
+    dist = np.minimum(
+        table.extent[0] - np.abs(pts[:, 0] / safe - cx),
+        table.extent[1] - np.abs(pts[:, 1] / safe - cy),
+    )
+    dist = np.where(valid, np.clip(dist, -50.0, 50.0), -50.0)
+    if dist.min() > 0.5:
+        return
+    fine = cv2.resize(
+        dist.reshape(gh, gw).astype(np.float32),
+        (cam.width, cam.height),
+        interpolation=cv2.INTER_LINEAR,
+    )
+    # distance in pixels = distance in cells / its change per pixel: a one-pixel soft edge
+    gy, gx = np.gradient(fine)
+    slope = np.maximum(np.sqrt(gx * gx + gy * gy), 1e-4)
+    on_table = np.clip(0.5 + fine / slope, 0.0, 1.0).astype(np.float32)
+    rng = np.random.default_rng([spec.seed, 37])
+    blotch = cv2.resize(
+        rng.normal(0.0, 1.0, (9, 16)).astype(np.float32),
+        (cam.width, cam.height),
+        interpolation=cv2.INTER_CUBIC,
+    )
+    floor = (
+        np.array(table.floor_color, np.float32)[None, None, :] * (1.0 + 0.08 * blotch)[..., None]
+    )
+    img[:] = cv2.blendLinear(img, floor, on_table, 1.0 - on_table)
 
 
 def _marker_squares(spec: SceneSpec) -> list[tuple[int, Array]]:

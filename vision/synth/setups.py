@@ -72,6 +72,12 @@ TABLES: tuple[tuple[TableKind, BGR], ...] = (
     (TableKind.PLAIN, (200.0, 204.0, 208.0)),
     (TableKind.PLAIN, (96.0, 98.0, 100.0)),
 )
+FLOORS: tuple[BGR, ...] = (
+    (45.0, 50.0, 55.0),
+    (70.0, 95.0, 120.0),
+    (110.0, 110.0, 105.0),
+    (30.0, 35.0, 45.0),
+)
 SKIN_TONES: tuple[BGR, ...] = (
     (165.0, 190.0, 230.0),
     (135.0, 165.0, 215.0),
@@ -137,6 +143,8 @@ class Setup:
     """Chance that printed ArUco markers lie at the board's corners (see MarkerSpec)."""
     props: float = 0.35
     """Chance of other objects on the table (game box, phone, score pad)."""
+    table_edge: float = 0.35
+    """Chance that the table's edge (and the floor beyond) is in view in angled shots."""
     """Chance that the players' supply of tiles lies on the table beside the board."""
 
 
@@ -496,6 +504,24 @@ def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) ->
         reach = markers.gap + markers.size + markers.paper
     hand_count = int(rng.integers(setup.hands[0], setup.hands[1] + 1))
     hands = tuple(_hand(rng, size, board_look.border_width) for _ in range(hand_count))
+    loose = _supply(rng, size, board_look.border_width + reach, setup)
+    props = _props(rng, size, board_look.border_width + reach + 1.0, setup)
+    if rng.random() < setup.table_edge:
+        centre = size / 2.0
+        need = [size / 2.0 + board_look.border_width + reach + 0.5]
+        need += [max(abs(p.x - centre), abs(p.y - centre)) + 1.0 for p in loose]
+        need += [
+            max(abs(p.x - centre), abs(p.y - centre)) + math.hypot(p.width, p.depth) / 2 + 0.3
+            for p in props
+        ]
+        offset = (_u(rng, (-2.0, 2.0)), _u(rng, (-2.0, 2.0)))
+        grow = max(need) + max(abs(offset[0]), abs(offset[1]))
+        table = replace(
+            table,
+            extent=(grow + _u(rng, (0.5, 6.0)), grow + _u(rng, (0.5, 6.0))),
+            offset=offset,
+            floor_color=_pick(rng, FLOORS),
+        )
     return SceneSpec(
         board=board,
         bridges=bridges,
@@ -508,8 +534,8 @@ def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) ->
         lighting=lighting,
         effects=effects,
         hands=hands,
-        loose_tiles=_supply(rng, size, board_look.border_width + reach, setup),
+        loose_tiles=loose,
         markers=markers,
-        props=_props(rng, size, board_look.border_width + reach + 1.0, setup),
+        props=props,
         seed=int(rng.integers(2**31)),
     )

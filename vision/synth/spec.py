@@ -90,6 +90,11 @@ class TableLook:
     kind: TableKind = TableKind.WOOD
     contrast: float = 0.25
     scale: float = 1.0
+    extent: tuple[float, float] | None = None
+    """Half width and half depth of the table top (cells, around the board centre plus
+    `offset`); None for a table wider than the view. Beyond its edge is the floor."""
+    offset: tuple[float, float] = (0.0, 0.0)
+    floor_color: BGR = (55.0, 60.0, 65.0)
 
 
 @dataclass(frozen=True)
@@ -293,6 +298,11 @@ class SceneSpec:
                 raise InvalidScene(f"loose tile colour {piece.colour!r}: expected 'L' or 'D'")
             if max(abs(piece.x - self.size / 2.0), abs(piece.y - self.size / 2.0)) < reach:
                 raise InvalidScene(f"loose tile at ({piece.x}, {piece.y}) lies on the board")
+        if self.table.extent is not None:
+            half = self.size / 2.0 + self.board_look.border_width + 0.5
+            for axis in (0, 1):
+                if self.table.extent[axis] < half + abs(self.table.offset[axis]):
+                    raise InvalidScene("the table must be larger than the board it carries")
         for prop in self.props:
             if min(prop.width, prop.depth, prop.height) <= 0:
                 raise InvalidScene("prop sizes must be positive")
