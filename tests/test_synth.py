@@ -231,8 +231,11 @@ def test_camera_bump_moves_the_board_in_the_image() -> None:
     before = [t for t in truths if not t.bumped]
     after = [t for t in truths if t.bumped]
     assert before and after and all(t.time_s >= 0.5 for t in after)
-    shift = np.abs(after[0].frame.corners - before[-1].frame.corners).max()
-    assert shift > 2.0
+    settled = np.abs(after[-1].frame.corners - before[-1].frame.corners).max()
+    assert settled > 2.0
+    # during the shake the view swings past where it settles
+    swing = max(np.abs(t.frame.corners - before[-1].frame.corners).max() for t in after)
+    assert swing > settled
 
 
 @pytest.mark.parametrize("suffix", [".mp4", ".avi"])

@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from vision.synth.position import Bridge, Cell, cell_at, parse_cell
 from vision.synth.render import Frame, render
-from vision.synth.spec import HandSpec, InvalidScene, SceneSpec
+from vision.synth.spec import CameraSpec, HandSpec, InvalidScene, SceneSpec
 
 Array = npt.NDArray[Any]
 
@@ -42,12 +42,29 @@ class Phase(StrEnum):
 
 @dataclass(frozen=True)
 class CameraBump:
-    """A knock on the camera (or the board): the view shifts and stays shifted."""
+    """A knock on the camera (or the board): the view shakes for `shake_s`, then stays
+    shifted by the given amounts."""
 
     at_s: float
     azimuth_deg: float = 1.5
     elevation_deg: float = -1.0
     shift: tuple[float, float] = (0.15, -0.1)
+    shake_s: float = 0.3
+
+
+def _bumped(camera: CameraSpec, bump: CameraBump, now: float) -> CameraSpec:
+    """The camera at time `now` (>= bump.at_s): a damped swing settling on the new pose."""
+    u = (now - bump.at_s) / bump.shake_s if bump.shake_s > 0 else 1.0
+    amount = 1.0 if u >= 1.0 else 1.0 - math.exp(-4.0 * u) * math.cos(3.0 * math.pi * u)
+    return replace(
+        camera,
+        azimuth_deg=camera.azimuth_deg + bump.azimuth_deg * amount,
+        elevation_deg=min(90.0, camera.elevation_deg + bump.elevation_deg * amount),
+        target=(
+            camera.target[0] + bump.shift[0] * amount,
+            camera.target[1] + bump.shift[1] * amount,
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -250,16 +267,6 @@ def render_sequence(
         t = end + timing.still_s
     total = t
     frame_count = int(math.floor(total * timing.fps + 1e-9))
-    bumped_camera = None
-    if timing.bump is not None:
-        b = timing.bump
-        cam = spec.camera
-        bumped_camera = replace(
-            cam,
-            azimuth_deg=cam.azimuth_deg + b.azimuth_deg,
-            elevation_deg=min(90.0, cam.elevation_deg + b.elevation_deg),
-            target=(cam.target[0] + b.shift[0], cam.target[1] + b.shift[1]),
-        )
     for index in range(frame_count):
         now = index / timing.fps
         position = positions[0]
@@ -284,8 +291,9 @@ def render_sequence(
                 )
                 hand_spec = replace(hand_spec, motion=motion)
             break
-        bumped = bumped_camera is not None and timing.bump is not None and now >= timing.bump.at_s
-        camera = bumped_camera if bumped and bumped_camera is not None else spec.camera
+        bump = timing.bump
+        bumped = bump is not None and now >= bump.at_s
+        camera = _bumped(spec.camera, bump, now) if bump is not None and bumped else spec.camera
         lighting = spec.lighting
         if timing.light_drift > 0:
             swing = math.sin(2.0 * math.pi * now / max(timing.light_drift_period_s, 1e-3))
