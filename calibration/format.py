@@ -53,7 +53,7 @@ class Thresholds:
     patch_fraction: float
     empty_distance: float
     tile_merge_distance: float
-    light_min_lightness: float
+    light_vs_board_lightness: float
     occlusion_distance: float
     ring_occlusion_distance: float
     ring_occlusion_fraction: float

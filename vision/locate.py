@@ -26,9 +26,15 @@ Corners = np.ndarray
 """Four (x, y) float points, shape (4, 2)."""
 
 
-def locate_board(settings: Thresholds, image: np.ndarray) -> Corners:
-    """The grid's outer corners (TL, TR, BR, BL as the image shows them), sub-pixel."""
+def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = False) -> Corners:
+    """The grid's outer corners (TL, TR, BR, BL as the image shows them), sub-pixel.
+
+    With `markers`, the board outline comes from the four ArUco corner markers
+    (see `vision.markers`) and only the grid is searched for.
+    """
     check_image(image)
+    if markers:
+        return _locate_by_markers(settings, image)
     scale = min(1.0, settings.work_long_side / max(image.shape[:2]))
     small = image if scale == 1.0 else cv2.resize(
         image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA
@@ -49,6 +55,17 @@ def locate_board(settings: Thresholds, image: np.ndarray) -> Corners:
     if best is None:
         raise BoardNotFound("no board outline with a 10 x 10 grid found in the image")
     return best[1] / scale
+
+
+def _locate_by_markers(settings: Thresholds, image: np.ndarray) -> Corners:
+    from vision.markers import find_marker_outline
+
+    outline = order_visually(find_marker_outline(image))
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    grid = _find_grid(gray, outline, settings)
+    if grid is None:
+        raise BoardNotFound("no 10 x 10 grid found between the ArUco corner markers")
+    return grid[1]
 
 
 def order_visually(points: np.ndarray) -> Corners:
