@@ -52,7 +52,8 @@ class Thresholds:
     margin_cells: float
     patch_fraction: float
     empty_distance: float
-    tile_merge_distance: float
+    cluster_min_separation: float
+    cluster_separation_sigmas: float
     light_vs_board_lightness: float
     occlusion_distance: float
     ring_occlusion_distance: float
@@ -94,9 +95,8 @@ def default_thresholds() -> Thresholds:
         missing = sorted(set(known) - set(data))
         if missing:
             raise CalibrationError(f"{_THRESHOLDS_FILE}: missing {', '.join(missing)}")
-        _DEFAULTS.append(
-            Thresholds(**{k: (int if known[k].type == "int" else float)(v) for k, v in data.items()})
-        )
+        kinds = {k: int if known[k].type == "int" else float for k in known}
+        _DEFAULTS.append(Thresholds(**{k: kinds[k](v) for k, v in data.items()}))
     return _DEFAULTS[0]
 
 

@@ -1,7 +1,6 @@
 """Stage 3b: classify each cell as empty, light tile, dark tile, or unknown (something else).
 
-Colours are compared in Lab after light normalisation (see `vision.features`), with
-lightness counted half so that soft shadows matter less than hue. The colour model is
+Colours are compared in Lab after light normalisation (see `vision.features`). The colour model is
 learned, never hard-coded: `learn_colours` clusters the cells of one image (k-means), takes
 the largest cluster as the bare board and tells light from dark tiles by lightness;
 `update_colours` lets a model follow slow light changes.
@@ -17,7 +16,7 @@ import numpy as np
 from calibration.format import ColourModel, Lab, Thresholds
 
 EMPTY, LIGHT, DARK, UNKNOWN = 0, 1, 2, 3
-_WEIGHTS = np.array([0.5, 1.0, 1.0])
+_WEIGHTS = np.array([1.0, 1.0, 1.0])
 
 
 @dataclass(frozen=True)
@@ -30,7 +29,7 @@ class CellReading:
 
 
 def colour_distance(lab: np.ndarray, centre: Lab | np.ndarray) -> np.ndarray:
-    """Weighted Lab distance (lightness counted half) of colours (n, 3) to one centre."""
+    """Lab distance of colours (n, 3) to one centre."""
     diff = (np.asarray(lab, np.float64) - np.asarray(centre, np.float64)) * _WEIGHTS
     result: np.ndarray = np.sqrt((diff**2).sum(axis=-1))
     return result
@@ -42,7 +41,7 @@ def learn_colours(settings: Thresholds, lab: np.ndarray, ring: Lab) -> ColourMod
     The largest cluster is the bare board; other clusters are tiles, the lighter one light.
     With only one tile cluster, it is light when it is lighter than the board.
     """
-    clusters = _clusters(lab, settings.tile_merge_distance)
+    clusters = _clusters(lab, settings)
     clusters.sort(key=lambda c: -c[1])
     empty = clusters[0][0]
     tiles = [c for c in clusters[1:] if c[1] >= 1]
@@ -60,35 +59,46 @@ def learn_colours(settings: Thresholds, lab: np.ndarray, ring: Lab) -> ColourMod
     return ColourModel(empty=empty, ring=ring, light=light, dark=dark)
 
 
-def _clusters(lab: np.ndarray, merge: float) -> list[tuple[Lab, int]]:
-    """k-means (k = 3) on weighted Lab, then clusters closer than `merge` joined."""
+def _clusters(lab: np.ndarray, settings: Thresholds) -> list[tuple[Lab, int]]:
+    """k-means (k = 3) on Lab, then clusters that are not clearly apart joined.
+
+    Two clusters stay apart when their centres are further than both the minimum
+    separation and `cluster_separation_sigmas` times their spread along the line joining
+    them (a single blob cut in two by k-means fails that test).
+    """
     data = (np.asarray(lab, np.float64) * _WEIGHTS).astype(np.float32)
     k = min(3, len(data))
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.1)
     cv2.setRNGSeed(7)
-    _, labels, centres = cv2.kmeans(data, k, None, criteria, 4, cv2.KMEANS_PP_CENTERS)
-    groups = [[int(i)] for i in range(k)]
-    members = [data[labels.ravel() == i] for i in range(k)]
+    _, labels, _ = cv2.kmeans(data, k, None, criteria, 4, cv2.KMEANS_PP_CENTERS)
+    groups = [data[labels.ravel() == i] for i in range(k)]
+    groups = [g for g in groups if len(g)]
     merged = True
     while merged and len(groups) > 1:
         merged = False
-        means = [np.concatenate([members[i] for i in g]).mean(axis=0) for g in groups]
         for i in range(len(groups)):
             for j in range(i + 1, len(groups)):
-                if np.linalg.norm(means[i] - means[j]) < merge:
-                    groups[i] += groups.pop(j)
+                if not _apart(groups[i], groups[j], settings):
+                    groups[i] = np.concatenate([groups[i], groups.pop(j)])
                     merged = True
                     break
             if merged:
                 break
     out: list[tuple[Lab, int]] = []
-    for g in groups:
-        pts = np.concatenate([members[i] for i in g])
-        if len(pts) == 0:
-            continue
+    for pts in groups:
         centre = np.median(pts, axis=0) / _WEIGHTS
         out.append(((float(centre[0]), float(centre[1]), float(centre[2])), len(pts)))
     return out
+
+
+def _apart(a: np.ndarray, b: np.ndarray, settings: Thresholds) -> bool:
+    diff = b.mean(axis=0) - a.mean(axis=0)
+    dist = float(np.linalg.norm(diff))
+    if dist < settings.cluster_min_separation:
+        return False
+    u = diff / dist
+    spread = np.sqrt((np.var(a @ u) + np.var(b @ u)) / 2)
+    return dist > settings.cluster_separation_sigmas * float(spread)
 
 
 def classify_cells(settings: Thresholds, lab: np.ndarray, model: ColourModel) -> CellReading:
@@ -123,7 +133,7 @@ def complete_colours(
             far &= colour_distance(lab, known) > settings.empty_distance
     if far.sum() < 1:
         return model
-    clusters = _clusters(lab[far], settings.tile_merge_distance)
+    clusters = _clusters(lab[far], settings)
     clusters.sort(key=lambda c: -c[1])
     light, dark = model.light, model.dark
     if light is None and dark is None:
