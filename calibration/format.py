@@ -55,10 +55,14 @@ class Thresholds:
     cluster_min_separation: float
     cluster_separation_sigmas: float
     light_vs_board_lightness: float
-    occlusion_distance: float
+    match_distance: float
+    uniform_spread: float
+    tile_min_votes: int
+    empty_min_votes: int
     ring_occlusion_distance: float
     ring_occlusion_fraction: float
     bridge_min_score: float
+    bridge_max_spread: float
     bridge_grey_chroma: float
     tile_height_cells: float
     bridge_height_cells: float

@@ -6,6 +6,8 @@ plan holds sample boxes along the bridge's 3D path (tile-top height at the ends,
 in the middle) projected through the camera pose into the top-down view. A pair scores the
 fraction of its middle samples that are not bare board; pairs between two tiles of one
 colour over empty cells are accepted best first, each tile carrying at most one bridge end.
+A bridge's deck is one colour along its length, so a path whose samples disagree (a shadow,
+the side of a tile) is not a bridge.
 """
 
 from __future__ import annotations
@@ -91,10 +93,13 @@ def find_bridges(
     idx = np.array(candidates)
     sample_idx = (idx[:, None] * n + np.arange(n)[None, :]).ravel()
     bgr = box_means(ii, bridge_plan.boxes[sample_idx])
-    norm = bgr / field_at(light_coef, bridge_plan.xy[sample_idx]) * 100.0
+    norm = bgr / field_at(light_coef, bridge_plan.xy[sample_idx])
     lab = to_lab(norm)
     not_board = colour_distance(lab, model.empty) > settings.empty_distance
     scores = not_board.reshape(len(idx), n).mean(axis=1)
+    path = lab.reshape(len(idx), n, 3)
+    spread = np.sqrt(((path - path.mean(axis=1, keepdims=True)) ** 2).sum(axis=2)).max(axis=1)
+    scores[spread > settings.bridge_max_spread] = 0.0
     order = np.argsort(-scores, kind="stable")
     used: set[Cell] = set()
     found: list[tuple[Cell, Cell]] = []

@@ -35,12 +35,24 @@ def colour_distance(lab: np.ndarray, centre: Lab | np.ndarray) -> np.ndarray:
     return result
 
 
-def learn_colours(settings: Thresholds, lab: np.ndarray, ring: Lab) -> ColourModel:
-    """A colour model from one image's cell colours (n, 3 Lab).
+def uniform_cells(settings: Thresholds, sub_lab: np.ndarray) -> np.ndarray:
+    """Cells whose 3 x 3 sub-boxes agree (no bridge, shadow edge or hand across them)."""
+    med = np.median(sub_lab, axis=1, keepdims=True)
+    spread = np.sqrt(((sub_lab - med) ** 2).sum(axis=2)).max(axis=1)
+    result: np.ndarray = spread <= settings.uniform_spread
+    return result
 
-    The largest cluster is the bare board; other clusters are tiles, the lighter one light.
-    With only one tile cluster, it is light when it is lighter than the board.
+
+def learn_colours(settings: Thresholds, sub_lab: np.ndarray, ring: Lab) -> ColourModel:
+    """A colour model from one image's cells ((100, 9, 3) Lab of their sub-boxes).
+
+    Only uniform cells are clustered. The largest cluster is the bare board; other
+    clusters are tiles, the lighter one light. With only one tile cluster, it is light
+    when it is lighter than the board.
     """
+    uniform = uniform_cells(settings, sub_lab)
+    cells = np.median(sub_lab, axis=1)
+    lab = cells[uniform] if uniform.sum() >= 10 else cells
     clusters = _clusters(lab, settings)
     clusters.sort(key=lambda c: -c[1])
     empty = clusters[0][0]
@@ -101,37 +113,52 @@ def _apart(a: np.ndarray, b: np.ndarray, settings: Thresholds) -> bool:
     return dist > settings.cluster_separation_sigmas * float(spread)
 
 
-def classify_cells(settings: Thresholds, lab: np.ndarray, model: ColourModel) -> CellReading:
-    """Nearest colour centre per cell; UNKNOWN when no centre is near enough."""
-    centres = [model.empty, model.light, model.dark]
-    dists = np.full((len(lab), 3), np.inf)
-    for i, centre in enumerate(centres):
+def classify_cells(settings: Thresholds, sub_lab: np.ndarray, model: ColourModel) -> CellReading:
+    """Per cell, a vote of its 3 x 3 sub-boxes (sub_lab: (100, 9, 3)) among the colour centres.
+
+    A sub-box votes for the nearest centre within `match_distance`, or for nothing. A cell is
+    a tile when at least `tile_min_votes` sub-boxes vote for that tile colour, or when a
+    few do and hardly any vote for anything else (a bridge's end hides the rest); empty
+    when at least `empty_min_votes` vote for the bare board; UNKNOWN otherwise (a hand, a
+    sleeve, something the model does not know).
+    """
+    n, k, _ = sub_lab.shape
+    flat = sub_lab.reshape(-1, 3)
+    dists = np.full((len(flat), 3), np.inf)
+    for i, centre in enumerate((model.empty, model.light, model.dark)):
         if centre is not None:
-            dists[:, i] = colour_distance(lab, centre)
-    order = np.argsort(dists, axis=1)
-    best = order[:, 0]
-    d1 = dists[np.arange(len(lab)), best]
-    d2 = dists[np.arange(len(lab)), order[:, 1]]
-    codes = best.copy()
-    codes[d1 > settings.occlusion_distance] = UNKNOWN
-    with np.errstate(invalid="ignore", divide="ignore"):
-        conf = np.where(np.isfinite(d2), 1.0 - d1 / np.maximum(d2, 1e-6), 1.0)
-    conf = np.clip(conf, 0.0, 1.0)
-    conf[codes == UNKNOWN] = 0.0
-    return CellReading(codes, conf, d1)
+            dists[:, i] = colour_distance(flat, centre)
+    nearest = np.argmin(dists, axis=1)
+    close = dists[np.arange(len(flat)), nearest] <= settings.match_distance
+    votes = np.zeros((n, 3))
+    for cls in range(3):
+        votes[:, cls] = ((nearest == cls) & close).reshape(n, k).sum(axis=1)
+    codes = np.full(n, UNKNOWN)
+    codes[votes[:, EMPTY] >= settings.empty_min_votes] = EMPTY
+    for cls, other in ((LIGHT, DARK), (DARK, LIGHT)):
+        clear = (votes[:, cls] >= settings.tile_min_votes) & (votes[:, cls] > votes[:, other])
+        # A tile mostly hidden by a bridge's end: a few votes, hardly any for the board.
+        covered = (votes[:, cls] >= 2) & (votes[:, EMPTY] <= 2) & (votes[:, other] <= 1)
+        codes[clear | covered] = cls
+    chosen = np.where(codes == UNKNOWN, 0, votes[np.arange(n), np.minimum(codes, 2)])
+    conf = np.where(codes == UNKNOWN, 0.0, chosen / k)
+    cell_dist = np.median(dists.reshape(n, k, 3).min(axis=2), axis=1)
+    return CellReading(codes, conf, cell_dist)
 
 
 def complete_colours(
-    settings: Thresholds, lab: np.ndarray, model: ColourModel
+    settings: Thresholds, sub_lab: np.ndarray, model: ColourModel
 ) -> ColourModel:
-    """Fill in tile colours a model lacks from cells far from the board colour."""
+    """Fill in tile colours a model lacks from uniform cells far from the board colour."""
     if model.light is not None and model.dark is not None:
         return model
-    far = colour_distance(lab, model.empty) > settings.empty_distance
+    lab = np.median(sub_lab, axis=1)
+    far = uniform_cells(settings, sub_lab)
+    far &= colour_distance(lab, model.empty) > settings.empty_distance
     for known in (model.light, model.dark):
         if known is not None:
             far &= colour_distance(lab, known) > settings.empty_distance
-    if far.sum() < 1:
+    if far.sum() < 2:
         return model
     clusters = _clusters(lab[far], settings)
     clusters.sort(key=lambda c: -c[1])

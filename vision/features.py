@@ -1,8 +1,9 @@
 """Stage 3a: measure colours in the top-down view: per cell, along the border ring, per path.
 
 Everything is sampled as box means through one integral image, so a frame costs a few
-hundred array look-ups. Cells are sampled where a tile's top face appears (the cell centre
-raised by the tile height, which moves it away from the camera when seen at an angle).
+hundred array look-ups. Cells are sampled at half a tile's height above the board (seen at
+an angle, raised things move away from the camera): the patch then lies on a tile's top
+face when there is a tile, and clear of the neighbours' sides when there is none.
 Colours are normalised for uneven light with a smooth field fitted to the border ring.
 """
 
@@ -54,7 +55,7 @@ def plan_sampling(
     map_x, map_y = _topdown_maps(geometry, px, margin, side, distortion)
     ranks, files = np.mgrid[0:SIZE, 0:SIZE]
     centres = np.column_stack([files.ravel() + 0.5, ranks.ravel() + 0.5]).astype(np.float64)
-    raised = geometry.raised(centres, settings.tile_height_cells)
+    raised = geometry.raised(centres, settings.tile_height_cells / 2)
     third = settings.patch_fraction / 3
     offsets = np.array([(dx, dy) for dy in (-1, 0, 1) for dx in (-1, 0, 1)], np.float64) * third
     sub = (raised[:, None, :] + offsets[None, :, :]).reshape(-1, 2)
@@ -141,40 +142,52 @@ def box_means(ii: np.ndarray, boxes: np.ndarray) -> np.ndarray:
 
 
 def cell_colours(ii: np.ndarray, plan: SamplingPlan) -> np.ndarray:
-    """Per cell, the per-channel median of its 3 x 3 sub-box means, (100, 3) BGR.
-
-    The median ignores what covers only part of a cell: a bridge's end resting on a tile,
-    a bridge's deck over an empty cell, a glare spot, a grid line.
-    """
-    subs = box_means(ii, plan.cell_boxes).reshape(SIZE * SIZE, 9, 3)
-    result: np.ndarray = np.median(subs, axis=1)
+    """Per cell, its 3 x 3 sub-box mean colours, (100, 9, 3) BGR."""
+    result: np.ndarray = box_means(ii, plan.cell_boxes).reshape(SIZE * SIZE, 9, 3)
     return result
 
 
-def light_field(ring_bgr: np.ndarray, ring_xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A smooth per-channel light field fitted to the ring: (coefficients (3, 3), inliers).
+def _design(xy: np.ndarray) -> np.ndarray:
+    """Quadratic terms in board coordinates scaled to about -0.5..0.5."""
+    u = (xy[:, 0] - SIZE / 2) / SIZE
+    v = (xy[:, 1] - SIZE / 2) / SIZE
+    return np.column_stack([np.ones(len(xy)), u, v, u * u, u * v, v * v])
 
-    Each channel is modelled as c0 + c1 x + c2 y over the board; ring samples far from the
-    fit (a hand or an arm over the border) are dropped and the fit repeated.
+
+# The quadratic terms averaged over the board (u, v uniform on -0.5..0.5).
+_MEAN_DESIGN = np.array([1.0, 0.0, 0.0, 1 / 12, 0.0, 1 / 12])
+
+
+def light_field(ring_bgr: np.ndarray, ring_xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A smooth per-channel light field fitted to the ring: (coefficients (6, 3), inliers).
+
+    Each channel is modelled as a quadratic in x and y over the board (a lamp's falloff);
+    ring samples far from the fit (a hand or an arm over the border) are dropped and the
+    fit repeated.
     """
-    design = np.column_stack([np.ones(len(ring_xy)), ring_xy - SIZE / 2])
+    design = _design(ring_xy)
     keep = np.ones(len(ring_xy), bool)
-    coef = np.zeros((3, 3))
+    coef = np.zeros((6, 3))
     for _ in range(3):
         coef, *_ = np.linalg.lstsq(design[keep], ring_bgr[keep], rcond=None)
         fitted = design @ coef
         err = np.abs(ring_bgr - fitted).max(axis=1) / np.maximum(fitted.mean(axis=1), 1.0)
         new_keep = err < max(0.12, 2.5 * float(np.median(err)))
-        if new_keep.sum() < 8 or (new_keep == keep).all():
+        if new_keep.sum() < 12 or (new_keep == keep).all():
             break
         keep = new_keep
     return coef, keep
 
 
 def field_at(coef: np.ndarray, xy: np.ndarray) -> np.ndarray:
-    """The fitted light field (BGR) at board points."""
-    design = np.column_stack([np.ones(len(xy)), xy - SIZE / 2])
-    result: np.ndarray = np.maximum(design @ coef, 1.0)
+    """The relative light field at board points, per channel (1.0 = the board's average).
+
+    Dividing colours by it evens out a lamp's falloff and a window's gradient while
+    keeping the colours themselves and the overall exposure as they are.
+    """
+    field = np.maximum(_design(xy) @ coef, 1.0)
+    mean = np.maximum(_MEAN_DESIGN @ coef, 1.0)
+    result: np.ndarray = np.clip(field / mean, 0.25, 4.0)
     return result
 
 

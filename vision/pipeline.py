@@ -63,6 +63,9 @@ class Measurement:
     """One frame's measured colours (light-normalised Lab) and the ring's light fit."""
 
     cells_lab: np.ndarray
+    """(100, 3): per cell, the median Lab of its sub-boxes."""
+    sub_lab: np.ndarray
+    """(100, 9, 3): Lab of each cell's 3 x 3 sub-boxes."""
     ring_lab: np.ndarray
     ring_outliers: np.ndarray
     light_coef: np.ndarray
@@ -89,17 +92,18 @@ def measure(plan: Plan, image: np.ndarray) -> Measurement:
     ii = integral(topdown)
     ring = box_means(ii, plan.sampling.ring_boxes)
     coef, keep = light_field(ring, plan.sampling.ring_xy)
-    cells = cell_colours(ii, plan.sampling)
-    norm = cells / field_at(coef, plan.sampling.cell_xy) * 100.0
+    subs = cell_colours(ii, plan.sampling)
+    field = field_at(coef, plan.sampling.cell_xy)
+    sub_lab = to_lab((subs / field[:, None, :]).reshape(-1, 3)).reshape(subs.shape)
     ring_lab = to_lab(ring[keep].mean(axis=0, keepdims=True))[0]
-    return Measurement(to_lab(norm), ring_lab, ~keep, coef, ii, topdown)
+    return Measurement(np.median(sub_lab, axis=1), sub_lab, ring_lab, ~keep, coef, ii, topdown)
 
 
 def observe(
     settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel
 ) -> tuple[Observation, CellReading]:
     """Classify, find bridges, detect occlusion and build the Observation."""
-    reading = classify_cells(settings, m.cells_lab, model)
+    reading = classify_cells(settings, m.sub_lab, model)
     codes = reading.codes.copy()
     bridges, _ = find_bridges(settings, plan.bridges, m.integral, m.light_coef, codes, model)
     under: set[Cell] = set()
@@ -158,9 +162,9 @@ def read_board(
     m = measure(plan, image)
     model = calibration.colours if calibration and calibration.colours else None
     if model is None:
-        model = learn_colours(settings, m.cells_lab, _lab3(m.ring_lab))
+        model = learn_colours(settings, m.sub_lab, _lab3(m.ring_lab))
     elif not m.ring_outliers.any():
-        model = complete_colours(settings, m.cells_lab, model)
+        model = complete_colours(settings, m.sub_lab, model)
     obs, _ = observe(settings, plan, m, model)
     return obs
 
@@ -227,10 +231,10 @@ class BoardReader:
             self._reference = _ring_strips(self._plan, m.topdown)
         model = self.model
         if model is None:
-            model = learn_colours(self.settings, m.cells_lab, _lab3(m.ring_lab))
+            model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab))
         obs, reading = observe(self.settings, self._plan, m, model)
         if not obs.occluded:
-            model = complete_colours(self.settings, m.cells_lab, model)
+            model = complete_colours(self.settings, m.sub_lab, model)
             model = update_colours(self.settings, model, m.cells_lab, reading)
         self.model = model
         scaled = tuple((x / self._scale, y / self._scale) for x, y in obs.corners)
