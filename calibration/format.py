@@ -112,13 +112,14 @@ class ColourModel:
     """Lab colour centres (L 0..100, a and b around 0) learned from the board.
 
     `empty` is the bare board inside a cell, `ring` the board's border around the grid;
-    `light` and `dark` are the tiles, None until tiles of that colour have been seen.
+    `light` and `dark` are the tiles and `bridge` the bridges' grey, each None until seen.
     """
 
     empty: Lab
     ring: Lab
     light: Lab | None = None
     dark: Lab | None = None
+    bridge: Lab | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {k: (list(v) if v is not None else None) for k, v in asdict(self).items()}
@@ -133,6 +134,7 @@ class ColourModel:
                 ring=_lab(data["ring"]),
                 light=_lab(data["light"]) if data.get("light") is not None else None,
                 dark=_lab(data["dark"]) if data.get("dark") is not None else None,
+                bridge=_lab(data["bridge"]) if data.get("bridge") is not None else None,
             )
         except KeyError as exc:
             raise CalibrationError(f"colours: missing {exc.args[0]}") from exc

@@ -16,16 +16,17 @@ import numpy as np
 from calibration.format import ColourModel, Lab, Thresholds
 
 EMPTY, LIGHT, DARK, UNKNOWN = 0, 1, 2, 3
+BRIDGE = 3  # the fourth colour a sub-box may vote for
 _WEIGHTS = np.array([1.0, 1.0, 1.0])
 
 
 @dataclass(frozen=True)
 class CellReading:
-    """Per cell (index rank * 10 + file): class code, confidence, distance to its class."""
+    """Per cell (index rank * 10 + file): class code, confidence, sub-box votes (n, 3)."""
 
     codes: np.ndarray
     confidence: np.ndarray
-    distance: np.ndarray
+    votes: np.ndarray
 
 
 def colour_distance(lab: np.ndarray, centre: Lab | np.ndarray) -> np.ndarray:
@@ -116,34 +117,36 @@ def _apart(a: np.ndarray, b: np.ndarray, settings: Thresholds) -> bool:
 def classify_cells(settings: Thresholds, sub_lab: np.ndarray, model: ColourModel) -> CellReading:
     """Per cell, a vote of its 3 x 3 sub-boxes (sub_lab: (100, 9, 3)) among the colour centres.
 
-    A sub-box votes for the nearest centre within `match_distance`, or for nothing. A cell is
-    a tile when at least `tile_min_votes` sub-boxes vote for that tile colour, or when a
-    few do and hardly any vote for anything else (a bridge's end hides the rest); empty
-    when at least `empty_min_votes` vote for the bare board; UNKNOWN otherwise (a hand, a
-    sleeve, something the model does not know).
+    A sub-box votes for the nearest centre (board, light, dark, bridge) within
+    `match_distance`, or for nothing. A cell is a tile when at least `tile_min_votes`
+    sub-boxes vote for that tile colour, or a few do and the rest is bridge (a bridge's
+    foot rests on it); empty when at least `empty_min_votes` vote for the board, or a few
+    do and the rest is bridge (a deck passes over it); UNKNOWN otherwise (a hand, a sleeve,
+    something the model does not know).
     """
     n, k, _ = sub_lab.shape
     flat = sub_lab.reshape(-1, 3)
-    dists = np.full((len(flat), 3), np.inf)
-    for i, centre in enumerate((model.empty, model.light, model.dark)):
+    dists = np.full((len(flat), 4), np.inf)
+    for i, centre in enumerate((model.empty, model.light, model.dark, model.bridge)):
         if centre is not None:
             dists[:, i] = colour_distance(flat, centre)
     nearest = np.argmin(dists, axis=1)
     close = dists[np.arange(len(flat)), nearest] <= settings.match_distance
-    votes = np.zeros((n, 3))
-    for cls in range(3):
+    votes = np.zeros((n, 4))
+    for cls in range(4):
         votes[:, cls] = ((nearest == cls) & close).reshape(n, k).sum(axis=1)
+    deck = votes[:, BRIDGE]
     codes = np.full(n, UNKNOWN)
-    codes[votes[:, EMPTY] >= settings.empty_min_votes] = EMPTY
+    full = settings.tile_min_votes + 2
+    codes[(votes[:, EMPTY] >= settings.empty_min_votes)
+          | ((votes[:, EMPTY] >= 2) & (votes[:, EMPTY] + deck >= full))] = EMPTY
     for cls, other in ((LIGHT, DARK), (DARK, LIGHT)):
         clear = (votes[:, cls] >= settings.tile_min_votes) & (votes[:, cls] > votes[:, other])
-        # A tile mostly hidden by a bridge's end: a few votes, hardly any for the board.
-        covered = (votes[:, cls] >= 2) & (votes[:, EMPTY] <= 2) & (votes[:, other] <= 1)
-        codes[clear | covered] = cls
-    chosen = np.where(codes == UNKNOWN, 0, votes[np.arange(n), np.minimum(codes, 2)])
-    conf = np.where(codes == UNKNOWN, 0.0, chosen / k)
-    cell_dist = np.median(dists.reshape(n, k, 3).min(axis=2), axis=1)
-    return CellReading(codes, conf, cell_dist)
+        covered = (votes[:, cls] >= 2) & (votes[:, cls] + deck >= full) & (votes[:, other] <= 1)
+        codes[clear | (covered & (votes[:, cls] >= votes[:, EMPTY]))] = cls
+    chosen = votes[np.arange(n), np.minimum(codes, 2)] + np.where(codes == UNKNOWN, 0, deck)
+    conf = np.where(codes == UNKNOWN, 0.0, np.minimum(chosen, k) / k)
+    return CellReading(codes, conf, votes)
 
 
 def complete_colours(

@@ -16,7 +16,13 @@ import cv2
 import numpy as np
 
 from calibration.format import A1Corner, Calibration, ColourModel, Thresholds, default_thresholds
-from vision.bridges import BridgePlan, find_bridges, plan_bridges
+from vision.bridges import (
+    BridgePlan,
+    find_bridges,
+    learn_bridge_colour,
+    measure_paths,
+    plan_bridges,
+)
 from vision.cells import SIZE, Cell, CellState, cells_under
 from vision.classify import (
     DARK,
@@ -101,16 +107,25 @@ def measure(plan: Plan, image: np.ndarray) -> Measurement:
 
 def observe(
     settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel
-) -> tuple[Observation, CellReading]:
-    """Classify, find bridges, detect occlusion and build the Observation."""
+) -> tuple[Observation, CellReading, ColourModel]:
+    """Classify, find bridges, detect occlusion and build the Observation.
+
+    Returns the observation, the cell reading and the colour model (with the bridges'
+    colour when it was learned from this frame).
+    """
     reading = classify_cells(settings, m.sub_lab, model)
+    paths = measure_paths(plan.bridges, m.integral, m.light_coef)
+    if model.bridge is None:
+        bridge = learn_bridge_colour(settings, plan.bridges, paths, reading, model)
+        if bridge is not None:
+            model = replace(model, bridge=bridge)
+            reading = classify_cells(settings, m.sub_lab, model)
     codes = reading.codes.copy()
-    bridges, _ = find_bridges(settings, plan.bridges, m.integral, m.light_coef, codes, model)
-    under: set[Cell] = set()
-    for a, b in bridges:
-        under.update(cells_under(a, b))
-    for f, r in under:
-        if codes[r * SIZE + f] == UNKNOWN:
+    bridges, colours = find_bridges(settings, plan.bridges, paths, reading, model)
+    for (a, b), colour in zip(bridges, colours, strict=True):
+        for f, r in (a, b):
+            codes[r * SIZE + f] = colour
+        for f, r in cells_under(a, b):
             codes[r * SIZE + f] = EMPTY
     unknown = (codes == UNKNOWN).reshape(SIZE, SIZE)
     ring_hit = m.ring_outliers.mean() > settings.ring_occlusion_fraction
@@ -138,7 +153,7 @@ def observe(
     )
     corners = tuple((float(x), float(y)) for x, y in plan.corners)
     obs = Observation(cells, tuple(sorted(kept)), conf, occluded_cells, occluded, corners)
-    return obs, reading
+    return obs, reading, model
 
 
 def read_board(
@@ -165,7 +180,7 @@ def read_board(
         model = learn_colours(settings, m.sub_lab, _lab3(m.ring_lab))
     elif not m.ring_outliers.any():
         model = complete_colours(settings, m.sub_lab, model)
-    obs, _ = observe(settings, plan, m, model)
+    obs, _, _ = observe(settings, plan, m, model)
     return obs
 
 
@@ -232,7 +247,7 @@ class BoardReader:
         model = self.model
         if model is None:
             model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab))
-        obs, reading = observe(self.settings, self._plan, m, model)
+        obs, reading, model = observe(self.settings, self._plan, m, model)
         if not obs.occluded:
             model = complete_colours(self.settings, m.sub_lab, model)
             model = update_colours(self.settings, model, m.cells_lab, reading)
