@@ -15,6 +15,8 @@ import numpy as np
 
 from calibration.format import ColourModel, Lab, Thresholds
 
+SIZE = 10
+
 EMPTY, LIGHT, DARK, UNKNOWN = 0, 1, 2, 3
 BRIDGE = 3  # the fourth colour a sub-box may vote for
 _WEIGHTS = np.array([1.0, 1.0, 1.0])
@@ -47,8 +49,9 @@ def uniform_cells(settings: Thresholds, sub_lab: np.ndarray) -> np.ndarray:
 def learn_colours(settings: Thresholds, sub_lab: np.ndarray, ring: Lab) -> ColourModel:
     """A colour model from one image's cells ((100, 9, 3) Lab of their sub-boxes).
 
-    Only uniform cells are clustered. The largest cluster is the bare board; other
-    clusters are tiles, the lighter one light. With only one tile cluster, it is light
+    Only uniform cells are clustered (k-means, at most three clusters). The bare board is
+    the cluster whose cells form the largest connected area (tiles lie in groups of at
+    most four); of two tile clusters the lighter is light; a single tile cluster is light
     when it is lighter than the board.
     """
     uniform = uniform_cells(settings, sub_lab)
@@ -56,20 +59,35 @@ def learn_colours(settings: Thresholds, sub_lab: np.ndarray, ring: Lab) -> Colou
     lab = cells[uniform] if uniform.sum() >= 10 else cells
     clusters = _clusters(lab, settings)
     clusters.sort(key=lambda c: -c[1])
-    empty = clusters[0][0]
-    tiles = [c for c in clusters[1:] if c[1] >= 1]
+    clusters = clusters[:3]
+    centres = np.array([c[0] for c in clusters])
+    nearest = np.argmin(
+        np.stack([colour_distance(cells, c) for c in centres], axis=1), axis=1
+    )
+    # The bare board shows in wide connected areas; tiles come in groups of at most four.
+    spans = [_largest_group(nearest == i) for i in range(len(clusters))]
+    board = max(range(len(clusters)), key=lambda i: (spans[i], clusters[i][1]))
+    empty = clusters[board][0]
+    tiles = sorted((c[0] for i, c in enumerate(clusters) if i != board), key=lambda c: -c[0])
     light: Lab | None = None
     dark: Lab | None = None
-    if len(tiles) >= 2:
-        first, second = sorted(tiles[:2], key=lambda c: -c[0][0])
-        light, dark = first[0], second[0]
+    if len(tiles) == 2:
+        light, dark = tiles
     elif len(tiles) == 1:
-        centre = tiles[0][0]
-        if centre[0] > empty[0] + settings.light_vs_board_lightness:
-            light = centre
+        if tiles[0][0] > empty[0] + settings.light_vs_board_lightness:
+            light = tiles[0]
         else:
-            dark = centre
+            dark = tiles[0]
     return ColourModel(empty=empty, ring=ring, light=light, dark=dark)
+
+
+def _largest_group(mask: np.ndarray) -> int:
+    """Cells in the largest 4-connected group of a (100,) mask laid out on the board."""
+    grid = mask.reshape(SIZE, SIZE).astype(np.uint8)
+    count, labels = cv2.connectedComponents(grid, connectivity=4)
+    if count <= 1:
+        return 0
+    return int(np.bincount(labels.ravel())[1:].max())
 
 
 def _clusters(lab: np.ndarray, settings: Thresholds) -> list[tuple[Lab, int]]:
