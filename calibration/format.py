@@ -57,6 +57,7 @@ class Thresholds:
     light_vs_board_lightness: float
     match_distance: float
     uniform_spread: float
+    tile_max_group: int
     tile_min_votes: int
     empty_min_votes: int
     ring_occlusion_distance: float

@@ -1,14 +1,14 @@
 """Stage 3b: classify each cell as empty, light tile, dark tile, or unknown (something else).
 
 Colours are compared in Lab after light normalisation (see `vision.features`). The colour model is
-learned, never hard-coded: `learn_colours` clusters the cells of one image (k-means), takes
-the largest cluster as the bare board and tells light from dark tiles by lightness;
-`update_colours` lets a model follow slow light changes.
+learned, never hard-coded: `learn_colours` clusters the cells of one image (k-means), finds the
+bare board among the clusters and names the tile colours; `blend_colours` lets a kept
+model follow slow light changes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -46,39 +46,67 @@ def uniform_cells(settings: Thresholds, sub_lab: np.ndarray) -> np.ndarray:
     return result
 
 
-def learn_colours(settings: Thresholds, sub_lab: np.ndarray, ring: Lab) -> ColourModel:
+def learn_colours(
+    settings: Thresholds, sub_lab: np.ndarray, ring: Lab, hint: ColourModel | None = None
+) -> ColourModel:
     """A colour model from one image's cells ((100, 9, 3) Lab of their sub-boxes).
 
     Only uniform cells are clustered (k-means, at most three clusters). The bare board is
-    the cluster whose cells form the largest connected area (tiles lie in groups of at
-    most four); of two tile clusters the lighter is light; a single tile cluster is light
-    when it is lighter than the board.
+    the cluster nearest the hint's board colour when there is a hint, else the cluster
+    whose cells form the largest connected area. Tiles lie in groups of at most four, so
+    a cluster with a group larger than `tile_max_group` is not tiles (the board in other
+    light, a sleeve). Tile clusters take the name of the nearest hint colour; without one,
+    of two the lighter is light, and a single one is light when lighter than the board.
+    Colours this image does not show are kept from the hint.
     """
     uniform = uniform_cells(settings, sub_lab)
     cells = np.median(sub_lab, axis=1)
     lab = cells[uniform] if uniform.sum() >= 10 else cells
     clusters = _clusters(lab, settings)
     clusters.sort(key=lambda c: -c[1])
-    clusters = clusters[:3]
-    centres = np.array([c[0] for c in clusters])
-    nearest = np.argmin(
-        np.stack([colour_distance(cells, c) for c in centres], axis=1), axis=1
-    )
-    # The bare board shows in wide connected areas; tiles come in groups of at most four.
+    centres = [c[0] for c in clusters]
+    nearest = np.argmin(np.stack([colour_distance(cells, c) for c in centres], axis=1), axis=1)
     spans = [_largest_group(nearest == i) for i in range(len(clusters))]
     board = max(range(len(clusters)), key=lambda i: (spans[i], clusters[i][1]))
-    empty = clusters[board][0]
-    tiles = sorted((c[0] for i, c in enumerate(clusters) if i != board), key=lambda c: -c[0])
+    if hint is not None:
+        gaps = [float(colour_distance(np.array([c]), hint.empty)[0]) for c in centres]
+        if min(gaps) <= settings.match_distance:
+            board = int(np.argmin(gaps))
+    empty = centres[board]
+    tiles = [c for i, c in enumerate(centres) if i != board and spans[i] <= settings.tile_max_group]
+    light, dark = _name_tiles(settings, tiles, empty, hint)
+    if hint is not None:
+        light = light if light is not None else hint.light
+        dark = dark if dark is not None else hint.dark
+    return ColourModel(empty=empty, ring=ring, light=light, dark=dark,
+                       bridge=hint.bridge if hint is not None else None)
+
+
+def _name_tiles(
+    settings: Thresholds, tiles: list[Lab], empty: Lab, hint: ColourModel | None
+) -> tuple[Lab | None, Lab | None]:
     light: Lab | None = None
     dark: Lab | None = None
-    if len(tiles) == 2:
-        light, dark = tiles
-    elif len(tiles) == 1:
-        if tiles[0][0] > empty[0] + settings.light_vs_board_lightness:
-            light = tiles[0]
-        else:
-            dark = tiles[0]
-    return ColourModel(empty=empty, ring=ring, light=light, dark=dark)
+    if hint is not None and (hint.light is not None or hint.dark is not None):
+        for centre in tiles:
+            known = [(n, c) for n, c in (("light", hint.light), ("dark", hint.dark)) if c]
+            name, ref = min(known, key=lambda nc: float(colour_distance(np.array([centre]),
+                                                                         nc[1])[0]))
+            if float(colour_distance(np.array([centre]), ref)[0]) > 2 * settings.match_distance:
+                continue
+            if name == "light" and light is None:
+                light = centre
+            elif name == "dark" and dark is None:
+                dark = centre
+        return light, dark
+    ordered = sorted(tiles, key=lambda c: -c[0])[:2]
+    if len(ordered) == 2:
+        return ordered[0], ordered[1]
+    if len(ordered) == 1:
+        if ordered[0][0] > empty[0] + settings.light_vs_board_lightness:
+            return ordered[0], None
+        return None, ordered[0]
+    return None, None
 
 
 def _largest_group(mask: np.ndarray) -> int:
@@ -167,58 +195,19 @@ def classify_cells(settings: Thresholds, sub_lab: np.ndarray, model: ColourModel
     return CellReading(codes, conf, votes)
 
 
-def complete_colours(
-    settings: Thresholds, sub_lab: np.ndarray, model: ColourModel
-) -> ColourModel:
-    """Fill in tile colours a model lacks from uniform cells far from the board colour."""
-    if model.light is not None and model.dark is not None:
-        return model
-    lab = np.median(sub_lab, axis=1)
-    far = uniform_cells(settings, sub_lab)
-    far &= colour_distance(lab, model.empty) > settings.empty_distance
-    for known in (model.light, model.dark):
-        if known is not None:
-            far &= colour_distance(lab, known) > settings.empty_distance
-    if far.sum() < 2:
-        return model
-    clusters = _clusters(lab[far], settings)
-    clusters.sort(key=lambda c: -c[1])
-    light, dark = model.light, model.dark
-    if light is None and dark is None:
-        if len(clusters) >= 2:
-            first, second = sorted(clusters[:2], key=lambda c: -c[0][0])
-            light, dark = first[0], second[0]
-        elif clusters[0][0][0] > model.empty[0] + settings.light_vs_board_lightness:
-            light = clusters[0][0]
-        else:
-            dark = clusters[0][0]
-    elif light is None:
-        lighter = [c for c, _ in clusters if dark is not None and c[0] > dark[0]]
-        light = lighter[0] if lighter else None
-    else:
-        darker = [c for c, _ in clusters if c[0] < light[0]]
-        dark = darker[0] if darker else None
-    return replace(model, light=light, dark=dark)
-
-
-def update_colours(
-    settings: Thresholds, model: ColourModel, lab: np.ndarray, reading: CellReading
-) -> ColourModel:
-    """Move each known centre a little (adapt_rate) toward the cells confidently read as it."""
+def blend_colours(settings: Thresholds, old: ColourModel, new: ColourModel) -> ColourModel:
+    """Move the old model `adapt_rate` of the way toward the new; colours new to it are taken."""
     rate = settings.adapt_rate
 
-    def moved(centre: Lab | None, code: int) -> Lab | None:
-        if centre is None:
-            return None
-        sel = (reading.codes == code) & (reading.confidence > 0.5)
-        if sel.sum() < 2:
-            return centre
-        target = np.median(lab[sel], axis=0)
-        new = (1 - rate) * np.asarray(centre) + rate * target
-        return (float(new[0]), float(new[1]), float(new[2]))
+    def mix(a: Lab | None, b: Lab | None) -> Lab | None:
+        if a is None or b is None:
+            return b if a is None else a
+        m = (1 - rate) * np.asarray(a) + rate * np.asarray(b)
+        return (float(m[0]), float(m[1]), float(m[2]))
 
-    empty = moved(model.empty, EMPTY)
+    empty = mix(old.empty, new.empty)
     assert empty is not None
-    return replace(
-        model, empty=empty, light=moved(model.light, LIGHT), dark=moved(model.dark, DARK)
+    return ColourModel(
+        empty=empty, ring=new.ring, light=mix(old.light, new.light),
+        dark=mix(old.dark, new.dark), bridge=mix(old.bridge, new.bridge),
     )

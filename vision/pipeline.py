@@ -23,17 +23,16 @@ from vision.bridges import (
     measure_paths,
     plan_bridges,
 )
-from vision.cells import SIZE, Cell, CellState, cells_under
+from vision.cells import SIZE, CellState, cells_under
 from vision.classify import (
     DARK,
     EMPTY,
     LIGHT,
     UNKNOWN,
     CellReading,
+    blend_colours,
     classify_cells,
-    complete_colours,
     learn_colours,
-    update_colours,
 )
 from vision.errors import CalibrationMismatch
 from vision.features import (
@@ -128,13 +127,14 @@ def observe(
         for f, r in cells_under(a, b):
             codes[r * SIZE + f] = EMPTY
     unknown = (codes == UNKNOWN).reshape(SIZE, SIZE)
-    ring_hit = m.ring_outliers.mean() > settings.ring_occlusion_fraction
+    ring_hit = bool(m.ring_outliers.mean() > settings.ring_occlusion_fraction)
+    occluded = bool(ring_hit or unknown.any())
     occluded_grid = unknown.copy()
     if unknown.any():
-        occluded_grid = cv2.dilate(unknown.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
-    occluded = bool(ring_hit or unknown.any())
-    if occluded:
-        occluded_grid |= (reading.confidence.reshape(SIZE, SIZE) < 0.3)
+        # Next to what is hidden, a cell read without conviction is hidden too (a sleeve's
+        # edge, a finger's shadow).
+        near = cv2.dilate(unknown.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+        occluded_grid |= near & (reading.confidence.reshape(SIZE, SIZE) < 0.5)
     occluded_cells = frozenset(
         (f, r) for r in range(SIZE) for f in range(SIZE) if occluded_grid[r, f]
     )
@@ -175,11 +175,8 @@ def read_board(
         corners = orient_corners(locate_board(settings, image), A1Corner.BOTTOM_LEFT, (w, h))
     plan = make_plan(settings, corners, (w, h), k, dist)
     m = measure(plan, image)
-    model = calibration.colours if calibration and calibration.colours else None
-    if model is None:
-        model = learn_colours(settings, m.sub_lab, _lab3(m.ring_lab))
-    elif not m.ring_outliers.any():
-        model = complete_colours(settings, m.sub_lab, model)
+    hint = calibration.colours if calibration is not None else None
+    model = learn_colours(settings, m.sub_lab, _lab3(m.ring_lab), hint)
     obs, _, _ = observe(settings, plan, m, model)
     return obs
 
@@ -244,14 +241,12 @@ class BoardReader:
             self._reference = None
         if self._reference is None and not m.ring_outliers.any():
             self._reference = _ring_strips(self._plan, m.topdown)
-        model = self.model
-        if model is None:
-            model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab))
-        obs, reading, model = observe(self.settings, self._plan, m, model)
-        if not obs.occluded:
-            model = complete_colours(self.settings, m.sub_lab, model)
-            model = update_colours(self.settings, model, m.cells_lab, reading)
-        self.model = model
+        model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab), self.model)
+        obs, _, model = observe(self.settings, self._plan, m, model)
+        if self.model is None:
+            self.model = model
+        elif not obs.occluded:
+            self.model = blend_colours(self.settings, self.model, model)
         scaled = tuple((x / self._scale, y / self._scale) for x, y in obs.corners)
         return replace(obs, corners=scaled)
 
