@@ -65,8 +65,10 @@ def learn_colours(
     clusters = _clusters(lab, settings)
     clusters.sort(key=lambda c: -c[1])
     centres = [c[0] for c in clusters]
-    nearest = np.argmin(np.stack([colour_distance(cells, c) for c in centres], axis=1), axis=1)
-    spans = [_largest_group(nearest == i) for i in range(len(clusters))]
+    dists = np.stack([colour_distance(cells, c) for c in centres], axis=1)
+    nearest = np.argmin(dists, axis=1)
+    pure = dists.min(axis=1) <= settings.uniform_spread
+    spans = [_largest_group((nearest == i) & pure) for i in range(len(clusters))]
     board = max(range(len(clusters)), key=lambda i: (spans[i], clusters[i][1]))
     if hint is not None:
         gaps = [float(colour_distance(np.array([c]), hint.empty)[0]) for c in centres]

@@ -244,7 +244,10 @@ def _fit_lines(profile: np.ndarray, min_span: float) -> tuple[float, float, floa
     best: tuple[float, float, float] | None = None
     k = np.arange(SIZE + 1, dtype=np.float64)
     for pitch in np.arange(min_span * n / SIZE, n / SIZE + 0.01, 0.5):
-        offsets = np.arange(0.0, n - SIZE * pitch + 0.01, 0.5)
+        # A printed board's border is as wide on both sides: keep the grid near the middle.
+        centred = (n - SIZE * pitch) / 2
+        offsets = np.arange(max(0.0, centred - 0.5 * pitch), centred + 0.5 * pitch + 0.01, 0.5)
+        offsets = offsets[offsets <= n - SIZE * pitch + 0.01]
         if len(offsets) == 0:
             continue
         pos = offsets[:, None] + pitch * k[None, :]
