@@ -18,7 +18,7 @@ import numpy as np
 
 from calibration.format import ColourModel, Lab, Thresholds
 from vision.cells import Cell, cells_under
-from vision.classify import DARK, EMPTY, LIGHT, UNKNOWN, CellReading, colour_distance
+from vision.classify import BRIDGE, DARK, EMPTY, LIGHT, UNKNOWN, CellReading, colour_distance
 from vision.features import SamplingPlan, box_means, field_at, to_lab
 from vision.geometry import SIZE
 
@@ -120,8 +120,8 @@ def find_bridges(
     """Bridges read from the frame (pairs of cells, best first) and each one's tile colour.
 
     A pair scores the fraction of its path samples nearer the bridge colour than any other. An end
-    may read UNKNOWN (a bridge's foot hides much of its tile) as long as the other end is a
-    tile; a cell under the bridge may read as anything but a whole tile (the deck hides the
+    may read UNKNOWN (a bridge's foot hides much of its tile) when the rest of it shows one
+    tile colour; a cell under the bridge may read as anything but a whole tile (the deck hides the
     middle of the cell, the board shows at its sides).
     """
     if model.bridge is None:
@@ -144,8 +144,7 @@ def find_bridges(
         if float(scores[j]) < settings.bridge_min_score:
             break
         a, b = bridge_plan.pairs[j]
-        ca, cb = int(codes[a[1] * SIZE + a[0]]), int(codes[b[1] * SIZE + b[0]])
-        ends = {ca, cb} - {UNKNOWN}
+        ends = {_end_colour(codes, votes, a), _end_colour(codes, votes, b)} - {UNKNOWN}
         if len(ends) != 1 or not ends <= {LIGHT, DARK}:
             continue
         if any(_whole_tile(votes[c[1] * SIZE + c[0]]) for c in cells_under(a, b)):
@@ -156,6 +155,24 @@ def find_bridges(
         found.append((a, b))
         found_colours.append(ends.pop())
     return found, found_colours
+
+
+def _end_colour(codes: np.ndarray, votes: np.ndarray, cell: Cell) -> int:
+    """A bridge end's tile colour: as read, or for an UNKNOWN cell the one tile colour its
+    sub-boxes show beside the bridge's foot; UNKNOWN when the foot hides it all; EMPTY
+    when it shows neither (then there is no bridge)."""
+    i = cell[1] * SIZE + cell[0]
+    code = int(codes[i])
+    if code != UNKNOWN:
+        return code
+    light, dark = votes[i][LIGHT], votes[i][DARK]
+    if light >= 1 and dark == 0:
+        return LIGHT
+    if dark >= 1 and light == 0:
+        return DARK
+    if votes[i][BRIDGE] >= 5 and light == dark == 0:
+        return UNKNOWN  # the foot hides the whole tile: the other end decides
+    return EMPTY
 
 
 def _whole_tile(votes: np.ndarray) -> bool:

@@ -62,14 +62,26 @@ def learn_colours(
     uniform = uniform_cells(settings, sub_lab)
     cells = np.median(sub_lab, axis=1)
     lab = cells[uniform] if uniform.sum() >= 10 else cells
-    clusters = _clusters(lab, settings)
-    clusters.sort(key=lambda c: -c[1])
-    centres = [c[0] for c in clusters]
-    dists = np.stack([colour_distance(cells, c) for c in centres], axis=1)
-    nearest = np.argmin(dists, axis=1)
-    pure = dists.min(axis=1) <= settings.uniform_spread
-    spans = [_largest_group((nearest == i) & pure) for i in range(len(clusters))]
-    board = max(range(len(clusters)), key=lambda i: (spans[i], clusters[i][1]))
+    for _ in range(2):
+        clusters = _clusters(lab, settings)
+        clusters.sort(key=lambda c: -c[1])
+        centres = [c[0] for c in clusters]
+        dists = np.stack([colour_distance(cells, c) for c in centres], axis=1)
+        nearest = np.argmin(dists, axis=1)
+        pure = dists.min(axis=1) <= settings.uniform_spread
+        spans = [_largest_group((nearest == i) & pure) for i in range(len(clusters))]
+        board = max(range(len(clusters)), key=lambda i: (spans[i], clusters[i][1]))
+        # A wide cluster that is not the board (a sleeve, a hand) takes a place tiles need:
+        # leave its cells out and cluster again.
+        wide = [i for i in range(len(clusters)) if i != board
+                and spans[i] > settings.tile_max_group]
+        if not wide:
+            break
+        owner = np.argmin(np.stack([colour_distance(lab, c) for c in centres], axis=1), axis=1)
+        rest = ~np.isin(owner, wide)
+        if rest.sum() < 10:
+            break
+        lab = lab[rest]
     if hint is not None:
         gaps = [float(colour_distance(np.array([c]), hint.empty)[0]) for c in centres]
         if min(gaps) <= settings.match_distance:

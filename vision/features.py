@@ -43,12 +43,14 @@ class SamplingPlan:
 def plan_sampling(
     settings: Thresholds,
     geometry: BoardGeometry,
+    image_size: tuple[int, int],
     distortion: np.ndarray | None = None,
 ) -> SamplingPlan:
     """Sampling boxes for cells (at tile-top height) and the border ring (on the board).
 
     With `distortion` (OpenCV coefficients for `geometry.camera_matrix`), the board corners
-    are taken to be in undistorted image coordinates and the frames to be raw.
+    are taken to be in undistorted image coordinates and the frames to be raw. Ring boxes
+    that fall outside an image of `image_size` are left out.
     """
     px, margin = settings.cell_px, settings.margin_cells
     side = topdown_size(px, margin)
@@ -65,10 +67,20 @@ def plan_sampling(
         [_boxes(p[None, :], hx, hy, px, margin, side)[0] for p, (hx, hy) in zip(
             ring_xy, ring_half, strict=True)]
     )
+    inside = [_inside(map_x, map_y, box, image_size) for box in ring_boxes]
+    ring_boxes, ring_xy = ring_boxes[inside], ring_xy[inside]
     return SamplingPlan(
         map_x, map_y, side, cell_boxes, ring_boxes, ring_xy, centres,
         geometry,
     )
+
+
+def _inside(map_x: np.ndarray, map_y: np.ndarray, box: np.ndarray, size: tuple[int, int]) -> bool:
+    """Whether a top-down box comes from inside the camera image (the border may not)."""
+    x0, y0, x1, y1 = (int(v) for v in box)
+    xs, ys = map_x[y0:y1, x0:x1], map_y[y0:y1, x0:x1]
+    return bool((xs >= 0).all() and (ys >= 0).all() and (xs <= size[0] - 1).all()
+                and (ys <= size[1] - 1).all())
 
 
 _RING_IN, _RING_OUT = 0.3, 0.65

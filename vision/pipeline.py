@@ -87,7 +87,7 @@ def make_plan(
 ) -> Plan:
     """Plan the sampling for grid corners (a1, j1, j10, a10 order) in an image of this size."""
     geometry = board_geometry(corners, image_size, camera_matrix)
-    sampling = plan_sampling(settings, geometry, distortion)
+    sampling = plan_sampling(settings, geometry, image_size, distortion)
     return Plan(np.asarray(corners, np.float64), sampling, plan_bridges(settings, sampling))
 
 
