@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from calibration.make import make_calibration
+from vision.errors import CalibrationMismatch, ImageUnreadable
 from vision.pipeline import BoardReader, read_board
 from vision.synth import CameraSpec, HandSpec, SceneSpec, render
 
@@ -105,3 +106,30 @@ def test_tracker_notices_a_bump_and_relocates() -> None:
     assert reader.bumps == 1
     assert obs.board_rows() == list(frame.board)
     assert np.abs(np.array(obs.corners) - frame.corners).max() < 5
+
+
+def test_tracker_rejects_frames_it_cannot_use() -> None:
+    spec = _spec(elevation_deg=90.0)
+    reader = BoardReader(make_calibration(render(spec).image))
+    with pytest.raises(ImageUnreadable):
+        reader.read(b"not a jpeg")
+    with pytest.raises(CalibrationMismatch):
+        reader.read(np.zeros((480, 640, 3), np.uint8))
+
+
+def test_reading_with_a_calibration_for_another_image_size_is_an_error() -> None:
+    frame = render(_spec(elevation_deg=90.0))
+    calibration = make_calibration(frame.image)
+    small = frame.image[:600, :1000].copy()
+    with pytest.raises(CalibrationMismatch, match="1000 x 600"):
+        read_board(small, calibration)
+
+
+def test_reading_with_a_calibration_learns_nothing_wrong_from_an_empty_board() -> None:
+    spec = _spec(elevation_deg=80.0)
+    empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
+    calibration = make_calibration(render(empty).image)
+    assert calibration.colours is not None
+    assert calibration.colours.light is None and calibration.colours.dark is None
+    obs = read_board(render(spec).image, calibration)
+    assert obs.board_rows() == list(BOARD)
