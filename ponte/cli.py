@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ponte.commands.demo",
     "ponte.commands.bench",
     "ponte.commands.leds",
+    "ponte.commands.vision",
 )
 
 

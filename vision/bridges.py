@@ -1,0 +1,204 @@
+"""Stage 4: find bridges (straight, diagonal, knight) between tiles of one colour.
+
+A bridge stands on its two end tiles and arches over the cells between them, so seen at an
+angle it appears displaced from those cells. For every pair of cells at bridge distance the
+plan holds sample boxes along the bridge's 3D path (tile-top height at the ends, arch height
+in the middle) projected through the camera pose into the top-down view. A pair scores the
+fraction of its middle samples that match the bridges' colour; pairs between two tiles of one
+colour over empty cells are accepted best first, each tile carrying at most one bridge end.
+The bridges' colour is learned from paths that look like decks: one colour along their
+length (a shadow or a tile's side is not), unlike the board and the tiles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from calibration.format import ColourModel, Lab, Thresholds
+from vision.cells import Cell, cells_under
+from vision.classify import BRIDGE, DARK, EMPTY, LIGHT, UNKNOWN, CellReading, colour_distance
+from vision.features import SamplingPlan, box_means, field_at, to_lab
+from vision.geometry import SIZE
+
+_OFFSETS = ((0, 2), (2, 0), (2, 2), (2, -2), (1, 2), (2, 1), (2, -1), (1, -2))
+_T = np.array([0.36, 0.43, 0.5, 0.57, 0.64])
+_HALF = 0.07
+
+
+@dataclass(frozen=True)
+class BridgePlan:
+    """Candidate bridges and their sample boxes in the top-down view."""
+
+    pairs: tuple[tuple[Cell, Cell], ...]
+    boxes: np.ndarray
+    """(pairs * samples, 4) int boxes."""
+    xy: np.ndarray
+    """(pairs * samples, 2) board coordinates where the samples appear (for the light field)."""
+
+
+def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
+    """Sample boxes along every possible bridge's arch, seen through the plan's camera."""
+    pairs: list[tuple[Cell, Cell]] = []
+    for f in range(SIZE):
+        for r in range(SIZE):
+            for df, dr in _OFFSETS:
+                g, s = f + df, r + dr
+                if 0 <= g < SIZE and 0 <= s < SIZE:
+                    pairs.append(((f, r), (g, s)))
+    a = np.array([p[0] for p in pairs], np.float64) + 0.5
+    b = np.array([p[1] for p in pairs], np.float64) + 0.5
+    t = _T[None, :, None]
+    xy = (a[:, None, :] * (1 - t) + b[:, None, :] * t).reshape(-1, 2)
+    lift = settings.bridge_height_cells - settings.tile_height_cells
+    z = settings.tile_height_cells + lift * 4 * _T * (1 - _T)
+    heights = np.tile(z, len(pairs))
+    seen = plan.geometry.raised(xy, heights)
+    px, margin = settings.cell_px, settings.margin_cells
+    x = (margin + seen[:, 0]) * px
+    y = (margin + SIZE - seen[:, 1]) * px
+    half = max(1.0, _HALF * px)
+    side = plan.side
+    x0 = np.clip(np.round(x - half), 0, side - 1)
+    y0 = np.clip(np.round(y - half), 0, side - 1)
+    x1 = np.clip(np.round(x + half), x0 + 1, side)
+    y1 = np.clip(np.round(y + half), y0 + 1, side)
+    boxes = np.column_stack([x0, y0, x1, y1]).astype(np.int64)
+    return BridgePlan(tuple(pairs), boxes, seen)
+
+
+def measure_paths(bridge_plan: BridgePlan, ii: np.ndarray, light_coef: np.ndarray) -> np.ndarray:
+    """Light-normalised Lab of every candidate's path samples, (pairs, samples, 3)."""
+    bgr = box_means(ii, bridge_plan.boxes)
+    lab = to_lab(bgr / field_at(light_coef, bridge_plan.xy))
+    return lab.reshape(len(bridge_plan.pairs), len(_T), 3)
+
+
+def _spread(paths: np.ndarray) -> np.ndarray:
+    centre = paths.mean(axis=1, keepdims=True)
+    result: np.ndarray = np.sqrt(((paths - centre) ** 2).sum(axis=2)).max(axis=1)
+    return result
+
+
+def learn_bridge_colour(
+    settings: Thresholds,
+    bridge_plan: BridgePlan,
+    paths: np.ndarray,
+    reading: CellReading,
+    model: ColourModel,
+) -> Lab | None:
+    """The bridges' colour, from paths that look like decks, or None when there are none.
+
+    A deck-like path is one colour along its length, off the board colour and not a tile
+    colour, between two cells showing one tile colour, over no whole tile. The colour most
+    such paths agree on is taken (a shadow beside one tile agrees with few others).
+    """
+    n = paths.shape[1]
+    flat = paths.reshape(-1, 3)
+    off_board = (colour_distance(flat, model.empty) > settings.empty_distance).reshape(-1, n)
+    ok = off_board.all(axis=1) & (_spread(paths) <= settings.bridge_max_spread)
+    means = paths.mean(axis=1)
+    for centre in (model.light, model.dark):
+        if centre is not None:
+            ok &= colour_distance(means, centre) > 2 * settings.cluster_min_separation
+    codes, votes = reading.codes, reading.votes
+    for i in np.flatnonzero(ok):
+        a, b = bridge_plan.pairs[i]
+        ends = {_end_colour(codes, votes, a), _end_colour(codes, votes, b)} - {UNKNOWN}
+        if len(ends) != 1 or not ends <= {LIGHT, DARK} or any(
+            _whole_tile(votes[c[1] * SIZE + c[0]]) for c in cells_under(a, b)
+        ):
+            ok[i] = False
+    if not ok.any():
+        return None
+    found = means[ok]
+    near = np.array([(colour_distance(found, c) <= settings.match_distance / 2).sum()
+                     for c in found])
+    best = found[colour_distance(found, found[int(np.argmax(near))]) <= settings.match_distance / 2]
+    centre = np.median(best, axis=0)
+    return (float(centre[0]), float(centre[1]), float(centre[2]))
+
+
+def find_bridges(
+    settings: Thresholds,
+    bridge_plan: BridgePlan,
+    paths: np.ndarray,
+    reading: CellReading,
+    model: ColourModel,
+) -> tuple[list[tuple[Cell, Cell]], list[int]]:
+    """Bridges read from the frame (pairs of cells, best first) and each one's tile colour.
+
+    A pair scores the fraction of its path samples nearer the bridge colour than any other. An end
+    may read UNKNOWN (a bridge's foot hides much of its tile) when the rest of it shows one
+    tile colour; a cell under the bridge may read as anything but a whole tile (the deck hides the
+    middle of the cell, the board shows at its sides).
+    """
+    if model.bridge is None:
+        return [], []
+    codes, votes = reading.codes, reading.votes
+    n = paths.shape[1]
+    flat = paths.reshape(-1, 3)
+    to_bridge = colour_distance(flat, model.bridge)
+    match = to_bridge <= settings.match_distance
+    for centre in (model.empty, model.light, model.dark):
+        if centre is not None:
+            match &= to_bridge < colour_distance(flat, centre)
+    scores = match.reshape(-1, n).mean(axis=1)
+    scores[_spread(paths) > settings.bridge_max_spread] = 0.0
+    order = np.argsort(-scores, kind="stable")
+    used: set[Cell] = set()
+    found: list[tuple[Cell, Cell]] = []
+    found_colours: list[int] = []
+    for j in order:
+        if float(scores[j]) < settings.bridge_min_score:
+            break
+        a, b = bridge_plan.pairs[j]
+        ends = {_end_colour(codes, votes, a), _end_colour(codes, votes, b)} - {UNKNOWN}
+        if len(ends) != 1 or not ends <= {LIGHT, DARK}:
+            continue
+        if any(_whole_tile(votes[c[1] * SIZE + c[0]]) for c in cells_under(a, b)):
+            continue
+        if a in used or b in used or any(_crosses((a, b), f) for f in found):
+            continue
+        used.update((a, b))
+        found.append((a, b))
+        found_colours.append(ends.pop())
+    return found, found_colours
+
+
+def _end_colour(codes: np.ndarray, votes: np.ndarray, cell: Cell) -> int:
+    """A bridge end's tile colour: as read; or for a cell read otherwise, the one tile colour
+    its sub-boxes show beside the bridge's foot (a grey foot can pass for the board);
+    UNKNOWN when the foot hides it all; EMPTY when it shows neither (then no bridge)."""
+    i = cell[1] * SIZE + cell[0]
+    code = int(codes[i])
+    if code in (LIGHT, DARK):
+        return code
+    light, dark = votes[i][LIGHT], votes[i][DARK]
+    least = 1 if code == UNKNOWN else 2
+    if light >= least and dark == 0:
+        return LIGHT
+    if dark >= least and light == 0:
+        return DARK
+    if code == UNKNOWN and votes[i][BRIDGE] >= 5 and light == dark == 0:
+        return UNKNOWN  # the foot hides the whole tile: the other end decides
+    return EMPTY
+
+
+def _whole_tile(votes: np.ndarray) -> bool:
+    return bool(votes[EMPTY] == 0 and max(votes[LIGHT], votes[DARK]) >= 7)
+
+
+def _crosses(p: tuple[Cell, Cell], q: tuple[Cell, Cell]) -> bool:
+    """Whether two bridges' centre lines cross (touching ends do not count)."""
+    (a, b), (c, d) = p, q
+
+    def orient(o: Cell, u: Cell, v: Cell) -> int:
+        val = (u[0] - o[0]) * (v[1] - o[1]) - (u[1] - o[1]) * (v[0] - o[0])
+        return (val > 0) - (val < 0)
+
+    if {a, b} & {c, d}:
+        return False
+    o1, o2, o3, o4 = orient(a, b, c), orient(a, b, d), orient(c, d, a), orient(c, d, b)
+    return o1 * o2 < 0 and o3 * o4 < 0
