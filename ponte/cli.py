@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ponte.commands.referee",
     "ponte.commands.demo",
     "ponte.commands.bench",
+    "ponte.commands.vision",
 )
 
 
