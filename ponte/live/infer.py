@@ -176,13 +176,9 @@ def interpret(game: Game, board: BoardView, open_anomalies: Mapping[str, Anomaly
     else:
         fresh = {c: v for c, v in added.items() if not still_shown(tile_key(c), v)}
         fresh_bridges = {b for b in new_bridges if not still_shown(bridge_key(b), PRESENT)}
-        if (
-            len(fresh) == 1
-            and not fresh_bridges
-            and not changed
-            and next(iter(fresh.values())) == mover.value
-        ):
-            pending = next(iter(fresh))
+        own = [c for c, v in fresh.items() if v == mover.value]
+        if len(own) == 1 and not fresh_bridges and not changed:
+            pending = own[0]
             added.pop(pending)
 
     anomalies: dict[str, Anomaly] = {}

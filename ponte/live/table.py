@@ -53,7 +53,12 @@ Emitted = tuple[EventType, dict[str, Any]]
 
 
 class OpError(ValueError):
-    """An op or control that cannot be applied here (the message says why)."""
+    """An op or control that cannot be applied here (the message says why); `status` is
+    400 for a malformed request, 409 for one the game does not allow now."""
+
+    def __init__(self, message: str, status: int = 409) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass
@@ -199,7 +204,7 @@ class Table:
             return {"op": "end"}
         if action == "override":
             return self._override_op(params)
-        raise OpError(f"unknown control {action!r}")
+        raise OpError(f"unknown control {action!r}", 400)
 
     def _override_op(self, params: Mapping[str, Any]) -> Op:
         size = self.size
@@ -207,23 +212,23 @@ class Table:
             cell = _cell(params["cell"], size)
             value = params.get("value")
             if value not in ("light", "dark", EMPTY):
-                raise OpError('override "value" must be "light", "dark" or "empty"')
+                raise OpError('override "value" must be "light", "dark" or "empty"', 400)
             return {"op": "override", "key": tile_key(cell), "value": value}
         if "bridge" in params:
             ends = params["bridge"]
             if not isinstance(ends, list | tuple) or len(ends) != 2:
-                raise OpError('override "bridge" must be two cell names, e.g. ["a1", "c1"]')
+                raise OpError('override "bridge" must be two cell names, e.g. ["a1", "c1"]', 400)
             a, b = _cell(ends[0], size), _cell(ends[1], size)
             ca, cb = Cell.parse(a), Cell.parse(b)
             shape = bridge_shape(abs(ca.file - cb.file), abs(ca.rank - cb.rank))
             if shape is None:
-                raise OpError(f"{a}-{b} is not a bridge's shape")
+                raise OpError(f"{a}-{b} is not a bridge's shape", 400)
             present = params.get("present", True)
             if not isinstance(present, bool):
-                raise OpError('override "present" must be true or false')
+                raise OpError('override "present" must be true or false', 400)
             return {"op": "override", "key": bridge_key(bridge_ends(a, b)),
                     "value": PRESENT if present else ABSENT}
-        raise OpError('override needs "cell" and "value", or "bridge" and "present"')
+        raise OpError('override needs "cell" and "value", or "bridge" and "present"', 400)
 
     # ----------------------------------------------------------------- applying
 
@@ -365,13 +370,13 @@ def _raise_op(anomaly: Anomaly) -> Op:
 
 def _cell(value: object, size: int) -> str:
     if not isinstance(value, str):
-        raise OpError("a cell must be a name like \"d4\"")
+        raise OpError("a cell must be a name like \"d4\"", 400)
     try:
         cell = Cell.parse(value)
     except ValueError as exc:
-        raise OpError(str(exc)) from None
+        raise OpError(str(exc), 400) from None
     if not (0 <= cell.file < size and 0 <= cell.rank < size):
-        raise OpError(f"{value} is not on the {size} x {size} board")
+        raise OpError(f"{value} is not on the {size} x {size} board", 400)
     return cell.name
 
 
