@@ -205,3 +205,23 @@ class GroundTruthReader:
 
 def _digest(image: np.ndarray) -> str:
     return hashlib.sha1(np.ascontiguousarray(image).tobytes()).hexdigest()
+
+
+def truths_to_json(truths: Sequence[Truth]) -> list[dict[str, object]]:
+    return [
+        {"index": t.index, "t": t.t, "board": t.board.to_dict(), "occluded": t.occluded,
+         "occluded_cells": sorted(t.occluded_cells)}
+        for t in truths
+    ]
+
+
+def truths_from_json(data: Sequence[dict[str, object]]) -> list[Truth]:
+    out = []
+    for item in data:
+        board = item["board"]
+        cells = item["occluded_cells"]
+        assert isinstance(board, dict) and isinstance(cells, list)
+        out.append(Truth(int(str(item["index"])), float(str(item["t"])),
+                         BoardView.from_dict(board), bool(item["occluded"]),
+                         frozenset(str(c) for c in cells)))
+    return out

@@ -170,3 +170,53 @@ def test_the_camera_source_failing_and_coming_back(tmp_path: Path) -> None:
         if event.type is EventType.CAMERA:
             cameras.append(event.data["status"])
     assert "no-signal" in cameras and cameras.index("no-signal") < len(cameras) - 1
+
+
+def test_kill_9_and_resume_loses_nothing(tmp_path: Path) -> None:
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    from tests.live_scenes import truths_to_json
+
+    moves = OPENING + ["e8,f2", "c8,c9", "f9,g4", "d1,d2"]
+    boards = boards_of_moves(moves)
+    data = tmp_path / "data"
+    root = Path(__file__).resolve().parents[1]
+
+    def worker(name: str, beats: list[Beat]) -> subprocess.Popen[str]:
+        path = tmp_path / f"{name}.avi"
+        truths = write_video(path, render_script(beats))
+        truth_file = tmp_path / f"{name}.json"
+        truth_file.write_text(json.dumps(truths_to_json(truths)))
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.live_worker", str(path), str(truth_file), str(data)],
+            cwd=root, stdout=subprocess.PIPE, text=True,
+        )
+
+    beat = {"hand_frames": 3, "still_frames": 6}
+    first = worker("first", [Beat(b, **beat) for b in boards])
+    assert first.stdout is not None
+    assert first.stdout.readline().startswith("game 1 resumed=False")
+    for _ in range(3):
+        assert first.stdout.readline().startswith("move")
+    first.send_signal(signal.SIGKILL)
+    first.wait(10)
+    first.stdout.close()
+    assert first.returncode == -signal.SIGKILL
+    store = Store(data)
+    done = [m["move"] for m in store.game(1)["moves"]]
+    assert len(done) >= 3 and done == moves[: len(done)]
+    assert len(done) < len(moves), "killed too late to test anything"
+    store.close()
+    second = worker("second", [Beat(b, **beat) for b in boards[len(done):]])
+    out, _ = second.communicate(timeout=60)
+    assert second.returncode == 0
+    assert out.startswith("game 1 resumed=True")
+    store = Store(data)
+    game = store.game(1)
+    assert [m["move"] for m in game["moves"]] == moves
+    assert not [e for e in game["events"] if e["type"] in ("illegal", "void")]
+    assert [g["id"] for g in store.games()] == [1]
+    store.close()
