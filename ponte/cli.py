@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ponte.commands.live",
     "ponte.commands.bench",
     "ponte.commands.vision",
+    "ponte.commands.leds",
 )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 BENCH_TARGETS: dict[str, str] = {
     "referee": "ponte.bench.referee",
     "vision": "ponte.bench.vision",
+    "leds": "ponte.bench.leds",
 }
 
 
