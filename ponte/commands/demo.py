@@ -66,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     if args.speed != 1.0:
         source = _Faster(source, args.speed)
+    camera = CameraReader()
+    session.attach_camera(camera, data / "calibration.json")
     server = None if args.headless else attach_web(session, args.host, args.port)
     if server is not None:
         print(f"demo: open {server.url} to watch the game", file=sys.stderr, flush=True)
@@ -78,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
           file=sys.stderr, flush=True)
     stop = threading.Event()
     try:
-        stats = run_live(source, CameraReader(), session, realtime=True, stop=stop,
+        stats = run_live(source, camera, session, realtime=True, stop=stop,
                          duration=args.duration)
         state = session.state()
         moves = [m["move"] for m in state["moves"]]
