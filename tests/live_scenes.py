@@ -50,20 +50,46 @@ class GroundTruthReader:
 
     def __init__(self, video: Path, truths: Sequence[Truth]) -> None:
         self.by_pixels: dict[str, Truth] = {}
+        self._images: list[np.ndarray] = []
         capture = cv2.VideoCapture(str(video))
         try:
             for truth in truths:
                 ok, image = capture.read()
                 assert ok, f"{video} has fewer frames than its truths"
-                self.by_pixels.setdefault(_digest(image), truth)
+                digest = _digest(image)
+                if digest not in self.by_pixels:
+                    self.by_pixels[digest] = truth
+                    self._images.append(image)
         finally:
             capture.release()
         self.calls = 0
 
+        self._thumbs = np.stack([_thumb(image) for image in self._images]) if self._images \
+            else np.zeros((0, 36, 64), np.float32)
+        self._thumb_truths = list(self.by_pixels.values())
+
+    def merge(self, other: GroundTruthReader) -> None:
+        """Also know the frames of another video."""
+        for digest, truth in other.by_pixels.items():
+            if digest not in self.by_pixels:
+                self.by_pixels[digest] = truth
+        self._thumbs = np.concatenate([self._thumbs, other._thumbs])
+        self._thumb_truths += other._thumb_truths
+
     def read(self, image: np.ndarray, t: float) -> Reading:
+        """The truth of the frame with these pixels; a frame decoded another way (a network
+        stream's decoder) is matched to the nearest frame by a small thumbnail."""
         self.calls += 1
-        truth = self.by_pixels[_digest(image)]
+        truth = self.by_pixels.get(_digest(image))
+        if truth is None:
+            distance = np.abs(self._thumbs - _thumb(image)).mean(axis=(1, 2))
+            truth = self._thumb_truths[int(distance.argmin())]
         return Reading(t, truth.board, truth.occluded, truth.occluded_cells)
+
+
+def _thumb(image: np.ndarray) -> np.ndarray:
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    return cv2.resize(grey, (64, 36), interpolation=cv2.INTER_AREA).astype(np.float32)
 
 
 def _digest(image: np.ndarray) -> str:
