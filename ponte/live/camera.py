@@ -20,6 +20,8 @@ from ponte.live.settle import BoardView, Reading, bridge_ends
 
 FILES = "abcdefghijklmnopqrstuvwxyz"
 SNAPSHOT_PX = 240
+STILL_CORNERS_PX = 3.0
+"""Self-calibration waits until the board is found twice running within this many pixels."""
 _COLOURS = {"L": "light", "D": "dark"}
 
 
@@ -98,8 +100,8 @@ class CameraError(ValueError):
 class CameraReader:
     """Frames in, `Reading`s out, through the vision pipeline.
 
-    With no calibration it calibrates itself on the first frame where the board is found
-    and nothing covers it (the empty board at the start of a game).
+    With no calibration it calibrates itself once the board has been found in the same
+    place on two frames running with nothing covering it (the board at the start of a game).
     """
 
     def __init__(self, calibration: Any | None = None) -> None:
@@ -107,6 +109,7 @@ class CameraReader:
         self._reader: Any | None = None
         self.last_observation: Any | None = None
         self.failures = 0
+        self._candidate: np.ndarray | None = None
         if calibration is not None:
             from vision.pipeline import BoardReader
 
@@ -137,9 +140,15 @@ class CameraReader:
         try:
             calibration = make_calibration(image)
             if read_board(image, calibration).occluded_cells:
+                self._candidate = None
                 return False
         except VisionError:
+            self._candidate = None
             return False
+        corners = np.array(calibration.corners)
+        previous, self._candidate = self._candidate, corners
+        if previous is None or np.abs(previous - corners).max() > STILL_CORNERS_PX:
+            return False  # the board must be found in the same place twice running
         self.calibration = calibration
         self._reader = BoardReader(calibration)
         return True
