@@ -262,8 +262,8 @@ class _MjpegCamera:
 
 def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path) -> None:
     boards = boards_of_moves(OPENING)
-    parts = [[Beat(b, hand_frames=3) for b in boards[:3]],
-             [Beat(b, hand_frames=3) for b in boards[2:]]]
+    parts = [[Beat(b, hand_frames=3, still_frames=10) for b in boards[:3]],
+             [Beat(b, hand_frames=3, still_frames=10) for b in boards[2:]]]
     jpegs: list[list[bytes]] = []
     reader: GroundTruthReader | None = None
     for k, beats in enumerate(parts):
