@@ -23,7 +23,14 @@ from ponte.live.settle import BoardView
 from ponte.live.sources import RetryingSource, SourceError, open_source
 from ponte.live.store import Store
 from referee.playout import heuristic_game
-from tests.live_scenes import Beat, GroundTruthReader, boards_of_moves, render_script, write_video
+from tests.live_scenes import (
+    Beat,
+    GroundTruthReader,
+    boards_of_moves,
+    render_script,
+    synth_video,
+    write_video,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -64,8 +71,8 @@ def run(path: Path, reader: GroundTruthReader) -> tuple[list[str], Events, str]:
 def test_a_whole_game_is_transcribed_exactly(tmp_path: Path) -> None:
     moves = board_moves(1)
     assert len(moves) > 30
-    beats = [Beat(b, hand_frames=4, still_frames=6) for b in boards_of_moves(moves)]
-    path, reader = make_video(tmp_path, beats)
+    path = tmp_path / "game.mp4"
+    reader = synth_video(path, boards_of_moves(moves))  # the synth helper's game video
     seen, events, _ = run(path, reader)
     assert seen == moves
     assert not [e for e in events if e[0] in (EventType.ILLEGAL, EventType.VOID)]
@@ -124,8 +131,9 @@ def test_an_uncorrected_illegal_move_voids_the_game_after_two_rounds(tmp_path: P
 
 def test_a_camera_bump_mid_game(tmp_path: Path) -> None:
     moves = OPENING + ["e8,f2", "c8,c9"]
-    beats = [Beat(b, bump=(k == 3)) for k, b in enumerate(boards_of_moves(moves))]
-    path, reader = make_video(tmp_path, beats)
+    path = tmp_path / "bumped.mp4"
+    reader = synth_video(path, boards_of_moves(moves), bump_at=7.0)
+    assert any(t.board.tiles for t in reader.by_pixels.values())
     seen, events, _ = run(path, reader)
     assert seen == moves and all(k is EventType.MOVE for k, _ in events)
 
