@@ -108,5 +108,5 @@ def test_demo_runs_the_bundled_video_to_the_end(tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--headless", "--once", "--speed", "2", "--data", str(tmp_path)]) == 0
     err = capsys.readouterr().err
-    assert "303 frames" in err and "moves read" in err
+    assert "550 frames" in err and "moves read" in err
     assert Store(tmp_path).games()[0]["tags"]["Event"] == "Ponte demo"

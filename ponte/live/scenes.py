@@ -246,8 +246,22 @@ def demo_beats(seed: int = 5, turns: int = 14) -> list[Beat]:
 
 
 def write_demo_video(path: Path, fps: float = FPS) -> list[Truth]:
-    """Render the demo game and store it (.mp4 with the mp4v codec, or .avi with MJPG)."""
-    return write_video(path, render_script(demo_beats(), fps), fps)
+    """Render the demo game with the synth helper's `render_sequence` (a hand carries each
+    piece in from the mover's side) and store it (.mp4: mp4v, .avi: MJPG)."""
+    from vision.synth import SequenceTiming, render_sequence
+    from vision.synth import write_video as synth_write
+
+    boards = [beat.board for beat in demo_beats()]
+    positions = [
+        (rows_of(b), tuple(sorted(b.bridges, key=lambda e: (cell_key(e[0]), cell_key(e[1])))))
+        for b in boards
+    ]
+    camera = CameraSpec(width=SIZE[0], height=SIZE[1], focal_px=SIZE[0] * 0.75)
+    spec = SceneSpec(board=positions[0][0], camera=camera)
+    timing = SequenceTiming(fps=fps, still_s=1.2, reach_s=0.5, hover_s=0.25, place_s=0.4,
+                            leave_s=0.5)
+    sequence = synth_write(path, render_sequence(positions, spec, timing), fps)
+    return [_truth(k, fps, item.frame) for k, item in enumerate(sequence)]
 
 
 if __name__ == "__main__":
