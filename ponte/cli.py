@@ -18,6 +18,7 @@ from ponte import __version__
 COMMAND_MODULES: tuple[str, ...] = (
     "ponte.commands.referee",
     "ponte.commands.demo",
+    "ponte.commands.live",
     "ponte.commands.bench",
     "ponte.commands.leds",
     "ponte.commands.vision",

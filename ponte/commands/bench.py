@@ -15,6 +15,7 @@ BENCH_TARGETS: dict[str, str] = {
     "referee": "ponte.bench.referee",
     "leds": "ponte.bench.leds",
     "vision": "ponte.bench.vision",
+    "live": "ponte.bench.live",
 }
 
 
