@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from referee import Colour
@@ -15,3 +17,35 @@ def light() -> Colour:
 @pytest.fixture
 def dark() -> Colour:
     return Colour.DARK
+
+
+# --- web page (tests/test_web_*.py) ---------------------------------------------------
+
+if TYPE_CHECKING:
+    from flask import Flask
+    from flask.testing import FlaskClient
+
+    from tests.live_double import FakeLive
+
+
+@pytest.fixture
+def fake_live() -> FakeLive:
+    """The in-memory test double of the live loop, with one recorded game."""
+    from referee.playout import heuristic_game
+    from tests.live_double import FakeLive
+
+    live = FakeLive()
+    live.record(heuristic_game(3))
+    return live
+
+
+@pytest.fixture
+def web_app(fake_live: FakeLive) -> Flask:
+    from web import create_app
+
+    return create_app(fake_live, {"TESTING": True, "SSE_HEARTBEAT": 0.2})
+
+
+@pytest.fixture
+def client(web_app: Flask) -> FlaskClient:
+    return web_app.test_client()
