@@ -118,7 +118,7 @@ const PonteBoard = (() => {
       const place = svg("g", { class: "placeable" }, root);
       for (const name of state.placeable || []) {
         const [x, y] = centre(name, size);
-        svg("circle", { cx: x, cy: y, r: 8, "data-placeable": name }, place);
+        svg("circle", { cx: x, cy: y, r: 4.5, "data-placeable": name }, place);
       }
     }
 
@@ -175,12 +175,19 @@ const PonteBoard = (() => {
     }
     for (const [name, flag] of flagged) {
       const [x, y] = cellXY(name, size);
+      const offenders = flag.move ? flag.move.split(/[,-]/) : flag.cells;
       const g = svg("g", { class: "flag-mark", "data-flag-cell": name }, marks);
+      if (!offenders.includes(name)) {
+        g.classList.add("involved");
+        svg("rect", { x: x + 2, y: y + 2, width: C - 4, height: C - 4, rx: 6,
+          class: "flag-involved" }, g);
+        title(g, `${name}: involved in "${flag.message}"`);
+        continue;
+      }
       svg("rect", { x: x + 1, y: y + 1, width: C - 2, height: C - 2, fill: "url(#pb-cross)",
         class: "flag-box" }, g);
-      svg("path", { d: `M${x + C - 14} ${y + 1}l8 -13l8 13z`, class: "flag-triangle",
-        transform: "translate(0 12)" }, g);
-      svg("text", { x: x + C - 6, y: y + 11, class: "flag-bang" }, g).textContent = "!";
+      svg("path", { d: `M${x + C - 6} ${y - 1}l8 13h-16z`, class: "flag-triangle" }, g);
+      svg("text", { x: x + C - 6, y: y + 10.5, class: "flag-bang" }, g).textContent = "!";
       title(g, `${name}: ${flag.message}`);
     }
     for (const label of groupLabels) {
