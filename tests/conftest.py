@@ -25,17 +25,25 @@ if TYPE_CHECKING:
     from flask import Flask
     from flask.testing import FlaskClient
 
+    from referee import Game
     from tests.live_double import FakeLive
+
+
+@pytest.fixture(scope="session")
+def example_game() -> Game:
+    """A whole plausible game (read-only: do not push or pop)."""
+    from referee.playout import heuristic_game
+
+    return heuristic_game(3)
 
 
 @pytest.fixture
-def fake_live() -> FakeLive:
+def fake_live(example_game: Game) -> FakeLive:
     """The in-memory test double of the live loop, with one recorded game."""
-    from referee.playout import heuristic_game
     from tests.live_double import FakeLive
 
     live = FakeLive()
-    live.record(heuristic_game(3))
+    live.record(example_game)
     return live
 
 

@@ -65,6 +65,21 @@ def _shown_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+def _check_free(host: str, port: int) -> None:
+    """Fail with a clear message if the address cannot be bound (werkzeug would exit)."""
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM)
+        family, kind, proto, _name, address = infos[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise OSError(f"cannot serve the web page on {host}:{port}: {reason}") from None
+
+
 def serve(
     api: LiveApi,
     host: str = "127.0.0.1",
@@ -88,11 +103,11 @@ def serve(
     settings = dict(config or {})
     settings["CONTROL_TOKEN"] = None if loopback else token
     app = create_app(api, settings)
+    _check_free(host, port)
     try:
         server = make_server(host, port, app, threaded=True)
-    except OSError as exc:
-        raise OSError(f"cannot serve the web page on {host}:{port}: {exc.strerror}") from None
-    server.daemon_threads = True
+    except (OSError, SystemExit):  # werkzeug exits on a bind error after printing it
+        raise OSError(f"cannot serve the web page on {host}:{port}") from None
     web = WebServer(server, app, host, settings["CONTROL_TOKEN"])
     app.config["PUBLIC_URL"] = web.url
     app.config["CONTROL_URL"] = web.control_url
