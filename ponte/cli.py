@@ -18,7 +18,10 @@ from ponte import __version__
 COMMAND_MODULES: tuple[str, ...] = (
     "ponte.commands.referee",
     "ponte.commands.demo",
+    "ponte.commands.live",
     "ponte.commands.bench",
+    "ponte.commands.vision",
+    "ponte.commands.leds",
 )
 
 

@@ -13,6 +13,8 @@ from typing import Any
 #: bench target -> module that measures it.
 BENCH_TARGETS: dict[str, str] = {
     "referee": "ponte.bench.referee",
+    "vision": "ponte.bench.vision",
+    "leds": "ponte.bench.leds",
 }
 
 

@@ -1,0 +1,138 @@
+"""Making calibrations: from a photo of the board, and a lens model from pattern photos."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from calibration.format import (
+    A1Corner,
+    Calibration,
+    CalibrationError,
+    Lens,
+    Thresholds,
+    default_thresholds,
+)
+
+LENS_FORMAT = "ponte-lens"
+LENS_VERSION = 1
+
+
+def make_calibration(
+    image: np.ndarray,
+    *,
+    a1: A1Corner = A1Corner.BOTTOM_LEFT,
+    lens: Lens | None = None,
+    thresholds: Thresholds | None = None,
+    markers: bool = False,
+) -> Calibration:
+    """A calibration from one photo of the board (empty, or with tiles on it).
+
+    Raises the pipeline's typed errors (BoardNotFound, ImageTooSmall...) when the board
+    cannot be found.
+    """
+    from vision.classify import learn_colours
+    from vision.imageio import check_image
+    from vision.locate import locate_board, orient_corners
+    from vision.pipeline import make_plan, measure
+
+    check_image(image)
+    settings = thresholds or default_thresholds()
+    h, w = image.shape[:2]
+    k = dist = None
+    located_in = image
+    if lens is not None:
+        if tuple(lens.image_size) != (w, h):
+            raise CalibrationError(
+                f"lens calibration is for {lens.image_size[0]} x {lens.image_size[1]} images, "
+                f"this image is {w} x {h}"
+            )
+        k = np.array(lens.camera_matrix, np.float64)
+        dist = np.array(lens.distortion, np.float64)
+        located_in = cv2.undistort(image, k, dist)
+    found = locate_board(settings, located_in, markers=markers)
+    corners = orient_corners(found, a1, (w, h))
+    plan = make_plan(settings, corners, (w, h), k, dist)
+    m = measure(plan, image)
+    ring = (float(m.ring_lab[0]), float(m.ring_lab[1]), float(m.ring_lab[2]))
+    colours = learn_colours(settings, m.cells_lab, ring)
+    return Calibration(
+        image_size=(w, h),
+        corners=tuple((float(x), float(y)) for x, y in corners),
+        a1=a1,
+        colours=colours,
+        lens=lens,
+        thresholds=settings,
+    )
+
+
+def calibrate_lens(
+    images: Sequence[np.ndarray], pattern: tuple[int, int] = (9, 6)
+) -> tuple[Lens, int]:
+    """A lens model from photos of a printed chessboard with `pattern` inner corners.
+
+    Returns the lens and how many images showed the pattern; CalibrationError when fewer
+    than three did or the images differ in size.
+    """
+    sizes = {(im.shape[1], im.shape[0]) for im in images}
+    if len(sizes) != 1:
+        raise CalibrationError("lens calibration images must all have the same size")
+    size = sizes.pop()
+    cols, rows = pattern
+    grid = np.zeros((cols * rows, 3), np.float32)
+    grid[:, :2] = np.mgrid[0:cols, 0:rows].T.reshape(-1, 2)
+    object_points, image_points = [], []
+    criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 40, 0.001)
+    for image in images:
+        gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+        ok, corners = cv2.findChessboardCorners(
+            gray, pattern, flags=cv2.CALIB_CB_ADAPTIVE_THRESH + cv2.CALIB_CB_NORMALIZE_IMAGE
+        )
+        if not ok:
+            continue
+        corners = cv2.cornerSubPix(gray, corners, (5, 5), (-1, -1), criteria)
+        object_points.append(grid)
+        image_points.append(corners)
+    if len(image_points) < 3:
+        raise CalibrationError(
+            f"the {cols} x {rows} chessboard pattern was found in {len(image_points)} of "
+            f"{len(images)} images; need at least 3"
+        )
+    rms, k, dist, _, _ = cv2.calibrateCamera(object_points, image_points, size, None, None)
+    lens = Lens(
+        camera_matrix=tuple(tuple(float(v) for v in row) for row in k),
+        distortion=tuple(float(v) for v in np.ravel(dist)),
+        image_size=size,
+        rms_error=float(rms),
+    )
+    return lens, len(image_points)
+
+
+def save_lens(lens: Lens, path: str | Path) -> None:
+    """Write a lens file (JSON)."""
+    data = {"format": LENS_FORMAT, "version": LENS_VERSION, **lens.to_json()}
+    Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def load_lens(path: str | Path) -> Lens:
+    """Read a lens file, or the lens inside a calibration file."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CalibrationError(f"{path}: cannot read lens file ({exc})") from exc
+    if isinstance(data, dict) and data.get("format") == "ponte-calibration":
+        if data.get("lens") is None:
+            raise CalibrationError(f"{path}: calibration holds no lens model")
+        data = data["lens"]
+    elif not isinstance(data, dict) or data.get("format") != LENS_FORMAT:
+        raise CalibrationError(f"{path}: not a lens file (no \"format\": \"{LENS_FORMAT}\")")
+    elif data.get("version") != LENS_VERSION:
+        raise CalibrationError(f"{path}: lens format version {data.get('version')!r} unknown")
+    try:
+        return Lens.from_json(data)
+    except CalibrationError as exc:
+        raise CalibrationError(f"{path}: {exc}") from exc

@@ -1,0 +1,294 @@
+"""`ponte watch`, `ponte transcribe`, `ponte games`, `ponte export`: the live loop's commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ponte.cli import CommandError
+
+
+def register(subparsers: Any) -> None:
+    watch = subparsers.add_parser(
+        "watch", help="watch a game through a camera: referee, record, web page, LEDs"
+    )
+    watch.add_argument("--source", required=True,
+                       help="camera index (0), video file, folder of images, or rtsp/http URL")
+    _common(watch)
+    watch.add_argument("--host", default="127.0.0.1", help="web page address (default 127.0.0.1)")
+    watch.add_argument("--port", type=int, default=8000, help="web page port (default 8000)")
+    watch.add_argument("--no-web", action="store_true", help="run without the web page")
+    watch.add_argument("--leds", metavar="URL", help="serial URL of the LED controller")
+    watch.add_argument("--data", help="data folder for the games database "
+                       "(default $XDG_DATA_HOME/ponte or ~/.local/share/ponte)")
+    watch.add_argument("--duration", type=float, help="stop after this many seconds")
+    watch.add_argument("--realtime", action="store_true",
+                       help="pace a video file to its own clock (cameras always are)")
+    watch.set_defaults(handler=run_watch)
+
+    tr = subparsers.add_parser(
+        "transcribe", help="transcribe a game video into a record, offline, as fast as possible"
+    )
+    tr.add_argument("video", help="video file or folder of images")
+    _common(tr)
+    tr.add_argument("--out", required=True, help="the .pdd record to write")
+    tr.add_argument("--json", action="store_true", help="print one event per line on stdout")
+    tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    tr.set_defaults(handler=run_transcribe)
+
+    games = subparsers.add_parser("games", help="list the recorded games")
+    games.add_argument("--data", help="data folder (default as for watch)")
+    games.add_argument("--json", action="store_true", help="print JSON")
+    games.set_defaults(handler=run_games)
+
+    export = subparsers.add_parser("export", help="write out a recorded game")
+    export.add_argument("id", type=int, help="the game's id (see `ponte games`)")
+    export.add_argument("--format", choices=("pdd", "json"), default="pdd")
+    export.add_argument("--data", help="data folder (default as for watch)")
+    export.add_argument("--out", help="file to write (default: stdout)")
+    export.set_defaults(handler=run_export)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--calibration", metavar="FILE",
+                        help="calibration file (default: calibrate on the first clear frame)")
+    parser.add_argument("--settle", type=float, default=0.4, metavar="SECONDS",
+                        help="how long the board must stay still to be judged (default 0.4)")
+    parser.add_argument("--fps", type=float, help="frame rate of a folder of images (default 30)")
+
+
+def _camera(args: argparse.Namespace) -> Any:
+    from ponte.live.camera import CameraError, CameraReader
+
+    if not args.calibration:
+        return CameraReader()
+    if not Path(args.calibration).is_file():
+        raise CommandError(f"no such calibration file: {args.calibration}")
+    try:
+        return CameraReader.from_file(args.calibration)
+    except CameraError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _store(data: str | None) -> Any:
+    from ponte.live.store import Store, StoreError, default_data_dir
+
+    try:
+        return Store(Path(data) if data else default_data_dir())
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _check_settle(value: float) -> None:
+    if not 0.0 <= value <= 10.0:
+        raise CommandError("--settle must be between 0 and 10 seconds")
+
+
+# ----------------------------------------------------------------- transcribe
+
+
+class _ProgressBar:
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total = total
+        self.enabled = enabled
+        self._last = 0.0
+
+    def __call__(self, done: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or now - self._last < 0.2:
+            return
+        self._last = now
+        self.show(done)
+
+    def show(self, done: int) -> None:
+        if not self.enabled:
+            return
+        if self.total > 0:
+            part = min(1.0, done / self.total)
+            bar = "#" * int(part * 30)
+            text = f"\rtranscribe [{bar:<30}] {part * 100:5.1f}% {done}/{self.total} frames"
+        else:
+            text = f"\rtranscribe: {done} frames"
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+    def end(self, done: int) -> None:
+        if self.enabled:
+            self.show(done)
+            sys.stderr.write("\n")
+
+
+def run_transcribe(args: argparse.Namespace) -> int:
+    from ponte.live.loop import event_line, transcribe
+    from ponte.live.sources import SourceError, open_source
+    from referee import record_of, write_record
+
+    _check_settle(args.settle)
+    if not Path(args.video).exists():
+        raise CommandError(f"no such video file or folder: {args.video}")
+    camera = _camera(args)
+    try:
+        source = open_source(args.video, args.fps)
+    except SourceError as exc:
+        raise CommandError(str(exc)) from None
+    total = int(getattr(source, "frame_count", 0))
+    bar = _ProgressBar(total, not args.quiet)
+
+    def print_events(events: list[Any]) -> None:
+        if args.json:
+            for kind, data in events:
+                print(json.dumps(event_line(kind, data)), flush=True)
+
+    try:
+        result = transcribe(source, camera, settle_window=args.settle, progress=bar,
+                            on_events=print_events)
+    finally:
+        source.close()
+    bar.end(result.frames)
+    if not result.calibrated:
+        raise CommandError(
+            f"the board was never found clearly in {args.video}; give --calibration FILE "
+            "(made with `ponte calibrate`)"
+        )
+    table = result.table
+    if not table.over and args.json:
+        from ponte.live.api import EventType
+
+        score = table.game.score()
+        leader = score.leader()
+        print(json.dumps(event_line(EventType.END, {
+            "ply": len(table.game.moves), "score": score.to_dict(breakdown=True),
+            "winner": leader.value if leader else None, "result": "*",
+            "termination": "unfinished", "t": 0.0})))
+    record = record_of(table.game, {"Event": f"Transcribed from {Path(args.video).name}"})
+    try:
+        with open(args.out, "w", encoding="utf-8") as handle:
+            write_record(record, handle)
+    except OSError as exc:
+        raise CommandError(f"cannot write {args.out}: {exc.strerror}") from None
+    moves = len(table.game.moves)
+    print(f"transcribe: {moves} moves, result {table.result()}, written to {args.out}",
+          file=sys.stderr)
+    return 0
+
+
+# ----------------------------------------------------------------- watch
+
+
+def attach_web(session: Any, host: str, port: int) -> Any | None:
+    """Serve the web page for the session if the `web` package provides it."""
+    try:
+        import web
+    except ImportError:
+        return None
+    serve = getattr(web, "serve", None)
+    if serve is None:
+        return None
+    try:
+        return serve(session, host, port)
+    except OSError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def attach_leds(session: Any, url: str) -> Any | None:
+    """Drive the LED controller from the session's events, if `firmware_bridge` is there."""
+    try:
+        from ponte.live.leds import LedLink
+    except ImportError:
+        return None
+    return LedLink.start(session, url)
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    from ponte.live.loop import run_live
+    from ponte.live.session import LiveSession
+    from ponte.live.sources import RetryingSource, SourceError, open_source
+
+    _check_settle(args.settle)
+    camera = _camera(args)
+    store = _store(args.data)
+    session = LiveSession(store, settle_window=args.settle)
+    try:
+        first = open_source(args.source, args.fps)
+    except SourceError as exc:
+        raise CommandError(str(exc)) from None
+    stop = threading.Event()
+    source: Any = first
+    if first.live:
+        def reopen() -> Any:
+            return open_source(args.source, args.fps)
+
+        opened = [first]
+
+        def opener() -> Any:
+            return opened.pop() if opened else reopen()
+
+        source = RetryingSource(opener, listener=session.set_camera_status,
+                                should_stop=stop.is_set)
+    server = None if args.no_web else attach_web(session, args.host, args.port)
+    if server is None and not args.no_web:
+        print("watch: the web page is not available in this installation; running without it",
+              file=sys.stderr)
+    leds = attach_leds(session, args.leds) if args.leds else None
+    state = "resumed" if session.resumed else "started"
+    print(f"watch: game {session.game_id} {state}; data in {store.path}", file=sys.stderr)
+    try:
+        stats = run_live(source, camera, session, realtime=args.realtime or not first.live,
+                         stop=stop, duration=args.duration)
+    except KeyboardInterrupt:
+        stop.set()
+        stats = None
+    finally:
+        source.close()
+        if leds is not None:
+            leds.close()
+        if server is not None:
+            server.shutdown()
+        store.close()
+    if stats is not None:
+        print(f"watch: {stats.frames} frames, {len(session.table.game.moves)} moves",
+              file=sys.stderr)
+    return 0
+
+
+# ----------------------------------------------------------------- games / export
+
+
+def run_games(args: argparse.Namespace) -> int:
+    store = _store(args.data)
+    games = store.games()
+    if args.json:
+        print(json.dumps(games, indent=2))
+        return 0
+    if not games:
+        print(f"no games recorded in {store.path}")
+        return 0
+    for g in games:
+        tags = g["tags"]
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(g["started"]))
+        print(f"{g['id']:>4}  {when}  {tags.get('Light', '?')} - {tags.get('Dark', '?')}  "
+              f"{g['moves']} moves  {g['status']}  result {g['result']}")
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from ponte.live.store import StoreError
+
+    store = _store(args.data)
+    try:
+        text = store.export(args.id, args.format)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+    if args.out:
+        try:
+            Path(args.out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"cannot write {args.out}: {exc.strerror}") from None
+    else:
+        sys.stdout.write(text)
+    return 0

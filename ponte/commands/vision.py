@@ -1,0 +1,156 @@
+"""Camera commands: `read`, `calibrate`, `calibrate-lens`, `markers`, and `eval vision`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ponte.cli import CommandError
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("read", help="read the board, tiles and bridges from images")
+    p.add_argument("images", nargs="+", metavar="IMAGE")
+    p.add_argument("--calibration", metavar="FILE", help="calibration file (else locate board)")
+    p.add_argument("--json", action="store_true", help="one JSON object per image per line")
+    p.set_defaults(handler=run_read)
+
+    p = subparsers.add_parser("calibrate", help="make a calibration from a photo of the board")
+    p.add_argument("image", metavar="IMAGE")
+    p.add_argument("--out", required=True, metavar="FILE")
+    p.add_argument(
+        "--a1",
+        choices=["bottom-left", "bottom-right", "top-left", "top-right"],
+        default="bottom-left",
+        help="the board corner, as the image shows it, that is a1 (default bottom-left)",
+    )
+    p.add_argument("--lens", metavar="FILE", help="lens file from `ponte calibrate-lens`")
+    p.add_argument("--markers", action="store_true", help="find the board by ArUco markers")
+    p.set_defaults(handler=run_calibrate)
+
+    p = subparsers.add_parser(
+        "calibrate-lens", help="lens model from photos of a printed chessboard pattern"
+    )
+    p.add_argument("images", nargs="+", metavar="IMAGE")
+    p.add_argument("--out", required=True, metavar="FILE")
+    p.add_argument("--pattern", default="9x6", help="inner corners COLSxROWS (default 9x6)")
+    p.set_defaults(handler=run_calibrate_lens)
+
+    p = subparsers.add_parser("markers", help="write a printable sheet of 4 ArUco markers")
+    p.add_argument("--out", required=True, metavar="FILE", help="PNG file to write")
+    p.set_defaults(handler=run_markers)
+
+    p = subparsers.add_parser("eval", help="measure accuracy on generated data (CSV table)")
+    targets = p.add_subparsers(dest="target", metavar="TARGET", required=True)
+    v = targets.add_parser("vision", help="the camera pipeline on synthetic frames")
+    v.add_argument("--count", type=int, default=600, help="frames in all (default 600)")
+    v.add_argument("--out", default="results/vision_eval.csv", metavar="FILE")
+    v.add_argument("--seed", type=int, default=1)
+    v.set_defaults(handler=run_eval)
+
+
+def run_read(args: argparse.Namespace) -> int:
+    from calibration.format import CalibrationError, load_calibration
+    from vision.errors import VisionError
+    from vision.imageio import read_image
+    from vision.pipeline import read_board
+
+    calibration = None
+    if args.calibration:
+        try:
+            calibration = load_calibration(args.calibration)
+        except CalibrationError as exc:
+            raise CommandError(str(exc)) from exc
+    failed = 0
+    for path in args.images:
+        record: dict[str, Any] = {"image": path}
+        try:
+            obs = read_board(read_image(path), calibration)
+        except VisionError as exc:
+            failed += 1
+            record.update(board=None, bridges=None, occluded=None, error=_message(exc))
+            if args.json:
+                print(json.dumps(record))
+            else:
+                print(f"{path}: error: {record['error']}", file=sys.stderr)
+            continue
+        record.update(obs.to_json(), error=None)
+        if args.json:
+            print(json.dumps(record))
+        else:
+            print(f"{path}:")
+            print(obs.picture())
+    return 1 if failed else 0
+
+
+def _message(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    from calibration.format import A1Corner, CalibrationError, save_calibration
+    from calibration.make import load_lens, make_calibration
+    from vision.errors import VisionError
+    from vision.imageio import read_image
+
+    try:
+        lens = load_lens(args.lens) if args.lens else None
+        image = read_image(args.image)
+        cal = make_calibration(image, a1=A1Corner(args.a1), lens=lens, markers=args.markers)
+    except (VisionError, CalibrationError) as exc:
+        raise CommandError(f"{args.image}: {_message(exc)}") from exc
+    save_calibration(cal, args.out)
+    colours = cal.colours
+    seen = [n for n in ("light", "dark") if colours and getattr(colours, n) is not None]
+    print(
+        f"calibration written to {args.out}: board corners "
+        + ", ".join(f"({x:.1f}, {y:.1f})" for x, y in cal.corners)
+        + f"; a1 {args.a1}; tile colours learned: {', '.join(seen) or 'none yet'}"
+    )
+    return 0
+
+
+def run_calibrate_lens(args: argparse.Namespace) -> int:
+    from calibration.format import CalibrationError
+    from calibration.make import calibrate_lens, save_lens
+    from vision.errors import VisionError
+    from vision.imageio import read_image
+
+    try:
+        cols, rows = (int(v) for v in args.pattern.lower().split("x"))
+    except ValueError as exc:
+        raise CommandError(f"--pattern must look like 9x6, not {args.pattern!r}") from exc
+    try:
+        images = [read_image(p) for p in args.images]
+        lens, used = calibrate_lens(images, (cols, rows))
+    except (VisionError, CalibrationError) as exc:
+        raise CommandError(_message(exc)) from exc
+    save_lens(lens, args.out)
+    print(f"lens written to {args.out}: pattern found in {used} of {len(images)} images, "
+          f"reprojection error {lens.rms_error:.3f} px")
+    return 0
+
+
+def run_markers(args: argparse.Namespace) -> int:
+    import cv2
+
+    from vision.markers import marker_sheet
+
+    out = Path(args.out)
+    if out.suffix.lower() not in (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff"):
+        raise CommandError(f"{out}: write the sheet as a .png (or another image type)")
+    if not cv2.imwrite(str(out), marker_sheet()):
+        raise CommandError(f"{out}: cannot write the image")
+    print(f"marker sheet written to {out} (A4 at 150 dpi; print at 100%)")
+    return 0
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from vision.evaluate import evaluate
+
+    if args.count < 1:
+        raise CommandError("--count must be at least 1")
+    return evaluate(args.count, Path(args.out), seed=args.seed)

@@ -1,0 +1,162 @@
+"""The camera side of the live loop: frames -> `Reading`s through the vision pipeline.
+
+An adapter on the live loop's side of the vision package: `CameraReader` holds a
+`vision.pipeline.BoardReader` (made from a calibration, or by calibrating on the first frame
+that shows the board clearly) and turns each `vision` Observation into the loop's
+`Reading` (cell names, colours, bridges, occlusion). It also draws what the players see on
+the camera page (outline, grid, readings) and the small top-down JPEG kept with each move.
+Frames the pipeline cannot read become occluded readings: they hold the settle clock and
+never change the board.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cv2
+import numpy as np
+
+from ponte.live.settle import BoardView, Reading, bridge_ends
+
+FILES = "abcdefghijklmnopqrstuvwxyz"
+SNAPSHOT_PX = 240
+_COLOURS = {"L": "light", "D": "dark"}
+
+
+def _name(cell: tuple[int, int]) -> str:
+    return f"{FILES[cell[0]]}{cell[1] + 1}"
+
+
+def observation_reading(obs: Any, t: float) -> Reading:
+    """A `vision.observation.Observation` as the live loop's `Reading`."""
+    tiles: dict[str, str] = {}
+    for rank, row in enumerate(obs.cells):
+        for file, state in enumerate(row):
+            colour = _COLOURS.get(state.value)
+            if colour is not None:
+                tiles[_name((file, rank))] = colour
+    bridges = frozenset(bridge_ends(_name(a), _name(b)) for a, b in obs.bridges)
+    return Reading(
+        t,
+        BoardView(tiles, bridges),
+        occluded=bool(obs.occluded),
+        occluded_cells=frozenset(_name(c) for c in obs.occluded_cells),
+    )
+
+
+def _board_quad(corners: Any) -> np.ndarray:
+    return np.array(corners, np.float32).reshape(4, 2)
+
+
+def warped_jpeg(image: np.ndarray, corners: Any, px: int = SNAPSHOT_PX) -> bytes | None:
+    """The board seen from above (a1 bottom-left) as a small JPEG."""
+    src = _board_quad(corners)
+    dst = np.array([[0, px - 1], [px - 1, px - 1], [px - 1, 0], [0, 0]], np.float32)
+    matrix = cv2.getPerspectiveTransform(src, dst)
+    top = cv2.warpPerspective(image, matrix, (px, px))
+    ok, data = cv2.imencode(".jpg", top, [cv2.IMWRITE_JPEG_QUALITY, 75])
+    return bytes(data) if ok else None
+
+
+def overlay_jpeg(image: np.ndarray, obs: Any | None, width: int = 640) -> bytes | None:
+    """The camera picture with the board outline, grid and readings drawn over it."""
+    scale = min(1.0, width / image.shape[1])
+    shown = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    if obs is not None:
+        quad = _board_quad(obs.corners) * scale
+        cv2.polylines(shown, [quad.astype(np.int32)], True, (0, 255, 255), 2)
+        a1, j1, j10, a10 = quad
+        size = len(obs.cells)
+        for k in range(1, size):
+            u = k / size
+            cv2.line(shown, tuple((a1 + (j1 - a1) * u).astype(int)),
+                     tuple((a10 + (j10 - a10) * u).astype(int)), (0, 200, 200), 1)
+            cv2.line(shown, tuple((a1 + (a10 - a1) * u).astype(int)),
+                     tuple((j1 + (j10 - j1) * u).astype(int)), (0, 200, 200), 1)
+        for rank, row in enumerate(obs.cells):
+            for file, state in enumerate(row):
+                u, v = (file + 0.5) / size, (rank + 0.5) / size
+                bottom = a1 + (j1 - a1) * u
+                top = a10 + (j10 - a10) * u
+                centre = tuple((bottom + (top - bottom) * v).astype(int))
+                if (file, rank) in obs.occluded_cells:
+                    cv2.drawMarker(shown, centre, (0, 0, 255), cv2.MARKER_TILTED_CROSS, 8, 1)
+                elif state.value == "L":
+                    cv2.circle(shown, centre, 5, (255, 255, 255), -1)
+                    cv2.circle(shown, centre, 5, (0, 0, 0), 1)
+                elif state.value == "D":
+                    cv2.circle(shown, centre, 5, (40, 40, 160), -1)
+                    cv2.circle(shown, centre, 5, (255, 255, 255), 1)
+    ok, data = cv2.imencode(".jpg", shown, [cv2.IMWRITE_JPEG_QUALITY, 70])
+    return bytes(data) if ok else None
+
+
+class CameraError(ValueError):
+    """The camera side cannot start (bad calibration file, no board found to calibrate)."""
+
+
+class CameraReader:
+    """Frames in, `Reading`s out, through the vision pipeline.
+
+    With no calibration it calibrates itself on the first frame where the board is found
+    and nothing covers it (the empty board at the start of a game).
+    """
+
+    def __init__(self, calibration: Any | None = None) -> None:
+        self.calibration = calibration
+        self._reader: Any | None = None
+        self.last_observation: Any | None = None
+        self.failures = 0
+        if calibration is not None:
+            from vision.pipeline import BoardReader
+
+            self._reader = BoardReader(calibration)
+
+    @staticmethod
+    def from_file(path: str) -> CameraReader:
+        from calibration.format import CalibrationError, load_calibration
+
+        try:
+            return CameraReader(load_calibration(path))
+        except CalibrationError as exc:
+            raise CameraError(str(exc)) from None
+
+    @property
+    def calibrated(self) -> bool:
+        return self._reader is not None
+
+    @property
+    def bumps(self) -> int:
+        return int(getattr(self._reader, "bumps", 0))
+
+    def _calibrate(self, image: np.ndarray) -> bool:
+        from calibration.make import make_calibration
+        from vision.errors import VisionError
+        from vision.pipeline import BoardReader, read_board
+
+        try:
+            calibration = make_calibration(image)
+            if read_board(image, calibration).occluded:
+                return False
+        except VisionError:
+            return False
+        self.calibration = calibration
+        self._reader = BoardReader(calibration)
+        return True
+
+    def read(self, image: np.ndarray, t: float) -> Reading:
+        """The frame's reading; an occluded one when the board cannot be read in it."""
+        from vision.errors import VisionError
+
+        if self._reader is None and not self._calibrate(image):
+            self.failures += 1
+            return Reading(t, BoardView(), occluded=True)
+        assert self._reader is not None
+        try:
+            obs = self._reader.read(image)
+        except VisionError:
+            self.failures += 1
+            self.last_observation = None
+            return Reading(t, BoardView(), occluded=True)
+        self.last_observation = obs
+        return observation_reading(obs, t)

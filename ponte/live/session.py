@@ -1,0 +1,243 @@
+"""`LiveSession`: the live loop's state behind the `LiveApi` the web page and LEDs use.
+
+It owns the `Table` (the refereed game), the `EventBus` and the `Store`. The frame loop
+feeds it `Reading`s; a board that settles is judged against the record, and every step —
+the ops, the events, the moves with their times, a JPEG of the board — is committed to the
+database before its events are published, so what watchers see has been recorded.
+Controls (swap, pass, confirm, override, undo, new game, end game) arrive from other
+threads (the web server, the LED button); one lock keeps them and the frame loop apart.
+
+On start it resumes the newest unfinished game in the database by replaying its ops; the
+board in front of the camera is then audited against that record on the first settled view.
+"""
+
+from __future__ import annotations
+
+import datetime
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ponte.live.api import ControlError, EventBus, EventType
+from ponte.live.settle import DEFAULT_WINDOW, BoardView, Reading, SettleDetector
+from ponte.live.store import Store, StoreError
+from ponte.live.table import Emitted, Op, OpError
+from referee import SIZES, Supply
+
+SnapshotMaker = Callable[[], bytes | None]
+
+
+class LiveSession:
+    """One assistant at one table: the current game, its record, its watchers."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        settle_window: float = DEFAULT_WINDOW,
+        bus: EventBus | None = None,
+        resume: bool = True,
+        tags: Mapping[str, str] | None = None,
+    ) -> None:
+        self.bus = bus or EventBus()
+        self.store = store
+        self.settle_window = settle_window
+        self._lock = threading.RLock()
+        self._detector = SettleDetector(settle_window)
+        self._judged: BoardView | None = None
+        self._latest: Reading | None = None
+        self._camera: dict[str, Any] = {"status": "waiting", "fps": None, "last_frame": None}
+        self._camera_jpeg: bytes | None = None
+        self._frames: list[float] = []
+        self.resumed = False
+        current = store.current_game() if resume else None
+        if current is not None:
+            self._open(current)
+            self.resumed = True
+        else:
+            self._start(dict(tags or {}), 10, Supply.PHYSICAL)
+
+    # ----------------------------------------------------------------- games
+
+    def _open(self, game_id: int) -> None:
+        self.game_id = game_id
+        self.table = self.store.table(game_id)
+        info = self.store.game(game_id)
+        self.tags: dict[str, str] = {str(k): str(v) for k, v in info["tags"].items()}
+        self.started = float(info["started"])
+        self._move_times = {int(m["ply"]): float(m["t"]) for m in info["moves"]}
+
+    def _start(self, tags: dict[str, str], size: int, supply: Supply) -> None:
+        tags.setdefault("Event", "Ponte del Diavolo")
+        tags.setdefault("Date", datetime.date.today().strftime("%Y.%m.%d"))
+        tags.setdefault("Light", "Light")
+        tags.setdefault("Dark", "Dark")
+        game_id = self.store.new_game(tags, size, supply)
+        self._open(game_id)
+        self._judged = None
+        self._detector.reset()
+
+    # ----------------------------------------------------------------- frames
+
+    def feed(self, reading: Reading, snapshot: SnapshotMaker | None = None) -> list[Emitted]:
+        """One frame's reading; judges the board when it settles. Returns the events."""
+        with self._lock:
+            self._note_frame(reading)
+            settled = self._detector.feed(reading)
+            if settled is None or settled.board.same_as(self._judged):
+                return []
+            return self._judge(settled.board, reading.t, snapshot)
+
+    def _note_frame(self, reading: Reading) -> None:
+        self._frames.append(reading.t)
+        if len(self._frames) > 30:
+            del self._frames[0]
+        if not reading.occluded:
+            self._latest = reading
+        status = "occluded" if reading.occluded else "ok"
+        self._camera["last_frame"] = time.monotonic()
+        if len(self._frames) > 1 and self._frames[-1] > self._frames[0]:
+            self._camera["fps"] = round((len(self._frames) - 1)
+                                        / (self._frames[-1] - self._frames[0]), 1)
+        if self._camera["status"] != status:
+            self.set_camera_status(status)
+
+    def set_camera_status(self, status: str, message: str | None = None) -> None:
+        """Camera or board status (ok, occluded, no-signal, bumped...), published on change."""
+        with self._lock:
+            self._camera["status"] = status
+            data: dict[str, Any] = {"status": status}
+            if message:
+                data["message"] = message
+        self.bus.publish(EventType.CAMERA, data)
+
+    def set_camera_picture(self, jpeg: bytes | None) -> None:
+        with self._lock:
+            self._camera_jpeg = jpeg
+
+    def _judge(self, board: BoardView, t: float, snapshot: SnapshotMaker | None) -> list[Emitted]:
+        self._judged = board
+        start = len(self.table.ops)
+        events = self.table.judge(board, t)
+        self._commit(self.table.ops[start:], events, t, snapshot)
+        return events
+
+    def _commit(self, ops: list[Op], events: list[Emitted], t: float,
+                snapshot: SnapshotMaker | None = None) -> None:
+        for kind, data in events:
+            if kind is EventType.MOVE:
+                self._move_times[int(data["ply"])] = float(data.get("t", t))
+        jpeg = None
+        if snapshot is not None and any(k in (EventType.MOVE, EventType.ILLEGAL)
+                                        for k, _ in events):
+            jpeg = snapshot()
+        if ops or events:
+            self.store.commit_step(
+                self.game_id, self.table, [(op, t) for op in ops],
+                [(k.value, d) for k, d in events], self._move_times, jpeg,
+            )
+        for kind, data in events:
+            self.bus.publish(kind, {"game": self.game_id, **data})
+
+    # ----------------------------------------------------------------- LiveApi
+
+    def state(self) -> dict[str, Any]:
+        with self._lock:
+            state = self.table.state()
+            state["game"] = {
+                "id": self.game_id,
+                "light": self.tags.get("Light"),
+                "dark": self.tags.get("Dark"),
+                "started": self.started,
+                "status": "over" if self.table.over else "playing",
+                "result": self.table.result(),
+                "resumed": self.resumed,
+            }
+            camera = dict(self._camera)
+            last = camera.pop("last_frame")
+            camera["last_frame_age"] = None if last is None else round(time.monotonic() - last, 3)
+            state["camera"] = camera
+            return state
+
+    def control(self, action: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(params, Mapping):
+            raise ControlError("params must be a JSON object", 400)
+        with self._lock:
+            t = self._now()
+            if action == "new_game":
+                self._new_game(params, t)
+            elif action == "confirm":
+                self._confirm(t)
+            else:
+                try:
+                    op = self.table.control_op(action, params)
+                except OpError as exc:
+                    raise ControlError(str(exc), exc.status) from None
+                events: list[Emitted] = [(EventType.CONTROL, {"action": action,
+                                                              "params": dict(params), "t": t})]
+                events += self.table.apply(op, t)
+                self._commit([op], events, t)
+                if action == "undo":
+                    self._judged = self._detector.latest()
+                elif action == "override" and self._judged is not None:
+                    self._judge(self._judged, t, None)
+            self.bus.publish(EventType.STATE, {"game": self.game_id, "action": action})
+            return self.state()
+
+    def _now(self) -> float:
+        return self._latest.t if self._latest is not None else 0.0
+
+    def _confirm(self, t: float) -> None:
+        latest = self._latest
+        if latest is None:
+            raise ControlError("no board has been seen yet", 409)
+        self._commit([], [(EventType.CONTROL, {"action": "confirm", "params": {}, "t": t})], t)
+        self._judge(latest.board, t, None)
+
+    def _new_game(self, params: Mapping[str, Any], t: float) -> None:
+        tags: dict[str, str] = {}
+        for colour, tag in (("light", "Light"), ("dark", "Dark")):
+            name = params.get(colour, tag)
+            if not isinstance(name, str) or not name.strip() or len(name) > 80:
+                raise ControlError(f'"{colour}" must be a player name (1-80 characters)', 400)
+            tags[tag] = name.strip()
+        size = params.get("board", 10)
+        if size not in SIZES:
+            raise ControlError('"board" must be 10 or 12', 400)
+        try:
+            supply = Supply(params.get("supply", "physical"))
+        except ValueError:
+            raise ControlError('"supply" must be "physical" or "unlimited"', 400) from None
+        if not self.table.over:
+            self._commit([], [(EventType.CONTROL, {"action": "new_game", "params": dict(params),
+                                                   "t": t})], t)
+            self.store.finish(self.game_id, self.table.result(), "ended")
+        self._start(tags, int(size), supply)
+        self._commit([], [(EventType.CONTROL, {"action": "new_game", "params": dict(params),
+                                               "t": t})], t)
+
+    def camera_jpeg(self) -> bytes | None:
+        with self._lock:
+            return self._camera_jpeg
+
+    def games(self) -> list[dict[str, Any]]:
+        return self.store.games()
+
+    def game(self, game_id: int) -> dict[str, Any]:
+        try:
+            return self.store.game(game_id)
+        except StoreError as exc:
+            raise ControlError(str(exc), exc.status) from None
+
+    def export(self, game_id: int, fmt: str) -> str:
+        try:
+            return self.store.export(game_id, fmt)
+        except StoreError as exc:
+            raise ControlError(str(exc), exc.status) from None
+
+    def snapshot(self, game_id: int, ply: int) -> bytes | None:
+        try:
+            return self.store.snapshot(game_id, ply)
+        except StoreError as exc:
+            raise ControlError(str(exc), exc.status) from None

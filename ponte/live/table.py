@@ -1,0 +1,389 @@
+"""The game at the table: a referee `Game` driven by settled boards and players' controls.
+
+Everything that changes the game is an `Op` — a small JSON-ready value — applied in order;
+replaying the same ops on a new `Table` rebuilds the same game (that is how a restarted
+assistant resumes from its database). `Table.judge(board, t)` turns a settled board into
+ops (corrections, a move, anomaly flags raised and cleared) and applies them; controls
+(swap, pass, override, undo, end) are ops too. Each applied op yields the events the
+watchers see.
+
+Pure: no I/O, no clocks (times are given), no threads (the session holds the lock).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ponte.live.api import EventType
+from ponte.live.infer import (
+    ABSENT,
+    EMPTY,
+    PRESENT,
+    Anomaly,
+    bridge_key,
+    corrections,
+    interpret,
+    tile_key,
+)
+from ponte.live.settle import BoardView, bridge_ends
+from referee import (
+    Bridge,
+    Cell,
+    Game,
+    Illegal,
+    IllegalMoveError,
+    Move,
+    Pass,
+    Reason,
+    Supply,
+    Swap,
+    Tiles,
+    bridge_shape,
+    parse_move,
+)
+from referee.view import game_state
+
+Op = dict[str, Any]
+"""One change to the game: {"op": "push" | "flag_move" | "raise" | "clear" | "pop" |
+"override" | "end", ...}; JSON-ready."""
+
+Emitted = tuple[EventType, dict[str, Any]]
+
+
+class OpError(ValueError):
+    """An op or control that cannot be applied here (the message says why); `status` is
+    400 for a malformed request, 409 for one the game does not allow now."""
+
+    def __init__(self, message: str, status: int = 409) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class Table:
+    """A game in progress at the table, with its anomalies and players' overrides."""
+
+    size: int = 10
+    supply: Supply = Supply.PHYSICAL
+    game: Game = field(init=False)
+    anomalies: dict[int, Anomaly] = field(default_factory=dict)
+    """Open anomaly flags by flag id."""
+    overrides: dict[str, str] = field(default_factory=dict)
+    """"cell:d4" -> light/dark/empty, "bridge:a1-c1" -> present/absent: the players say the
+    camera is wrong there."""
+    ended_by_control: bool = False
+    ops: list[Op] = field(default_factory=list)
+    pending: str | None = None
+
+    def __post_init__(self) -> None:
+        self.game = Game(self.size, self.supply)
+
+    # ----------------------------------------------------------------- reading
+
+    @property
+    def over(self) -> bool:
+        return self.ended_by_control or self.game.is_over()
+
+    def open_anomalies(self) -> dict[str, Anomaly]:
+        return {a.key: a for a in self.anomalies.values()}
+
+    def corrected(self, board: BoardView) -> BoardView:
+        """The board with the players' overrides laid over the camera's reading."""
+        if not self.overrides:
+            return board
+        tiles = dict(board.tiles)
+        bridges = set(board.bridges)
+        for key, value in self.overrides.items():
+            kind, _, where = key.partition(":")
+            if kind == "cell":
+                if value == EMPTY:
+                    tiles.pop(where, None)
+                else:
+                    tiles[where] = value
+            else:
+                a, _, b = where.partition("-")
+                if value == PRESENT:
+                    bridges.add(bridge_ends(a, b))
+                else:
+                    bridges.discard(bridge_ends(a, b))
+        return BoardView(tiles, frozenset(bridges))
+
+    def state(self) -> dict[str, Any]:
+        state = game_state(self.game)
+        state["pending"] = self.pending
+        state["overrides"] = dict(self.overrides)
+        state["ended"] = self.over
+        return state
+
+    # ----------------------------------------------------------------- judging
+
+    def judge(self, board: BoardView, t: float) -> list[Emitted]:
+        """Judge a settled board (the camera's reading); apply and return what followed."""
+        events: list[Emitted] = []
+        if self.over:
+            return events
+        self._forget_agreeing_overrides(board, events, t)
+        seen = self.corrected(board)
+        for flag_id in corrections(self.game, seen):
+            events += self.apply({"op": "clear", "flag": flag_id}, t)
+        plan = interpret(self.game, seen, self.open_anomalies())
+        wanted = {a.key: a for a in plan.anomalies.values()}
+        for flag_id, anomaly in list(self.anomalies.items()):
+            if wanted.get(anomaly.key) is not anomaly:
+                events += self.apply({"op": "clear", "flag": flag_id}, t)
+        if plan.move is not None:
+            events += self._play_seen(plan.move, t)
+        if plan.pending != self.pending:
+            self.pending = plan.pending
+            if plan.pending is not None and self.game.turn is not None:
+                events.append((EventType.NOTICE, {
+                    "kind": "one_tile",
+                    "cells": [plan.pending],
+                    "message": f"one {self.game.turn.value} tile on {plan.pending}: "
+                    "a turn is two tiles, waiting for the second",
+                    "t": t,
+                }))
+        if not self.over:
+            current = set(self.open_anomalies())
+            for anomaly in wanted.values():
+                if anomaly.key not in current:
+                    events += self.apply(_raise_op(anomaly), t)
+        return events
+
+    def _play_seen(self, move: Tiles | Bridge, t: float) -> list[Emitted]:
+        verdict = self.game.verdict(move)
+        if verdict is None:
+            return self.apply({"op": "push", "move": str(move)}, t)
+        if verdict.reason in (Reason.OCCUPIED, Reason.OFF_BOARD, Reason.SAME_CELL,
+                              Reason.NOT_A_BRIDGE_SHAPE):
+            cells = tuple(c.name for c in move.cells)
+            anomaly = Anomaly(
+                bridge_key(bridge_ends(*cells)) if isinstance(move, Bridge) else tile_key(cells[0]),
+                PRESENT,
+                verdict,
+            )
+            return self.apply(_raise_op(anomaly), t)
+        return self.apply({"op": "flag_move", "move": str(move)}, t)
+
+    def _forget_agreeing_overrides(self, board: BoardView, events: list[Emitted],
+                                   t: float) -> None:
+        for key, value in list(self.overrides.items()):
+            kind, _, where = key.partition(":")
+            if kind == "cell":
+                agrees = board.tiles.get(where, EMPTY) == value
+            else:
+                a, _, b = where.partition("-")
+                agrees = (bridge_ends(a, b) in board.bridges) == (value == PRESENT)
+            if agrees:
+                events += self.apply({"op": "override", "key": key, "value": None}, t)
+
+    # ----------------------------------------------------------------- controls
+
+    def control_op(self, action: str, params: Mapping[str, Any]) -> Op:
+        """The op a player's control stands for; OpError if it cannot be done now."""
+        game = self.game
+        if action in ("swap", "pass"):
+            if self.over:
+                raise OpError("the game is over")
+            move: Move = Swap() if action == "swap" else Pass()
+            verdict = game.verdict(move)
+            if verdict is not None:
+                raise OpError(verdict.message)
+            return {"op": "push", "move": str(move)}
+        if action == "undo":
+            if not game.moves:
+                raise OpError("there is no move to undo")
+            if self.ended_by_control:
+                raise OpError("the game was ended; start a new game")
+            return {"op": "pop"}
+        if action == "end_game":
+            if self.over:
+                raise OpError("the game is already over")
+            return {"op": "end"}
+        if action == "override":
+            return self._override_op(params)
+        raise OpError(f"unknown control {action!r}", 400)
+
+    def _override_op(self, params: Mapping[str, Any]) -> Op:
+        size = self.size
+        if "cell" in params:
+            cell = _cell(params["cell"], size)
+            value = params.get("value")
+            if value not in ("light", "dark", EMPTY):
+                raise OpError('override "value" must be "light", "dark" or "empty"', 400)
+            return {"op": "override", "key": tile_key(cell), "value": value}
+        if "bridge" in params:
+            ends = params["bridge"]
+            if not isinstance(ends, list | tuple) or len(ends) != 2:
+                raise OpError('override "bridge" must be two cell names, e.g. ["a1", "c1"]', 400)
+            a, b = _cell(ends[0], size), _cell(ends[1], size)
+            ca, cb = Cell.parse(a), Cell.parse(b)
+            shape = bridge_shape(abs(ca.file - cb.file), abs(ca.rank - cb.rank))
+            if shape is None:
+                raise OpError(f"{a}-{b} is not a bridge's shape", 400)
+            present = params.get("present", True)
+            if not isinstance(present, bool):
+                raise OpError('override "present" must be true or false', 400)
+            return {"op": "override", "key": bridge_key(bridge_ends(a, b)),
+                    "value": PRESENT if present else ABSENT}
+        raise OpError('override needs "cell" and "value", or "bridge" and "present"', 400)
+
+    # ----------------------------------------------------------------- applying
+
+    def apply(self, op: Op, t: float) -> list[Emitted]:
+        """Apply one op and return its events; the op is appended to `ops`."""
+        was_over = self.game.is_over()
+        kind = op.get("op")
+        game = self.game
+        events: list[Emitted] = []
+        try:
+            if kind == "push":
+                played = game.push(parse_move(op["move"]))
+                events.append((EventType.MOVE, {
+                    "ply": played.ply,
+                    "turn": played.turn,
+                    "move": str(played.move),
+                    "colour": played.colour.value if played.colour else None,
+                    "t": t,
+                }))
+                self.pending = None
+                colour = game.turn
+                if colour is not None and game.turns_completed > 0 and not (
+                    game.position.can_place_two(colour)
+                ):
+                    events.append((EventType.NOTICE, {
+                        "kind": "cannot_place_two",
+                        "colour": colour.value,
+                        "message": f"{colour.value} cannot place two tiles: "
+                        "build a bridge or pass",
+                        "t": t,
+                    }))
+            elif kind == "flag_move":
+                move = parse_move(op["move"])
+                assert isinstance(move, Tiles | Bridge)
+                flag = game.push_flagged(move)
+                self.pending = None
+                events.append((EventType.ILLEGAL, {
+                    "ply": len(game.moves),
+                    **flag.to_dict(game.turns_completed),
+                    "flag": flag.id,
+                    "t": t,
+                }))
+            elif kind == "raise":
+                verdict = Illegal(Reason(op["reason"]), tuple(op["cells"]), op["message"])
+                flag = game.raise_flag(verdict, [Cell.parse(c) for c in op["obstructs"]])
+                self.anomalies[flag.id] = Anomaly(
+                    op["key"], op["state"], verdict, tuple(op["obstructs"])
+                )
+                events.append((EventType.ILLEGAL, {
+                    "ply": len(game.moves),
+                    **flag.to_dict(game.turns_completed),
+                    "flag": flag.id,
+                    "t": t,
+                }))
+            elif kind == "clear":
+                flag_id = int(op["flag"])
+                cleared = next((f for f in game.flags if f.id == flag_id), None)
+                if cleared is None:
+                    raise OpError(f"no flag {flag_id} is up")
+                undone = bool(game.moves and game.moves[-1].flag == flag_id)
+                game.clear_flag(flag_id)
+                self.anomalies.pop(flag_id, None)
+                events.append((EventType.CORRECTED, {
+                    "ply": len(game.moves),
+                    "flag": flag_id,
+                    "reason": cleared.verdict.reason.value,
+                    "cells": list(cleared.verdict.cells),
+                    "move": str(cleared.move) if cleared.move else None,
+                    "undone": undone,
+                    "t": t,
+                }))
+            elif kind == "pop":
+                played = game.pop()
+                self.anomalies = {
+                    k: v for k, v in self.anomalies.items() if k in {f.id for f in game.flags}
+                }
+                self.pending = None
+                events.append((EventType.STATE, {"undone": str(played.move),
+                                                 "ply": played.ply, "t": t}))
+            elif kind == "override":
+                key, value = str(op["key"]), op.get("value")
+                if value is None:
+                    self.overrides.pop(key, None)
+                else:
+                    self.overrides[key] = str(value)
+            elif kind == "end":
+                self.ended_by_control = True
+            else:
+                raise OpError(f"unknown op {kind!r}")
+        except (IllegalMoveError, KeyError, TypeError) as exc:
+            raise OpError(f"cannot apply {op}: {exc}") from None
+        self.ops.append(dict(op))
+        if game.is_over() and not was_over:
+            events += self._ending(t)
+        elif kind == "end":
+            events += self._ending(t)
+        return events
+
+    def _ending(self, t: float) -> list[Emitted]:
+        events: list[Emitted] = []
+        outcome = self.game.outcome()
+        current = self.game.score()
+        if outcome is not None and outcome.result == "void":
+            events.append((EventType.VOID, {
+                "ply": len(self.game.moves),
+                "flags": [f.to_dict(self.game.turns_completed) for f in self.game.flags],
+                "t": t,
+            }))
+        winner = outcome.winner if outcome else current.leader()
+        events.append((EventType.END, {
+            "ply": len(self.game.moves),
+            "score": current.to_dict(breakdown=True),
+            "winner": winner.value if winner else None,
+            "result": self.result(),
+            "termination": outcome.termination.value if outcome else "ended",
+            "t": t,
+        }))
+        return events
+
+    def result(self) -> str:
+        """The record's Result: light, dark, draw, void, or * while unfinished."""
+        outcome = self.game.outcome()
+        if outcome is not None:
+            return outcome.result
+        return "*"
+
+
+def _raise_op(anomaly: Anomaly) -> Op:
+    return {
+        "op": "raise",
+        "key": anomaly.key,
+        "state": anomaly.state,
+        "reason": anomaly.verdict.reason.value,
+        "cells": list(anomaly.verdict.cells),
+        "message": anomaly.verdict.message,
+        "obstructs": list(anomaly.obstructs),
+    }
+
+
+def _cell(value: object, size: int) -> str:
+    if not isinstance(value, str):
+        raise OpError("a cell must be a name like \"d4\"", 400)
+    try:
+        cell = Cell.parse(value)
+    except ValueError as exc:
+        raise OpError(str(exc), 400) from None
+    if not (0 <= cell.file < size and 0 <= cell.rank < size):
+        raise OpError(f"{value} is not on the {size} x {size} board", 400)
+    return cell.name
+
+
+def replay(ops: list[Op], size: int = 10, supply: Supply = Supply.PHYSICAL) -> Table:
+    """A table rebuilt from its ops (what a restarted assistant does)."""
+    table = Table(size, supply)
+    for op in ops:
+        table.apply(op, 0.0)
+    return table
+

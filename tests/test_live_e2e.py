@@ -1,0 +1,222 @@
+"""End to end: rendered game videos -> cv2.VideoCapture -> reader -> settle -> referee -> record.
+
+The frames are drawn by the synthetic scene renderer and stored as real video files; the
+reader is `tests.live_scenes.GroundTruthReader`, a stand-in for the vision pipeline that
+answers with the renderer's ground truth (the pipeline cannot read these frames yet).
+Everything after the reader is the real live loop.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ponte.live.api import EventType
+from ponte.live.loop import run_live, transcribe
+from ponte.live.session import LiveSession
+from ponte.live.settle import BoardView
+from ponte.live.sources import RetryingSource, SourceError, open_source
+from ponte.live.store import Store
+from referee.playout import heuristic_game
+from tests.live_scenes import Beat, GroundTruthReader, boards_of_moves, render_script, write_video
+
+pytestmark = pytest.mark.slow
+
+
+def board_moves(seed: int) -> list[str]:
+    """A plausible game's moves on the board, up to its first pass (passes are not seen)."""
+    out = []
+    for played in heuristic_game(seed).moves:
+        text = str(played.move)
+        if text == "pass":
+            break
+        if text != "swap":
+            out.append(text)
+    return out
+
+
+def make_video(
+    tmp_path: Path, beats: list[Beat], name: str = "game.avi"
+) -> tuple[Path, GroundTruthReader]:
+    path = tmp_path / name
+    truths = write_video(path, render_script(beats))
+    return path, GroundTruthReader(path, truths)
+
+
+Events = list[tuple[EventType, dict]]
+
+
+def run(path: Path, reader: GroundTruthReader) -> tuple[list[str], Events, str]:
+    source = open_source(str(path))
+    try:
+        result = transcribe(source, reader)
+    finally:
+        source.close()
+    moves = [str(m.move) for m in result.table.game.moves]
+    return moves, result.events, result.table.result()
+
+
+def test_a_whole_game_is_transcribed_exactly(tmp_path: Path) -> None:
+    moves = board_moves(1)
+    assert len(moves) > 30
+    beats = [Beat(b, hand_frames=4, still_frames=6) for b in boards_of_moves(moves)]
+    path, reader = make_video(tmp_path, beats)
+    seen, events, _ = run(path, reader)
+    assert seen == moves
+    assert not [e for e in events if e[0] in (EventType.ILLEGAL, EventType.VOID)]
+    times = [data["t"] for kind, data in events if kind is EventType.MOVE]
+    assert times == sorted(times) and times[0] > 0
+
+
+def test_hands_over_the_board_for_many_frames_create_nothing(tmp_path: Path) -> None:
+    boards = boards_of_moves(["e5,f6", "c3,c4"])
+    beats = [Beat(boards[0]), Beat(boards[1]),
+             Beat(boards[1], hand_frames=80, still_frames=6),  # hands linger, nothing placed
+             Beat(boards[2])]
+    path, reader = make_video(tmp_path, beats)
+    seen, events, _ = run(path, reader)
+    assert seen == ["e5,f6", "c3,c4"]
+    assert [k.value for k, _ in events] == ["move", "move"]
+
+
+def test_a_single_tile_and_a_long_pause_waits_for_the_second(tmp_path: Path) -> None:
+    one = BoardView.of({"e5": "light"})
+    two = BoardView.of({"e5": "light", "g7": "light"})
+    beats = [Beat(BoardView()), Beat(one, still_frames=60), Beat(two)]
+    path, reader = make_video(tmp_path, beats)
+    seen, events, _ = run(path, reader)
+    assert [k.value for k, _ in events] == ["notice", "move"]
+    assert events[0][1]["cells"] == ["e5"] and seen == ["e5,g7"]
+
+
+OPENING = ["a1,a2", "j9,j10", "a3,b3", "h2,h3"]
+
+
+def test_a_corrected_illegal_move(tmp_path: Path) -> None:
+    boards = boards_of_moves(OPENING)
+    bad = BoardView({**boards[-1].tiles, "b4": "light", "e6": "light"}, boards[-1].bridges)
+    fixed = BoardView({**boards[-1].tiles, "e8": "light", "f2": "light"}, boards[-1].bridges)
+    beats = [Beat(b) for b in boards] + [Beat(bad), Beat(fixed)]
+    path, reader = make_video(tmp_path, beats)
+    seen, events, result = run(path, reader)
+    kinds = [k.value for k, _ in events]
+    assert kinds == ["move"] * 4 + ["illegal", "corrected", "move"]
+    illegal = events[4][1]
+    assert illegal["reason"] == "group_too_large" and "b4" in illegal["cells"]
+    assert seen == OPENING + ["e8,f2"] and result == "*"
+
+
+def test_an_uncorrected_illegal_move_voids_the_game_after_two_rounds(tmp_path: Path) -> None:
+    moves = OPENING + ["b4,e6", "c8,c9", "e8,f2", "g6,g7", "h9,i5", "e3,e4"]
+    boards = boards_of_moves(moves)
+    path, reader = make_video(tmp_path, [Beat(b) for b in boards])
+    seen, events, result = run(path, reader)
+    kinds = [k.value for k, _ in events]
+    assert kinds.count("illegal") == 1 and kinds[-2:] == ["void", "end"]
+    assert result == "void"
+    assert seen == moves  # the record keeps the flagged move as played
+
+
+def test_a_camera_bump_mid_game(tmp_path: Path) -> None:
+    moves = OPENING + ["e8,f2", "c8,c9"]
+    beats = [Beat(b, bump=(k == 3)) for k, b in enumerate(boards_of_moves(moves))]
+    path, reader = make_video(tmp_path, beats)
+    seen, events, _ = run(path, reader)
+    assert seen == moves and all(k is EventType.MOVE for k, _ in events)
+
+
+def test_the_camera_source_failing_and_coming_back(tmp_path: Path) -> None:
+    boards = boards_of_moves(OPENING)
+    first, reader = make_video(tmp_path, [Beat(b) for b in boards[:3]], "first.avi")
+    second, reader2 = make_video(tmp_path, [Beat(b) for b in boards[2:]], "second.avi")
+    reader.by_pixels.update(reader2.by_pixels)
+    feed = tmp_path / "camera.avi"  # the "camera": a stream that ends, vanishes, comes back
+    first.rename(feed)
+    session = LiveSession(Store(tmp_path / "data"), settle_window=0.3)
+    sub = session.bus.subscribe()
+    seen: dict[str, list[str]] = {"statuses": [], "moves_when_lost": []}
+    opened = {"count": 0, "sleeps": 0}
+
+    def opener() -> object:
+        if not feed.exists():
+            raise SourceError("camera unplugged")
+        opened["count"] += 1
+        return open_source(str(feed))
+
+    def listener(status: str, message: str) -> None:
+        seen["statuses"].append(status)
+        session.set_camera_status(status, message)
+        if status == "no-signal" and opened["count"] == 1 and feed.exists():
+            seen["moves_when_lost"] = [m["move"] for m in session.state()["moves"]]
+            feed.unlink()
+
+    def sleep(_seconds: float) -> None:
+        opened["sleeps"] += 1
+        if opened["sleeps"] == 3:
+            second.rename(feed)
+
+    def should_stop() -> bool:
+        return opened["count"] >= 2 and seen["statuses"].count("no-signal") >= 2
+
+    source = RetryingSource(opener, listener=listener, sleep=sleep, should_stop=should_stop)
+    run_live(source, reader, session, duration=60)  # type: ignore[arg-type]
+    assert seen["statuses"][:3] == ["no-signal", "ok", "no-signal"]
+    assert seen["moves_when_lost"] == OPENING[:2]
+    assert [m["move"] for m in session.state()["moves"]] == OPENING
+    assert session.state()["flags"] == []
+    cameras = []
+    while (event := sub.get(timeout=0)) is not None:
+        if event.type is EventType.CAMERA:
+            cameras.append(event.data["status"])
+    assert "no-signal" in cameras and cameras.index("no-signal") < len(cameras) - 1
+
+
+def test_kill_9_and_resume_loses_nothing(tmp_path: Path) -> None:
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    from tests.live_scenes import truths_to_json
+
+    moves = OPENING + ["e8,f2", "c8,c9", "f9,g4", "d1,d2"]
+    boards = boards_of_moves(moves)
+    data = tmp_path / "data"
+    root = Path(__file__).resolve().parents[1]
+
+    def worker(name: str, beats: list[Beat]) -> subprocess.Popen[str]:
+        path = tmp_path / f"{name}.avi"
+        truths = write_video(path, render_script(beats))
+        truth_file = tmp_path / f"{name}.json"
+        truth_file.write_text(json.dumps(truths_to_json(truths)))
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.live_worker", str(path), str(truth_file), str(data)],
+            cwd=root, stdout=subprocess.PIPE, text=True,
+        )
+
+    beat = {"hand_frames": 3, "still_frames": 6}
+    first = worker("first", [Beat(b, **beat) for b in boards])
+    assert first.stdout is not None
+    assert first.stdout.readline().startswith("game 1 resumed=False")
+    for _ in range(3):
+        assert first.stdout.readline().startswith("move")
+    first.send_signal(signal.SIGKILL)
+    first.wait(10)
+    first.stdout.close()
+    assert first.returncode == -signal.SIGKILL
+    store = Store(data)
+    done = [m["move"] for m in store.game(1)["moves"]]
+    assert len(done) >= 3 and done == moves[: len(done)]
+    assert len(done) < len(moves), "killed too late to test anything"
+    store.close()
+    second = worker("second", [Beat(b, **beat) for b in boards[len(done):]])
+    out, _ = second.communicate(timeout=60)
+    assert second.returncode == 0
+    assert out.startswith("game 1 resumed=True")
+    store = Store(data)
+    game = store.game(1)
+    assert [m["move"] for m in game["moves"]] == moves
+    assert not [e for e in game["events"] if e["type"] in ("illegal", "void")]
+    assert [g["id"] for g in store.games()] == [1]
+    store.close()

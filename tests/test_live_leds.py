@@ -1,0 +1,70 @@
+"""The LEDs follow the session; the button's presses become pass and confirm."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from firmware_bridge.protocol import ButtonEvent, ButtonKind
+from firmware_bridge.view import LedView, Status, Turn
+from ponte.live.leds import LedLink, led_view
+from ponte.live.session import LiveSession
+from ponte.live.settle import BoardView, Reading
+from ponte.live.store import Store
+
+
+class RecordingBridge:
+    """Fake of LedBridge for this unit test (the real one is tested against the firmware)."""
+
+    def __init__(self) -> None:
+        self.views: list[LedView] = []
+        self.closed = False
+
+    def show(self, view: LedView) -> None:
+        self.views.append(view)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def settle(session: LiveSession, board: BoardView, t0: float) -> None:
+    for k in range(20):
+        session.feed(Reading(t0 + k / 30, board))
+
+
+def wait_for(predicate, timeout: float = 3.0) -> bool:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_led_view_of_states() -> None:
+    assert led_view({"turn": "light", "flags": [], "board": {"size": 10}}) == LedView(
+        Turn.LIGHT, frozenset(), Status.PLAYING)
+    flagged = led_view({"turn": "dark", "flags": [{"cells": ["c3", "b4"]}]})
+    assert flagged.status is Status.FLAGGED and flagged.flagged == {(2, 2), (1, 3)}
+    assert led_view({"outcome": {"result": "void"}}).status is Status.VOID
+    over = led_view({"outcome": {"result": "dark", "winner": "dark"}})
+    assert over.status is Status.OVER and over.winner is Turn.DARK
+
+
+def test_the_leds_follow_the_game_and_the_button_passes_and_confirms(tmp_path: Path) -> None:
+    session = LiveSession(Store(tmp_path))
+    bridge = RecordingBridge()
+    link = LedLink(session, bridge)
+    assert bridge.views[-1].turn is Turn.LIGHT
+    settle(session, BoardView.of({"e5": "light", "f6": "light"}), 0.0)
+    assert wait_for(lambda: bridge.views[-1].turn is Turn.DARK)
+    settle(session, BoardView.of({"e5": "light", "f6": "light", "a1": "light"}), 1.0)
+    assert wait_for(lambda: bridge.views[-1].status is Status.FLAGGED)
+    assert bridge.views[-1].flagged == {(0, 0)}
+    link.press(ButtonEvent(1, ButtonKind.SHORT, 100))  # pass: not allowed, said as a notice
+    assert [m["move"] for m in session.state()["moves"]] == ["e5,f6"]
+    link.press(ButtonEvent(2, ButtonKind.LONG, 1200))  # confirm: judge the board now
+    control = [e for e in session.game(session.game_id)["events"] if e["type"] == "control"]
+    assert control[-1]["action"] == "confirm"
+    link.close()
+    assert bridge.closed

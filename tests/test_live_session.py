@@ -1,0 +1,164 @@
+"""The session and its store: readings in; events, controls, records and resuming out."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from ponte.live.api import ControlError
+from ponte.live.session import LiveSession
+from ponte.live.settle import BoardView, Reading
+from ponte.live.store import Store
+from referee import read_record
+
+
+def still(session: LiveSession, board: BoardView, t0: float, seconds: float = 0.6,
+          fps: float = 30) -> list:
+    events = []
+    for k in range(int(seconds * fps)):
+        events += session.feed(Reading(t0 + k / fps, board), snapshot=lambda: b"\xff\xd8jpeg")
+    return events
+
+
+def hands(session: LiveSession, t0: float, seconds: float = 1.0) -> None:
+    for k in range(int(seconds * 30)):
+        session.feed(Reading(t0 + k / 30, BoardView.of({"j10": "dark"}), occluded=True))
+
+
+B1 = BoardView.of({"e5": "light", "f6": "light"})
+B2 = BoardView.of({"e5": "light", "f6": "light", "c3": "dark", "c4": "dark"})
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store(tmp_path / "data")
+
+
+def test_a_settled_board_becomes_a_recorded_move_with_a_snapshot(store: Store) -> None:
+    session = LiveSession(store)
+    sub = session.bus.subscribe()
+    still(session, BoardView(), 0.0)
+    hands(session, 1.0)
+    events = still(session, B1, 2.0)
+    assert [e[0].value for e in events] == ["move"]
+    types = []
+    while (event := sub.get(timeout=0)) is not None:
+        types.append(event.type.value)
+    assert "move" in types and "camera" in types
+    game = session.game(session.game_id)
+    assert [m["move"] for m in game["moves"]] == ["e5,f6"]
+    assert game["moves"][0]["t"] == pytest.approx(2.4, abs=0.05)
+    assert session.snapshot(session.game_id, 1) == b"\xff\xd8jpeg"
+    assert session.state()["game"]["status"] == "playing"
+
+
+def test_controls_are_recorded_and_bad_ones_refused(store: Store) -> None:
+    session = LiveSession(store)
+    still(session, B1, 0.0)
+    state = session.control("swap", {})
+    assert state["swapped"] is True
+    with pytest.raises(ControlError) as err:
+        session.control("pass", {})
+    assert err.value.status == 409
+    with pytest.raises(ControlError) as err:
+        session.control("override", {"cell": "z9", "value": "light"})
+    assert err.value.status == 400
+    with pytest.raises(ControlError):
+        session.control("new_game", {"light": 5})
+    kinds = [e["type"] for e in session.game(session.game_id)["events"]]
+    assert kinds.count("control") == 1
+
+
+def test_undo_takes_back_the_move_and_waits_for_the_board_to_change(store: Store) -> None:
+    session = LiveSession(store)
+    still(session, B1, 0.0)
+    still(session, B2, 1.0)
+    session.control("undo", {})
+    assert [m["move"] for m in session.state()["moves"]] == ["e5,f6"]
+    assert still(session, B2, 2.0) == []
+    events = still(session, B1, 3.0)
+    assert events == []
+    events = still(session, BoardView.of({**B1.tiles, "h8": "dark", "h9": "dark"}), 4.0)
+    assert [e[0].value for e in events] == ["move"]
+    assert [m["move"] for m in store.game(session.game_id)["moves"]] == ["e5,f6", "h8,h9"]
+
+
+def test_end_game_gives_the_score_and_the_winner(store: Store) -> None:
+    session = LiveSession(store)
+    sub = session.bus.subscribe()
+    tiles = {"a1": "light", "a2": "light"}
+    still(session, BoardView.of(tiles), 0.0)
+    tiles.update(j9="dark", j10="dark")
+    still(session, BoardView.of(tiles), 1.0)
+    tiles.update(a3="light", a4="light")
+    still(session, BoardView.of(tiles), 2.0)
+    session.control("end_game", {})
+    ends = []
+    while (event := sub.get(timeout=0)) is not None:
+        if event.type.value == "end":
+            ends.append(event.to_dict())
+    assert len(ends) == 1
+    assert ends[0]["score"]["light"]["points"] == 1 and ends[0]["winner"] == "light"
+    assert session.state()["game"]["status"] == "over"
+    with pytest.raises(ControlError):
+        session.control("pass", {})
+
+
+def test_restart_resumes_the_same_game_from_the_database(store: Store, tmp_path: Path) -> None:
+    session = LiveSession(store)
+    still(session, B1, 0.0)
+    still(session, BoardView.of({**B1.tiles, "j1": "light"}), 1.0)  # wrong colour: flagged
+    game_id = session.game_id
+    before = session.state()
+    store.close()
+    again = LiveSession(Store(tmp_path / "data"))
+    assert again.game_id == game_id and again.resumed
+    after = again.state()
+    for key in ("board", "moves", "flags", "turn", "score"):
+        assert after[key] == before[key]
+    events = still(again, B2, 5.0)  # j1 taken away, dark moved
+    assert [e[0].value for e in events] == ["corrected", "move"]
+
+
+def test_new_game_finishes_the_old_one_and_exports_both(store: Store) -> None:
+    session = LiveSession(store)
+    still(session, B1, 0.0)
+    first = session.game_id
+    session.control("new_game", {"light": "Ann", "dark": "Bob"})
+    assert session.game_id != first and session.state()["game"]["light"] == "Ann"
+    listed = session.games()
+    assert [g["id"] for g in listed] == [session.game_id, first]
+    assert listed[1]["status"] == "ended" and listed[1]["moves"] == 1
+    record = read_record(session.export(first, "pdd").splitlines())
+    assert [str(m) for m in record.moves] == ["e5,f6"] and record.tags["Result"] == "*"
+    data = json.loads(session.export(first, "json"))
+    assert data["moves"][0]["move"] == "e5,f6"
+    with pytest.raises(ControlError) as err:
+        session.export(first, "pgn")
+    assert err.value.status == 400
+    with pytest.raises(ControlError) as err:
+        session.game(999)
+    assert err.value.status == 404
+
+
+def test_controls_from_other_threads_while_frames_arrive(store: Store) -> None:
+    session = LiveSession(store)
+    errors: list[Exception] = []
+
+    def poke() -> None:
+        for _ in range(50):
+            try:
+                session.state()
+                session.control("override", {"cell": "a1", "value": "empty"})
+            except Exception as exc:  # noqa: BLE001 - collected and asserted below
+                errors.append(exc)
+
+    worker = threading.Thread(target=poke)
+    worker.start()
+    still(session, B1, 0.0, seconds=2.0)
+    worker.join()
+    assert errors == []
+    assert [m["move"] for m in session.state()["moves"]] == ["e5,f6"]

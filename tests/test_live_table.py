@@ -1,0 +1,236 @@
+"""Settling, move inference and the table: plain boards in, referee ops and events out."""
+
+from __future__ import annotations
+
+from ponte.live.api import EventType
+from ponte.live.settle import BoardView, Reading, SettleDetector
+from ponte.live.table import Table, replay
+
+
+def board(tiles: dict[str, str] | None = None, bridges: list[tuple[str, str]] = ()) -> BoardView:
+    return BoardView.of(tiles or {}, bridges)
+
+
+def with_tiles(view: BoardView, **cells: str) -> BoardView:
+    tiles = dict(view.tiles)
+    for cell, colour in cells.items():
+        if colour == "empty":
+            tiles.pop(cell, None)
+        else:
+            tiles[cell] = colour
+    return BoardView(tiles, view.bridges)
+
+
+def kinds(events: list) -> list[str]:
+    return [e[0].value for e in events]
+
+
+# ----------------------------------------------------------------- settle
+
+
+def test_board_commits_only_after_the_window_and_once_per_still_stretch() -> None:
+    det = SettleDetector(0.4)
+    b = board({"a1": "light"})
+    assert det.feed(Reading(0.0, b)) is None
+    assert det.feed(Reading(0.2, b)) is None
+    settled = det.feed(Reading(0.41, b))
+    assert settled is not None and settled.board.same_as(b) and settled.since == 0.0
+    assert det.feed(Reading(2.0, b)) is None
+
+
+def test_hands_over_the_board_never_commit_what_they_cover() -> None:
+    det = SettleDetector(0.4)
+    ghost = board({"c3": "dark"})
+    for k in range(100):
+        assert det.feed(Reading(k / 30, ghost, occluded=True)) is None
+    flicker = [board(), board({"d4": "light"})]
+    for k in range(60):
+        assert det.feed(Reading(4 + k / 30, flicker[k % 2])) is None
+
+
+def test_a_hand_passing_over_an_unchanged_board_starts_a_new_stretch() -> None:
+    det = SettleDetector(0.3)
+    b = board({"a1": "light"})
+    det.feed(Reading(0.0, b))
+    assert det.feed(Reading(0.5, b)) is not None
+    det.feed(Reading(0.6, b, occluded=True))
+    det.feed(Reading(0.7, b))
+    assert det.feed(Reading(1.1, b)) is not None
+
+
+# ----------------------------------------------------------------- moves
+
+
+def test_two_tiles_of_the_movers_colour_are_a_move() -> None:
+    table = Table()
+    events = table.judge(board({"e5": "light", "f6": "light"}), 1.0)
+    assert kinds(events) == ["move"]
+    assert events[0][1]["move"] == "e5,f6" and events[0][1]["ply"] == 1
+    assert table.game.turn is not None and table.game.turn.value == "dark"
+
+
+def test_one_tile_and_a_pause_is_not_a_turn_then_the_second_completes_it() -> None:
+    table = Table()
+    events = table.judge(board({"e5": "light"}), 1.0)
+    assert kinds(events) == ["notice"] and events[0][1]["cells"] == ["e5"]
+    assert table.game.moves == [] and table.game.flags == []
+    assert table.judge(board({"e5": "light"}), 5.0) == []
+    events = table.judge(board({"e5": "light", "g7": "light"}), 6.0)
+    assert kinds(events) == ["move"]
+
+
+def test_a_bridge_between_own_tiles_is_a_move() -> None:
+    table = Table()
+    b = board({"a1": "light", "c1": "light"})
+    table.judge(b, 1)
+    b = with_tiles(b, h8="dark", h9="dark")
+    table.judge(b, 2)
+    b = with_tiles(b, e5="light", e6="light")
+    table.judge(b, 3)
+    b = with_tiles(b, j1="dark", j2="dark")
+    table.judge(b, 4)
+    events = table.judge(BoardView(b.tiles, frozenset({("a1", "c1")})), 5)
+    assert kinds(events) == ["move"] and events[0][1]["move"] == "a1-c1"
+    assert table.state()["board"]["blocked"] == ["b1"]
+
+
+def test_wrong_colour_is_flagged_and_clears_when_taken_away() -> None:
+    table = Table()
+    events = table.judge(board({"e5": "dark", "f6": "dark"}), 1.0)
+    assert kinds(events) == ["illegal", "illegal"]
+    assert {e[1]["reason"] for e in events} == {"wrong_colour"}
+    events = table.judge(board({"e5": "light", "f6": "light"}), 2.0)
+    assert kinds(events) == ["corrected", "corrected", "move"]
+    assert table.game.flags == []
+
+
+def test_too_many_tiles_at_once_are_flagged() -> None:
+    table = Table()
+    table.judge(board({"a1": "light", "a2": "light"}), 1)
+    events = table.judge(board({"a1": "light", "a2": "light", "c3": "dark", "c4": "dark",
+                                "c5": "dark"}), 2)
+    assert [e[1]["reason"] for e in events] == ["too_many_pieces"] * 3
+    events = table.judge(board({"a1": "light", "a2": "light", "c3": "dark", "c4": "dark"}), 3)
+    assert kinds(events) == ["corrected"] * 3 + ["move"]
+
+
+def test_illegal_placement_is_flagged_and_the_mover_corrects_it() -> None:
+    table = Table()
+    b = board({"a1": "light", "a2": "light"})
+    table.judge(b, 1)
+    b = with_tiles(b, j9="dark", j10="dark")
+    table.judge(b, 2)
+    b = with_tiles(b, a3="light", b3="light")
+    assert kinds(table.judge(b, 3)) == ["move"]
+    b = with_tiles(b, h2="dark", h3="dark")
+    table.judge(b, 4)
+    flagged = with_tiles(b, b4="light", e6="light")  # a1 a2 a3 b3 b4: a group of five
+    events = table.judge(flagged, 5)
+    assert kinds(events) == ["illegal"]
+    assert events[0][1]["reason"] == "group_too_large" and events[0][1]["cells"]
+    assert events[0][1]["rounds_left"] == 3
+    assert table.game.turn is not None and table.game.turn.value == "dark"
+    fixed = with_tiles(flagged, b4="empty", e6="empty", e8="light", f2="light")
+    events = table.judge(fixed, 6)
+    assert kinds(events) == ["corrected", "move"]
+    assert events[0][1]["undone"] is True
+    assert [str(m.move) for m in table.game.moves][-1] == "e8,f2"
+    assert table.game.flags == []
+
+
+def test_an_uncorrected_illegal_move_voids_the_game_after_two_rounds() -> None:
+    table = Table()
+    b = board({"a1": "light", "a2": "light"})
+    table.judge(b, 1)
+    b = with_tiles(b, j9="dark", j10="dark")
+    table.judge(b, 2)
+    b = with_tiles(b, a3="light", a4="light")
+    table.judge(b, 3)
+    b = with_tiles(b, j1="dark", j2="dark")
+    table.judge(b, 4)
+    b = with_tiles(b, a5="light", e5="light")  # a group of five: flagged in round 3
+    events = table.judge(b, 5)
+    assert kinds(events) == ["illegal"] and events[0][1]["reason"] == "group_too_large"
+    t = 6
+    for light, dark in [
+        (("c8", "e8"), ("g5", "g3")),
+        (("c6", "e10"), ("h6", "h7")),
+    ]:
+        assert not table.over
+        b = with_tiles(b, **{dark[0]: "dark", dark[1]: "dark"})
+        events = table.judge(b, t)
+        assert "move" in kinds(events)
+        b = with_tiles(b, **{light[0]: "light", light[1]: "light"})
+        events = table.judge(b, t + 1)
+        t += 2
+    b = with_tiles(b, i4="dark", i5="dark")
+    events = table.judge(b, t)
+    assert kinds(events) == ["move", "void", "end"]
+    assert table.result() == "void"
+
+
+def test_a_knocked_tile_is_caught_by_the_audit_and_cleared_when_put_back() -> None:
+    table = Table()
+    b = board({"a1": "light", "a2": "light"})
+    table.judge(b, 1)
+    knocked = with_tiles(b, a2="empty", b2="light")
+    events = table.judge(knocked, 2)
+    assert sorted(e[1]["reason"] for e in events) == ["tile_vanished", "wrong_colour"]
+    events = table.judge(b, 3)
+    assert kinds(events) == ["corrected", "corrected"] and table.game.flags == []
+
+
+def test_a_move_is_still_read_while_an_old_anomaly_stays_on_the_board() -> None:
+    table = Table()
+    b = board({"a1": "light", "a2": "light"})
+    table.judge(b, 1)
+    odd = with_tiles(b, j10="light")
+    assert [e[1]["reason"] for e in table.judge(odd, 2)] == ["wrong_colour"]
+    events = table.judge(with_tiles(odd, e5="dark", f6="dark"), 3)
+    assert kinds(events) == ["move"] and len(table.game.flags) == 1
+
+
+def test_override_fixes_a_misread_cell() -> None:
+    table = Table()
+    table.judge(board({"e5": "light"}), 1)
+    op = table.control_op("override", {"cell": "f6", "value": "light"})
+    table.apply(op, 2)
+    events = table.judge(board({"e5": "light"}), 3)
+    assert kinds(events) == ["move"] and events[0][1]["move"] == "e5,f6"
+    events = table.judge(board({"e5": "light", "f6": "light"}), 4)
+    assert events == [] and table.overrides == {}
+
+
+def test_replaying_the_ops_rebuilds_the_same_game() -> None:
+    table = Table()
+    b = board({"a1": "light", "a2": "light"})
+    table.judge(b, 1)
+    table.apply(table.control_op("swap", {}), 2)
+    table.judge(with_tiles(b, a3="dark", j2="dark"), 3)
+    table.judge(with_tiles(b, a3="dark", j2="dark", j3="light", j5="dark"), 4)
+    assert table.pending == "j3" and len(table.game.flags) == 1
+    again = replay(table.ops)
+    mine, theirs = table.state(), again.state()
+    assert mine.pop("pending") == "j3" and theirs.pop("pending") is None  # seen again
+    assert mine == theirs
+    assert again.open_anomalies().keys() == table.open_anomalies().keys()
+
+
+def test_controls_refuse_what_the_rules_forbid() -> None:
+    import pytest
+
+    from ponte.live.table import OpError
+
+    table = Table()
+    with pytest.raises(OpError, match="swap"):
+        table.control_op("swap", {})
+    with pytest.raises(OpError, match="no move"):
+        table.control_op("undo", {})
+    with pytest.raises(OpError, match="not on the 10 x 10"):
+        table.control_op("override", {"cell": "k1", "value": "light"})
+    with pytest.raises(OpError, match="unknown"):
+        table.control_op("dance", {})
+    table.judge(board({"e5": "light", "f6": "light"}), 1)
+    with pytest.raises(OpError, match="may not pass"):
+        table.control_op("pass", {})
+    assert EventType.END.value == "end"

@@ -1,0 +1,129 @@
+"""Stage functions of the camera pipeline on small drawn fixtures (no 3D, no noise)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.format import A1Corner, default_thresholds
+from tests.vision_drawing import draw_board, place_in_scene
+from vision.cells import CellState, bridge_kind, cell_name, cells_under, parse_cell
+from vision.errors import BoardNotFound, ImageTooSmall, ImageUnreadable
+from vision.geometry import board_geometry
+from vision.imageio import decode_image
+from vision.locate import locate_board, order_visually, orient_corners
+from vision.markers import marker_sheet
+from vision.pipeline import read_board
+
+ROWS = [
+    "L.D.......",
+    "L.D.......",
+    "L.D.......",
+    "..........",
+    "....LL..DD",
+    "D.........",
+    "D......L..",
+    "D......L..",
+    "..........",
+    "L........D",
+]
+
+QUADS = {
+    "square-on": [(300, 60), (980, 80), (1010, 700), (270, 690)],
+    "turned": [(640, 20), (1060, 360), (640, 700), (220, 360)],
+    "steep": [(420, 120), (860, 120), (1120, 690), (160, 690)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(QUADS))
+def test_board_is_located_to_a_pixel(name: str) -> None:
+    image, truth = place_in_scene(draw_board(ROWS), QUADS[name])
+    found = locate_board(default_thresholds(), image)
+    assert np.abs(order_visually(found) - order_visually(truth)).max() < 1.0
+
+
+@pytest.mark.parametrize("name", sorted(QUADS))
+def test_drawn_boards_are_read_cell_for_cell(name: str) -> None:
+    image, _ = place_in_scene(draw_board(ROWS), QUADS[name])
+    obs = read_board(image)
+    assert obs.board_rows() == ROWS
+    assert not obs.occluded
+    assert obs.bridges == ()
+
+
+def test_board_with_other_colours_is_read() -> None:
+    board = draw_board(ROWS, board_bgr=(120, 160, 120), light_bgr=(235, 235, 235),
+                       dark_bgr=(30, 60, 90))
+    image, _ = place_in_scene(board, QUADS["square-on"], table_bgr=(40, 40, 40))
+    assert read_board(image).board_rows() == ROWS
+
+
+def test_a1_corner_choice_turns_the_board_without_mirroring() -> None:
+    corners = np.array([[10, 10], [90, 10], [90, 90], [10, 90]], np.float64)  # TL TR BR BL
+    size = (100, 100)
+    bl = orient_corners(corners, A1Corner.BOTTOM_LEFT, size)
+    assert bl.tolist() == [[10, 90], [90, 90], [90, 10], [10, 10]]
+    br = orient_corners(corners, A1Corner.BOTTOM_RIGHT, size)
+    assert br.tolist() == [[90, 90], [90, 10], [10, 10], [10, 90]]
+    tl = orient_corners(corners, A1Corner.TOP_LEFT, size)
+    assert tl.tolist() == [[10, 10], [10, 90], [90, 90], [90, 10]]
+
+
+def test_geometry_puts_raised_points_away_from_an_angled_camera() -> None:
+    _, truth = place_in_scene(draw_board(), QUADS["steep"])
+    corners = orient_corners(truth, A1Corner.BOTTOM_LEFT, (1280, 720))
+    geo = board_geometry(corners, (1280, 720))
+    base = np.array([[5.0, 5.0]])
+    raised = geo.raised(base, 0.5)
+    # The camera stands beyond rank 1 (the bottom of the image): raised things lean to rank 10.
+    assert raised[0, 1] > 5.05
+    assert abs(raised[0, 0] - 5.0) < 0.1
+
+
+def test_empty_table_has_no_board() -> None:
+    rng = np.random.default_rng(3)
+    image = rng.integers(90, 110, (480, 640, 3), dtype=np.uint8)
+    with pytest.raises(BoardNotFound):
+        locate_board(default_thresholds(), image)
+
+
+def test_bad_bytes_and_tiny_images_raise_typed_errors() -> None:
+    with pytest.raises(ImageUnreadable):
+        decode_image(b"")
+    with pytest.raises(ImageUnreadable):
+        decode_image(b"this is not an image")
+    ok, png = cv2.imencode(".png", np.zeros((10, 10, 3), np.uint8))
+    assert ok
+    with pytest.raises(ImageTooSmall):
+        decode_image(png.tobytes())
+
+
+def test_cell_names_round_trip_and_bridge_shapes() -> None:
+    assert parse_cell("j10") == (9, 9)
+    assert cell_name(*parse_cell("c7")) == "c7"
+    with pytest.raises(ValueError):
+        parse_cell("k1")
+    assert bridge_kind((0, 0), (0, 2)) == "straight"
+    assert bridge_kind((0, 0), (2, 2)) == "diagonal"
+    assert bridge_kind((0, 0), (2, 1)) == "knight"
+    assert bridge_kind((0, 0), (3, 0)) is None
+    assert cells_under((0, 0), (2, 1)) == ((1, 0), (1, 1))
+    assert cells_under((4, 4), (3, 2)) == ((4, 3), (3, 3))
+    assert cells_under((2, 2), (0, 0)) == ((1, 1),)
+
+
+def test_marker_sheet_holds_four_detectable_markers() -> None:
+    sheet = marker_sheet()
+    detector = cv2.aruco.ArucoDetector(
+        cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50), cv2.aruco.DetectorParameters()
+    )
+    _, ids, _ = detector.detectMarkers(sheet)
+    assert ids is not None and sorted(ids.ravel().tolist()) == [0, 1, 2, 3]
+
+
+def test_observation_picture_marks_cells() -> None:
+    image, _ = place_in_scene(draw_board(ROWS), QUADS["square-on"])
+    text = read_board(image).picture()
+    assert text.splitlines()[0] == "10 L . D . . . . . . ."
+    assert CellState("L") is CellState.LIGHT

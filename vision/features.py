@@ -1,0 +1,185 @@
+"""Stage 3a: measure colours in the top-down view: per cell, along the border ring, per path.
+
+Everything is sampled as box means through one integral image, so a frame costs a few
+hundred array look-ups. Cells are sampled where a tile's top face appears (the cell centre
+raised by the tile height, which moves it away from the camera when seen at an angle).
+Colours are normalised for uneven light with a smooth field fitted to the border ring.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from calibration.format import Thresholds
+from vision.geometry import SIZE, BoardGeometry, topdown_matrix, topdown_size
+
+
+@dataclass(frozen=True)
+class SamplingPlan:
+    """Where to sample in the top-down view for one board geometry (computed once).
+
+    `map_x`, `map_y` take the camera image straight to the top-down view, undoing lens
+    distortion on the way when a lens model is given.
+    """
+
+    map_x: np.ndarray
+    map_y: np.ndarray
+    side: int
+    cell_boxes: np.ndarray
+    """(900, 4) int boxes x0, y0, x1, y1: 3 x 3 sub-boxes per cell, cell = rank * 10 + file."""
+    ring_boxes: np.ndarray
+    """(n, 4) int boxes along the border ring, just outside the grid."""
+    ring_xy: np.ndarray
+    """(n, 2) board coordinates of the ring boxes' centres."""
+    cell_xy: np.ndarray
+    """(100, 2) board coordinates of the cell centres."""
+    geometry: BoardGeometry
+
+
+def plan_sampling(
+    settings: Thresholds,
+    geometry: BoardGeometry,
+    distortion: np.ndarray | None = None,
+) -> SamplingPlan:
+    """Sampling boxes for cells (at tile-top height) and the border ring (on the board).
+
+    With `distortion` (OpenCV coefficients for `geometry.camera_matrix`), the board corners
+    are taken to be in undistorted image coordinates and the frames to be raw.
+    """
+    px, margin = settings.cell_px, settings.margin_cells
+    side = topdown_size(px, margin)
+    map_x, map_y = _topdown_maps(geometry, px, margin, side, distortion)
+    ranks, files = np.mgrid[0:SIZE, 0:SIZE]
+    centres = np.column_stack([files.ravel() + 0.5, ranks.ravel() + 0.5]).astype(np.float64)
+    raised = geometry.raised(centres, settings.tile_height_cells)
+    third = settings.patch_fraction / 3
+    offsets = np.array([(dx, dy) for dy in (-1, 0, 1) for dx in (-1, 0, 1)], np.float64) * third
+    sub = (raised[:, None, :] + offsets[None, :, :]).reshape(-1, 2)
+    cell_boxes = _boxes(sub, third / 2, third / 2, px, margin, side)
+    ring_xy, ring_half = _ring_centres()
+    ring_boxes = np.array(
+        [_boxes(p[None, :], hx, hy, px, margin, side)[0] for p, (hx, hy) in zip(
+            ring_xy, ring_half, strict=True)]
+    )
+    return SamplingPlan(
+        map_x, map_y, side, cell_boxes, ring_boxes, ring_xy, centres,
+        geometry,
+    )
+
+
+_RING_IN, _RING_OUT = 0.3, 0.65
+
+
+def _ring_centres() -> tuple[np.ndarray, list[tuple[float, float]]]:
+    mid = (_RING_IN + _RING_OUT) / 2
+    half_w = (_RING_OUT - _RING_IN) / 2
+    pts: list[tuple[float, float]] = []
+    halves: list[tuple[float, float]] = []
+    for k in range(SIZE):
+        c = k + 0.5
+        for p in ((c, -mid), (c, SIZE + mid)):
+            pts.append(p)
+            halves.append((0.4, half_w))
+        for p in ((-mid, c), (SIZE + mid, c)):
+            pts.append(p)
+            halves.append((half_w, 0.4))
+    return np.array(pts, np.float64), halves
+
+
+def _boxes(
+    xy: np.ndarray, half_x: float, half_y: float, px: int, margin: float, side: int
+) -> np.ndarray:
+    x = (margin + xy[:, 0]) * px
+    y = (margin + SIZE - xy[:, 1]) * px
+    x0 = np.clip(np.round(x - half_x * px), 0, side - 1)
+    x1 = np.clip(np.round(x + half_x * px), x0 + 1, side)
+    y0 = np.clip(np.round(y - half_y * px), 0, side - 1)
+    y1 = np.clip(np.round(y + half_y * px), y0 + 1, side)
+    return np.column_stack([x0, y0, x1, y1]).astype(np.int64)
+
+
+def _topdown_maps(
+    geometry: BoardGeometry, px: int, margin: float, side: int, distortion: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    inv = np.linalg.inv(topdown_matrix(geometry, px, margin))
+    ys, xs = np.mgrid[0:side, 0:side].astype(np.float64)
+    pts = np.column_stack([xs.ravel(), ys.ravel()]).reshape(-1, 1, 2)
+    img = cv2.perspectiveTransform(pts, inv).reshape(-1, 2)
+    if distortion is not None:
+        k = geometry.camera_matrix
+        norm = np.column_stack(
+            [(img[:, 0] - k[0, 2]) / k[0, 0], (img[:, 1] - k[1, 2]) / k[1, 1], np.ones(len(img))]
+        )
+        img, _ = cv2.projectPoints(norm, np.zeros(3), np.zeros(3), k, distortion)
+        img = img.reshape(-1, 2)
+    map_x = img[:, 0].reshape(side, side).astype(np.float32)
+    map_y = img[:, 1].reshape(side, side).astype(np.float32)
+    return map_x, map_y
+
+
+def warp_topdown(plan: SamplingPlan, image: np.ndarray) -> np.ndarray:
+    """The top-down view of the board (BGR uint8, `plan.side` pixels square)."""
+    return cv2.remap(image, plan.map_x, plan.map_y, cv2.INTER_LINEAR)
+
+
+def integral(topdown: np.ndarray) -> np.ndarray:
+    """The integral image of a BGR top-down view (float64, one extra row and column)."""
+    result: np.ndarray = cv2.integral(topdown, sdepth=cv2.CV_64F)
+    return result
+
+
+def box_means(ii: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """Mean BGR in each box, (n, 4) -> (n, 3)."""
+    x0, y0, x1, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
+    total = ii[y1, x1] - ii[y0, x1] - ii[y1, x0] + ii[y0, x0]
+    area = ((x1 - x0) * (y1 - y0)).astype(np.float64)[:, None]
+    result: np.ndarray = total / area
+    return result
+
+
+def cell_colours(ii: np.ndarray, plan: SamplingPlan) -> np.ndarray:
+    """Per cell, the per-channel median of its 3 x 3 sub-box means, (100, 3) BGR.
+
+    The median ignores what covers only part of a cell: a bridge's end resting on a tile,
+    a bridge's deck over an empty cell, a glare spot, a grid line.
+    """
+    subs = box_means(ii, plan.cell_boxes).reshape(SIZE * SIZE, 9, 3)
+    result: np.ndarray = np.median(subs, axis=1)
+    return result
+
+
+def light_field(ring_bgr: np.ndarray, ring_xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A smooth per-channel light field fitted to the ring: (coefficients (3, 3), inliers).
+
+    Each channel is modelled as c0 + c1 x + c2 y over the board; ring samples far from the
+    fit (a hand or an arm over the border) are dropped and the fit repeated.
+    """
+    design = np.column_stack([np.ones(len(ring_xy)), ring_xy - SIZE / 2])
+    keep = np.ones(len(ring_xy), bool)
+    coef = np.zeros((3, 3))
+    for _ in range(3):
+        coef, *_ = np.linalg.lstsq(design[keep], ring_bgr[keep], rcond=None)
+        fitted = design @ coef
+        err = np.abs(ring_bgr - fitted).max(axis=1) / np.maximum(fitted.mean(axis=1), 1.0)
+        new_keep = err < max(0.12, 2.5 * float(np.median(err)))
+        if new_keep.sum() < 8 or (new_keep == keep).all():
+            break
+        keep = new_keep
+    return coef, keep
+
+
+def field_at(coef: np.ndarray, xy: np.ndarray) -> np.ndarray:
+    """The fitted light field (BGR) at board points."""
+    design = np.column_stack([np.ones(len(xy)), xy - SIZE / 2])
+    result: np.ndarray = np.maximum(design @ coef, 1.0)
+    return result
+
+
+def to_lab(bgr: np.ndarray) -> np.ndarray:
+    """Lab (L 0..100) of BGR colours on the 0..255 scale, (n, 3) -> (n, 3)."""
+    arr = np.clip(bgr / 255.0, 0, 1).astype(np.float32).reshape(-1, 1, 3)
+    result: np.ndarray = cv2.cvtColor(arr, cv2.COLOR_BGR2Lab).reshape(-1, 3).astype(np.float64)
+    return result

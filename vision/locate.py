@@ -1,0 +1,269 @@
+"""Stage 1: find the board in the image, markerless (outline + grid) or by ArUco markers.
+
+The board is a printed 10 x 10 grid, usually inside a border. `locate_board` finds the
+board's outline as the largest convex quadrilateral of edges, refines each side to a
+sub-pixel straight line, warps the quadrilateral to a square and finds the grid in it as
+the 11 evenly spaced lines each way that best explain the edge profile. It returns the
+grid's four outer corners in image coordinates, in the image's visual order (top-left,
+top-right, bottom-right, bottom-left); `orient_corners` turns them into a1-first order.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+
+from calibration.format import A1Corner, Thresholds
+from vision.errors import BoardNotFound
+from vision.imageio import check_image
+
+SIZE = 10
+_SQUARE = 480  # side of the square the outline is warped to when looking for the grid
+
+Corners = np.ndarray
+"""Four (x, y) float points, shape (4, 2)."""
+
+
+def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = False) -> Corners:
+    """The grid's outer corners (TL, TR, BR, BL as the image shows them), sub-pixel.
+
+    With `markers`, the board outline comes from the four ArUco corner markers
+    (see `vision.markers`) and only the grid is searched for.
+    """
+    check_image(image)
+    if markers:
+        return _locate_by_markers(settings, image)
+    scale = min(1.0, settings.work_long_side / max(image.shape[:2]))
+    small = image if scale == 1.0 else cv2.resize(
+        image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA
+    )
+    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    edges = _edges(small)
+    best: tuple[float, Corners] | None = None
+    for quad in _candidate_quads(edges, settings.min_board_area):
+        outline = _refine_quad(edges, quad)
+        grid = _find_grid(gray, outline, settings)
+        if grid is None:
+            continue
+        score, corners = grid
+        area = cv2.contourArea(outline.astype(np.float32))
+        rank = score * math.sqrt(area)
+        if best is None or rank > best[0]:
+            best = (rank, corners)
+    if best is None:
+        raise BoardNotFound("no board outline with a 10 x 10 grid found in the image")
+    return best[1] / scale
+
+
+def _locate_by_markers(settings: Thresholds, image: np.ndarray) -> Corners:
+    from vision.markers import find_marker_outline
+
+    outline = order_visually(find_marker_outline(image))
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    grid = _find_grid(gray, outline, settings)
+    if grid is None:
+        raise BoardNotFound("no 10 x 10 grid found between the ArUco corner markers")
+    return grid[1]
+
+
+def order_visually(points: np.ndarray) -> Corners:
+    """Four points in the order top-left, top-right, bottom-right, bottom-left."""
+    pts = np.asarray(points, dtype=np.float64).reshape(4, 2)
+    centre = pts.mean(axis=0)
+    angles = np.arctan2(pts[:, 1] - centre[1], pts[:, 0] - centre[0])
+    ordered = pts[np.argsort(angles)]  # from about -180 degrees: TL, TR, BR, BL
+    return ordered
+
+
+_IMAGE_CORNER = {
+    A1Corner.TOP_LEFT: (0.0, 0.0),
+    A1Corner.TOP_RIGHT: (1.0, 0.0),
+    A1Corner.BOTTOM_RIGHT: (1.0, 1.0),
+    A1Corner.BOTTOM_LEFT: (0.0, 1.0),
+}
+
+
+def orient_corners(corners: Corners, a1: A1Corner, image_size: tuple[int, int]) -> Corners:
+    """Grid corners in board order (a1, j1, j10, a10) from corners in visual order.
+
+    a1 is the corner nearest the chosen image corner; j1 is the next corner counter-clockwise
+    as the image shows it, so the board is turned, never mirrored.
+    """
+    pts = order_visually(corners)
+    w, h = image_size
+    ux, uy = _IMAGE_CORNER[a1]
+    target = np.array([ux * w, uy * h])
+    i = int(np.argmin(np.linalg.norm(pts - target, axis=1)))
+    # Visual order TL, TR, BR, BL runs clockwise on screen; counter-clockwise is index - 1.
+    return np.array([pts[(i - k) % 4] for k in range(4)])
+
+
+def _edges(image: np.ndarray) -> np.ndarray:
+    blurred = cv2.GaussianBlur(image, (5, 5), 0)
+    edges = np.zeros(image.shape[:2], np.uint8)
+    for channel in cv2.split(cv2.cvtColor(blurred, cv2.COLOR_BGR2Lab)):
+        median = float(np.median(channel))
+        low = max(10.0, 0.5 * median)
+        edges |= cv2.Canny(channel, low * 0.5, low)
+    return edges
+
+
+def _candidate_quads(edges: np.ndarray, min_area_fraction: float) -> list[np.ndarray]:
+    closed = cv2.dilate(edges, np.ones((3, 3), np.uint8))
+    contours, _ = cv2.findContours(closed, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
+    h, w = edges.shape
+    min_area = min_area_fraction * h * w
+    quads: list[tuple[float, np.ndarray]] = []
+    for contour in contours:
+        hull = cv2.convexHull(contour)
+        area = cv2.contourArea(hull)
+        if area < min_area:
+            continue
+        quad = _approx_quad(hull)
+        if quad is None:
+            continue
+        if cv2.contourArea(quad.astype(np.float32)) < 0.85 * area:
+            continue
+        quads.append((area, quad))
+    quads.sort(key=lambda item: -item[0])
+    unique: list[np.ndarray] = []
+    for _, quad in quads:
+        if all(np.abs(order_visually(quad) - order_visually(q)).max() > 4 for q in unique):
+            unique.append(quad)
+    return unique[:6]
+
+
+def _approx_quad(hull: np.ndarray) -> np.ndarray | None:
+    perimeter = cv2.arcLength(hull, True)
+    for fraction in (0.01, 0.02, 0.03, 0.05, 0.08):
+        approx = cv2.approxPolyDP(hull, fraction * perimeter, True)
+        if len(approx) == 4:
+            return approx.reshape(4, 2).astype(np.float64)
+        if len(approx) < 4:
+            return None
+    return None
+
+
+def _refine_quad(edges: np.ndarray, quad: np.ndarray) -> Corners:
+    """Fit a straight line to the edge pixels along each side; intersect neighbours."""
+    pts = order_visually(quad)
+    ys, xs = np.nonzero(edges)
+    edge_pts = np.column_stack([xs, ys]).astype(np.float64)
+    lines = []
+    for i in range(4):
+        p, q = pts[i], pts[(i + 1) % 4]
+        d = q - p
+        length = float(np.hypot(*d))
+        if length < 1:
+            return pts
+        n = np.array([-d[1], d[0]]) / length
+        rel = edge_pts - p
+        along = rel @ d / length**2
+        across = rel @ n
+        band = max(2.0, 0.006 * length)
+        sel = (np.abs(across) < band) & (along > 0.08) & (along < 0.92)
+        if sel.sum() < 10:
+            lines.append((p, d / length))
+            continue
+        vx, vy, x0, y0 = cv2.fitLine(
+            edge_pts[sel].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01
+        ).ravel()
+        lines.append((np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)))
+    out = []
+    for i in range(4):
+        (p1, d1), (p2, d2) = lines[(i - 1) % 4], lines[i]
+        a = np.array([d1, -d2]).T
+        if abs(np.linalg.det(a)) < 1e-9:
+            return pts
+        t = np.linalg.solve(a, p2 - p1)
+        out.append(p1 + t[0] * d1)
+    refined = np.array(out)
+    if np.abs(refined - pts).max() > 0.05 * np.ptp(pts[:, 0]) + 5:
+        return pts
+    return refined
+
+
+def _find_grid(
+    gray: np.ndarray, outline: Corners, settings: Thresholds
+) -> tuple[float, Corners] | None:
+    """Find the 10 x 10 grid inside a board outline; (score, grid corners in image)."""
+    square = np.array(
+        [[0, 0], [_SQUARE, 0], [_SQUARE, _SQUARE], [0, _SQUARE]], dtype=np.float64
+    )
+    to_square = cv2.getPerspectiveTransform(outline.astype(np.float32), square.astype(np.float32))
+    warped = cv2.warpPerspective(gray, to_square, (_SQUARE, _SQUARE), flags=cv2.INTER_LINEAR)
+    warped = cv2.GaussianBlur(warped, (3, 3), 0)
+    gx = np.abs(cv2.Sobel(warped, cv2.CV_32F, 1, 0, ksize=3))
+    gy = np.abs(cv2.Sobel(warped, cv2.CV_32F, 0, 1, ksize=3))
+    fits = []
+    for grad, axis in ((gx, 0), (gy, 1)):
+        inner = grad[8:-8, :] if axis == 0 else grad[:, 8:-8]
+        profile = _robust_profile(inner, axis)
+        fit = _fit_lines(profile, settings.grid_min_cells_span)
+        if fit is None:
+            return None
+        fits.append(fit)
+    (sx, ox, px), (sy, oy, py) = fits
+    if max(px, py) > 1.3 * min(px, py):
+        return None
+    grid_sq = np.array(
+        [[ox, oy], [ox + SIZE * px, oy], [ox + SIZE * px, oy + SIZE * py], [ox, oy + SIZE * py]]
+    )
+    back = np.linalg.inv(to_square)
+    pts = cv2.perspectiveTransform(grid_sq.reshape(-1, 1, 2), back).reshape(4, 2)
+    return min(sx, sy), pts
+
+
+def _robust_profile(grad: np.ndarray, axis: int) -> np.ndarray:
+    """Edge strength across the square: mean over the other axis of clipped gradients."""
+    clipped = np.minimum(grad, np.percentile(grad, 99))
+    profile = clipped.mean(axis=axis)
+    profile = cv2.GaussianBlur(profile.reshape(1, -1).astype(np.float32), (0, 0), 1.2).ravel()
+    base = cv2.blur(profile.reshape(1, -1), (41, 1)).ravel()
+    return np.maximum(profile - base, 0.0)
+
+
+def _fit_lines(profile: np.ndarray, min_span: float) -> tuple[float, float, float] | None:
+    """The 11 evenly spaced lines (offset, pitch) that collect the most edge strength."""
+    n = len(profile)
+    total = float(profile.sum()) + 1e-9
+    xs = np.arange(n, dtype=np.float64)
+    best: tuple[float, float, float] | None = None
+    k = np.arange(SIZE + 1, dtype=np.float64)
+    for pitch in np.arange(min_span * n / SIZE, n / SIZE + 0.01, 0.5):
+        offsets = np.arange(0.0, n - SIZE * pitch + 0.01, 0.5)
+        if len(offsets) == 0:
+            continue
+        pos = offsets[:, None] + pitch * k[None, :]
+        vals = np.interp(pos, xs, profile).sum(axis=1)
+        j = int(np.argmax(vals))
+        if best is None or vals[j] > best[0]:
+            best = (float(vals[j]), float(offsets[j]), float(pitch))
+    if best is None:
+        return None
+    value, offset, pitch = best
+    offset, pitch = _polish(profile, offset, pitch)
+    return value / total, offset, pitch
+
+
+def _polish(profile: np.ndarray, offset: float, pitch: float) -> tuple[float, float]:
+    """Refine offset and pitch to sub-pixel by a least-squares fit to each line's peak."""
+    peaks = []
+    n = len(profile)
+    for k in range(SIZE + 1):
+        c = offset + k * pitch
+        lo, hi = max(0, int(c - pitch * 0.2)), min(n, int(c + pitch * 0.2) + 1)
+        seg = profile[lo:hi]
+        if seg.sum() <= 0:
+            continue
+        peaks.append((k, float((seg * np.arange(lo, hi)).sum() / seg.sum())))
+    if len(peaks) < 6:
+        return offset, pitch
+    ks = np.array([p[0] for p in peaks], np.float64)
+    cs = np.array([p[1] for p in peaks], np.float64)
+    slope, intercept = np.polyfit(ks, cs, 1)
+    if abs(slope - pitch) > 0.1 * pitch:
+        return offset, pitch
+    return float(intercept), float(slope)

@@ -1,0 +1,292 @@
+"""The orchestrator: image -> Observation, and the `BoardReader` for the live loop.
+
+`read_board` runs every stage on one image: locate (or take the calibration's corners) ->
+plan the top-down sampling (undoing lens distortion) -> measure colours -> classify cells
+-> find bridges -> detect occlusion -> Observation. `BoardReader` keeps the plan, the
+colour model and a reference view of the border between frames, so a frame costs one
+remap and a few hundred box sums; it notices when the board or camera has been bumped and
+re-locates the board.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import cv2
+import numpy as np
+
+from calibration.format import A1Corner, Calibration, ColourModel, Thresholds, default_thresholds
+from vision.bridges import BridgePlan, find_bridges, plan_bridges
+from vision.cells import SIZE, Cell, CellState, cells_under
+from vision.classify import (
+    DARK,
+    EMPTY,
+    LIGHT,
+    UNKNOWN,
+    CellReading,
+    classify_cells,
+    complete_colours,
+    learn_colours,
+    update_colours,
+)
+from vision.errors import CalibrationMismatch
+from vision.features import (
+    SamplingPlan,
+    box_means,
+    cell_colours,
+    field_at,
+    integral,
+    light_field,
+    plan_sampling,
+    to_lab,
+    warp_topdown,
+)
+from vision.geometry import board_geometry
+from vision.imageio import check_image, decode_image
+from vision.locate import locate_board, orient_corners
+from vision.observation import Bridge, Observation, sort_bridge
+
+_STATES = {EMPTY: CellState.EMPTY, LIGHT: CellState.LIGHT, DARK: CellState.DARK}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything computed once per board position: sampling and bridge plans."""
+
+    corners: np.ndarray
+    sampling: SamplingPlan
+    bridges: BridgePlan
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One frame's measured colours (light-normalised Lab) and the ring's light fit."""
+
+    cells_lab: np.ndarray
+    ring_lab: np.ndarray
+    ring_outliers: np.ndarray
+    light_coef: np.ndarray
+    integral: np.ndarray
+    topdown: np.ndarray
+
+
+def make_plan(
+    settings: Thresholds,
+    corners: np.ndarray,
+    image_size: tuple[int, int],
+    camera_matrix: np.ndarray | None = None,
+    distortion: np.ndarray | None = None,
+) -> Plan:
+    """Plan the sampling for grid corners (a1, j1, j10, a10 order) in an image of this size."""
+    geometry = board_geometry(corners, image_size, camera_matrix)
+    sampling = plan_sampling(settings, geometry, distortion)
+    return Plan(np.asarray(corners, np.float64), sampling, plan_bridges(settings, sampling))
+
+
+def measure(plan: Plan, image: np.ndarray) -> Measurement:
+    """Warp to top-down and measure light-normalised cell colours and the ring."""
+    topdown = warp_topdown(plan.sampling, image)
+    ii = integral(topdown)
+    ring = box_means(ii, plan.sampling.ring_boxes)
+    coef, keep = light_field(ring, plan.sampling.ring_xy)
+    cells = cell_colours(ii, plan.sampling)
+    norm = cells / field_at(coef, plan.sampling.cell_xy) * 100.0
+    ring_lab = to_lab(ring[keep].mean(axis=0, keepdims=True))[0]
+    return Measurement(to_lab(norm), ring_lab, ~keep, coef, ii, topdown)
+
+
+def observe(
+    settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel
+) -> tuple[Observation, CellReading]:
+    """Classify, find bridges, detect occlusion and build the Observation."""
+    reading = classify_cells(settings, m.cells_lab, model)
+    codes = reading.codes.copy()
+    bridges, _ = find_bridges(settings, plan.bridges, m.integral, m.light_coef, codes, model)
+    under: set[Cell] = set()
+    for a, b in bridges:
+        under.update(cells_under(a, b))
+    for f, r in under:
+        if codes[r * SIZE + f] == UNKNOWN:
+            codes[r * SIZE + f] = EMPTY
+    unknown = (codes == UNKNOWN).reshape(SIZE, SIZE)
+    ring_hit = m.ring_outliers.mean() > settings.ring_occlusion_fraction
+    occluded_grid = unknown.copy()
+    if unknown.any():
+        occluded_grid = cv2.dilate(unknown.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    occluded = bool(ring_hit or unknown.any())
+    if occluded:
+        occluded_grid |= (reading.confidence.reshape(SIZE, SIZE) < 0.3)
+    occluded_cells = frozenset(
+        (f, r) for r in range(SIZE) for f in range(SIZE) if occluded_grid[r, f]
+    )
+    kept: list[Bridge] = [
+        sort_bridge(a, b) for a, b in bridges if a not in occluded_cells and b not in occluded_cells
+    ]
+    cells = tuple(
+        tuple(
+            CellState.EMPTY if codes[r * SIZE + f] == UNKNOWN else _STATES[int(codes[r * SIZE + f])]
+            for f in range(SIZE)
+        )
+        for r in range(SIZE)
+    )
+    conf = tuple(
+        tuple(float(reading.confidence[r * SIZE + f]) for f in range(SIZE)) for r in range(SIZE)
+    )
+    corners = tuple((float(x), float(y)) for x, y in plan.corners)
+    obs = Observation(cells, tuple(sorted(kept)), conf, occluded_cells, occluded, corners)
+    return obs, reading
+
+
+def read_board(
+    image: np.ndarray,
+    calibration: Calibration | None = None,
+    settings: Thresholds | None = None,
+) -> Observation:
+    """Read one image from scratch (locating the board unless a calibration is given)."""
+    check_image(image)
+    h, w = image.shape[:2]
+    if calibration is not None:
+        settings = calibration.thresholds
+        _check_size(calibration, (w, h))
+    settings = settings or default_thresholds()
+    k, dist = _lens(calibration)
+    if calibration is not None:
+        corners = np.array(calibration.corners, np.float64)
+    else:
+        corners = orient_corners(locate_board(settings, image), A1Corner.BOTTOM_LEFT, (w, h))
+    plan = make_plan(settings, corners, (w, h), k, dist)
+    m = measure(plan, image)
+    model = calibration.colours if calibration and calibration.colours else None
+    if model is None:
+        model = learn_colours(settings, m.cells_lab, _lab3(m.ring_lab))
+    elif not m.ring_outliers.any():
+        model = complete_colours(settings, m.cells_lab, model)
+    obs, _ = observe(settings, plan, m, model)
+    return obs
+
+
+def _lab3(v: np.ndarray) -> tuple[float, float, float]:
+    return (float(v[0]), float(v[1]), float(v[2]))
+
+
+def _check_size(calibration: Calibration, size: tuple[int, int]) -> None:
+    if tuple(size) != tuple(calibration.image_size):
+        raise CalibrationMismatch(
+            f"image is {size[0]} x {size[1]} but the calibration was made for "
+            f"{calibration.image_size[0]} x {calibration.image_size[1]}"
+        )
+
+
+def _lens(calibration: Calibration | None, scale: float = 1.0) -> tuple[
+    np.ndarray | None, np.ndarray | None
+]:
+    if calibration is None or calibration.lens is None:
+        return None, None
+    k = np.array(calibration.lens.camera_matrix, np.float64)
+    k[:2] *= scale
+    return k, np.array(calibration.lens.distortion, np.float64)
+
+
+class BoardReader:
+    """Reads frames of one camera quickly after calibration (the live loop's reader).
+
+    Frames may be BGR arrays at the calibration's size or encoded bytes (JPEG/PNG), which are
+    decoded at 1/`reduce` size. The reader checks each frame's border against a reference
+    taken from the first frame; when most of the border no longer matches (the board or the
+    camera moved) it locates the board again. Its colour model adapts slowly.
+    """
+
+    def __init__(self, calibration: Calibration, *, reduce: int = 2) -> None:
+        self.calibration = calibration
+        self.settings = calibration.thresholds
+        self.reduce = reduce
+        self.model: ColourModel | None = calibration.colours
+        self.bumps = 0
+        w, h = calibration.image_size
+        self._size = (w // reduce, h // reduce)
+        self._scale = self._size[0] / w
+        self._k, self._dist = _lens(calibration, self._scale)
+        corners = np.array(calibration.corners, np.float64) * self._scale
+        self._plan = make_plan(self.settings, corners, self._size, self._k, self._dist)
+        self._reference: np.ndarray | None = None
+
+    @property
+    def corners(self) -> np.ndarray:
+        """The grid corners now in use, in full-size image coordinates."""
+        return self._plan.corners / self._scale
+
+    def read(self, frame: np.ndarray | bytes) -> Observation:
+        """Read one frame (BGR array at calibration size, or encoded bytes)."""
+        image = self._image(frame)
+        m = measure(self._plan, image)
+        if self._moved(m):
+            self._relocate(image)
+            m = measure(self._plan, image)
+            self._reference = None
+        if self._reference is None and not m.ring_outliers.any():
+            self._reference = _ring_strips(self._plan, m.topdown)
+        model = self.model
+        if model is None:
+            model = learn_colours(self.settings, m.cells_lab, _lab3(m.ring_lab))
+        obs, reading = observe(self.settings, self._plan, m, model)
+        if not obs.occluded:
+            model = complete_colours(self.settings, m.cells_lab, model)
+            model = update_colours(self.settings, model, m.cells_lab, reading)
+        self.model = model
+        scaled = tuple((x / self._scale, y / self._scale) for x, y in obs.corners)
+        return replace(obs, corners=scaled)
+
+    def _image(self, frame: np.ndarray | bytes) -> np.ndarray:
+        if isinstance(frame, bytes | bytearray | memoryview):
+            image = decode_image(bytes(frame), reduce=self.reduce, source="frame")
+        else:
+            check_image(frame, source="frame")
+            image = frame
+            if (image.shape[1], image.shape[0]) != self._size:
+                if (image.shape[1], image.shape[0]) != tuple(self.calibration.image_size):
+                    _check_size(self.calibration, (image.shape[1], image.shape[0]))
+                image = cv2.resize(image, self._size, interpolation=cv2.INTER_AREA)
+        if (image.shape[1], image.shape[0]) != self._size:
+            _check_size(self.calibration, (image.shape[1] * self.reduce,
+                                           image.shape[0] * self.reduce))
+        return image
+
+    def _moved(self, m: Measurement) -> bool:
+        if self._reference is None:
+            return False
+        now = _ring_strips(self._plan, m.topdown)
+        score = _strip_correlation(self._reference, now)
+        misaligned = float((score < 0.5).mean())
+        return misaligned > self.settings.bump_misaligned_fraction
+
+    def _relocate(self, image: np.ndarray) -> None:
+        self.bumps += 1
+        found = locate_board(self.settings, image)
+        corners = orient_corners(found, self.calibration.a1, self._size)
+        self._plan = make_plan(self.settings, corners, self._size, self._k, self._dist)
+
+
+def _ring_strips(plan: Plan, topdown: np.ndarray) -> np.ndarray:
+    """Grey strips across the grid's outer line and the board edge, one per ring segment."""
+    gray = cv2.cvtColor(topdown, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    side = plan.sampling.side
+    px = side / (SIZE + 2 * 1.0) if side else 1.0
+    boxes = plan.sampling.ring_boxes
+    out = []
+    for x0, y0, x1, y1 in boxes:
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        r = int(px * 0.5)
+        xa, xb = int(max(0, cx - r)), int(min(side, cx + r))
+        ya, yb = int(max(0, cy - r)), int(min(side, cy + r))
+        out.append(cv2.resize(gray[ya:yb, xa:xb], (12, 12), interpolation=cv2.INTER_AREA))
+    return np.array(out)
+
+
+def _strip_correlation(ref: np.ndarray, now: np.ndarray) -> np.ndarray:
+    a = ref.reshape(len(ref), -1)
+    b = now.reshape(len(now), -1)
+    a = a - a.mean(axis=1, keepdims=True)
+    b = b - b.mean(axis=1, keepdims=True)
+    den = np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1)) + 1e-6
+    result: np.ndarray = (a * b).sum(axis=1) / den
+    return result
