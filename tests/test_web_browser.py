@@ -1,6 +1,8 @@
 """The web page in a real headless Chromium (Debian's chromium + chromedriver, driven by
-Selenium) against the app served on 127.0.0.1: a move arrives by SSE and is drawn, the
-pass button works, a recorded game replays; a screenshot of each page goes to test-output/."""
+Selenium) against the app served on 127.0.0.1 over the real live session
+(`ponte.live.session.LiveSession` with its SQLite store, fed board readings as the camera
+loop would): a move arrives by SSE and is drawn, the pass button works, a recorded game
+replays; a screenshot of each page goes to test-output/."""
 
 from __future__ import annotations
 
@@ -17,8 +19,10 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from referee import Colour, Game
-from referee.playout import heuristic_game
+from ponte.live.session import LiveSession
+from ponte.live.settle import BoardView, Reading
+from ponte.live.store import Store
+from referee import Bridge, Colour, Game, Move, Pass, Swap, Tiles, parse_move
 from tests.live_double import CalibratableFake
 from web import WebServer, serve
 
@@ -27,30 +31,63 @@ pytestmark = pytest.mark.browser
 OUTPUT = Path(__file__).resolve().parents[1] / "test-output"
 
 
-def _game_where_pass_is_allowed() -> Game:
-    finished = heuristic_game(3)
-    game = Game()
-    for played in finished.moves:
-        if not game.is_over() and game.pass_allowed():
-            return game
-        game.push(played.move)
-    raise AssertionError("the example game never allows a pass")
-
-
-@pytest.fixture
-def live() -> CalibratableFake:
-    live = CalibratableFake()
-    live.record(heuristic_game(3), {"Light": "Carla", "Dark": "Dino"})
+def _jpeg(shade: int) -> bytes:
     picture = np.full((480, 640, 3), 90, np.uint8)
-    cv2.rectangle(picture, (100, 80), (540, 420), (200, 220, 230), -1)
-    live.jpeg = bytes(cv2.imencode(".jpg", picture)[1].tobytes())
-    live.snapshots[(1, 10)] = live.jpeg
-    return live
+    cv2.rectangle(picture, (100, 80), (540, 420), (shade, 220, 230), -1)
+    cv2.putText(picture, "camera", (250, 260), cv2.FONT_HERSHEY_SIMPLEX, 1.5, (40, 40, 40), 3)
+    return bytes(cv2.imencode(".jpg", picture)[1].tobytes())
+
+
+class Table:
+    """The real live session, fed the readings a camera would give as moves are made."""
+
+    def __init__(self, data: Path) -> None:
+        self.store = Store(data)
+        self.session = LiveSession(self.store, settle_window=0.0,
+                                   tags={"Light": "Carla", "Dark": "Dino"})
+        self.tiles: dict[str, str] = {}
+        self.bridges: list[tuple[str, str]] = []
+        self.t = 0.0
+        self.session.set_camera_picture(_jpeg(200))
+        self.session.set_camera_status("ok")
+
+    @property
+    def game(self) -> Game:
+        game: Game = self.session.table.game
+        return game
+
+    def make(self, move: Move | str) -> None:
+        """Make a move at the table: lay pieces (seen by the camera) or use a control."""
+        if isinstance(move, str):
+            move = parse_move(move)
+        if isinstance(move, Swap):
+            self.session.control("swap", {})
+            return
+        if isinstance(move, Pass):
+            self.session.control("pass", {})
+            return
+        colour = self.game.turn
+        assert colour is not None
+        if isinstance(move, Tiles):
+            for cell in move.cells:
+                self.tiles[cell.name] = colour.value
+        elif isinstance(move, Bridge):
+            self.bridges.append((move.a.name, move.b.name))
+        self.t += 1.0
+        self.session.feed(Reading(self.t, BoardView.of(self.tiles, self.bridges)),
+                          snapshot=lambda: _jpeg(int(40 + 4 * self.t) % 255))
 
 
 @pytest.fixture
-def server(live: CalibratableFake) -> Iterator[WebServer]:
-    web = serve(live, "127.0.0.1", 0, announce=lambda text: None,
+def table(tmp_path: Path) -> Iterator[Table]:
+    table = Table(tmp_path)
+    yield table
+    table.store.close()
+
+
+@pytest.fixture
+def server(table: Table) -> Iterator[WebServer]:
+    web = serve(table.session, "127.0.0.1", 0, announce=lambda text: None,
                 config={"SSE_HEARTBEAT": 1.0})
     yield web
     web.shutdown()
@@ -105,26 +142,25 @@ def names_on(game: Game) -> set[str]:
 
 
 def test_a_move_arrives_by_sse_and_is_drawn(driver: WebDriver, server: WebServer,
-                                            live: CalibratableFake) -> None:
+                                            table: Table) -> None:
     for move in ("c3,d4", "swap", "f6,g6", "e2,e3"):
-        live.play(move)
+        table.make(move)
     driver.get(server.url)
     wait_for(lambda: tiles(driver) == {"c3", "d4", "f6", "g6", "e2", "e3"}, what="the board")
     wait_for(lambda: driver.execute_script(
         "return document.getElementById('link-status').dataset.status") == "live",
         what="the event stream")
-    live.play("h8,h9")
+    table.make("h8,h9")
     wait_for(lambda: {"h8", "h9"} <= tiles(driver), what="the new move drawn")
     assert attrs(driver, "#board [data-last]", "data-last") == {"h8", "h9"}
-    log = driver.find_element(By.ID, "events").text
-    assert "h8,h9" in log
-    live.play("a1,a3")  # light plays a legal pair; then dark breaks the distance rule
-    live.play("f7,g7")
+    assert "h8,h9" in driver.find_element(By.ID, "events").text
+    table.make("a1,a3")  # light plays a legal pair; then dark breaks the distance rule
+    table.make("f7,g7")
     flagged = wait_for(lambda: attrs(driver, "[data-flag-cell]", "data-flag-cell"),
                        what="flag marks")
     assert {"f7", "g7"} <= flagged
     flag_text = driver.find_element(By.ID, "flags").text
-    assert "round" in flag_text and "void" in flag_text
+    assert "island" in flag_text and "round" in flag_text and "void" in flag_text
     driver.find_element(By.ID, "show-placeable").click()
     wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-placeable]"),
              what="placeable cells")
@@ -136,28 +172,33 @@ def test_a_move_arrives_by_sse_and_is_drawn(driver: WebDriver, server: WebServer
 
 
 def test_pressing_pass_sends_the_control_and_draws_the_result(
-    driver: WebDriver, server: WebServer, live: CalibratableFake
+    driver: WebDriver, server: WebServer, table: Table, example_game: Game
 ) -> None:
-    live.current = _game_where_pass_is_allowed()
-    before = len(live.current.moves)
+    for played in example_game.moves:
+        if table.game.pass_allowed():
+            break
+        table.make(played.move)
+    assert table.game.pass_allowed()
+    before = len(table.game.moves)
     driver.get(server.url)
     button = wait_for(lambda: (b := driver.find_element(By.ID, "btn-pass")).is_enabled() and b,
                       what="an enabled pass button")
     button.click()
     wait_for(lambda: driver.execute_script("return document.body.dataset.moves")
              == str(before + 1), what="the pass drawn")
-    assert live.controls[-1] == ("pass", {})
-    assert str(live.current.moves[-1].move) == "pass"
+    assert str(table.game.moves[-1].move) == "pass"
     assert "done" in driver.find_element(By.ID, "control-result").text
 
 
-def test_a_refused_control_shows_the_reason(driver: WebDriver, server: WebServer,
-                                            live: CalibratableFake) -> None:
-    live.play("c3,d4")
+def test_undo_and_a_refused_override(driver: WebDriver, server: WebServer,
+                                     table: Table) -> None:
+    table.make("c3,d4")
     driver.get(server.url)
     wait_for(lambda: tiles(driver) == {"c3", "d4"}, what="the board")
     driver.find_element(By.ID, "btn-undo").click()
-    wait_for(lambda: tiles(driver) == set(), what="the undone board")
+    wait_for(lambda: driver.execute_script("return document.body.dataset.moves") == "0",
+             what="the undone move")
+    assert table.game.moves == []
     driver.find_element(By.CSS_SELECTOR, "#controls details summary").click()
     field = driver.find_element(By.CSS_SELECTOR, "#override-cell [name=cell]")
     field.send_keys("z99")
@@ -166,19 +207,24 @@ def test_a_refused_control_shows_the_reason(driver: WebDriver, server: WebServer
     wait_for(lambda: "not a cell" in result.text, what="the error message")
 
 
-def test_replaying_a_recorded_game(driver: WebDriver, server: WebServer,
-                                   live: CalibratableFake) -> None:
+def test_replaying_a_recorded_game(driver: WebDriver, server: WebServer, table: Table,
+                                   example_game: Game) -> None:
+    for played in example_game.moves:
+        table.make(played.move)
+    assert table.game.is_over()
+    driver.get(server.url)
+    wait_for(lambda: "wins" in driver.find_element(By.ID, "banner").text, what="the winner")
+    shot(driver, "game-over")
     driver.get(server.url + "games")
     link = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-game='1'] a"),
                     what="the game list")
     assert "Carla v Dino" in driver.find_element(By.ID, "games").text
     shot(driver, "games")
     link[0].click()
-    final = live.recorded[0]["game"]
     label = wait_for(lambda: driver.find_element(By.ID, "ply-label").get_attribute("data-ply"),
                      what="the replay")
-    assert int(label) == len(final.moves)
-    assert tiles(driver) == names_on(final)
+    assert int(label) == len(example_game.moves)
+    assert tiles(driver) == names_on(example_game)
     driver.find_element(By.ID, "first").click()
     wait_for(lambda: tiles(driver) == set(), what="the empty board")
     for _ in range(10):
@@ -186,14 +232,14 @@ def test_replaying_a_recorded_game(driver: WebDriver, server: WebServer,
     wait_for(lambda: driver.find_element(By.ID, "ply-label").get_attribute("data-ply") == "10",
              what="move 10")
     replayed = Game()
-    for played in final.moves[:10]:
+    for played in example_game.moves[:10]:
         replayed.push(played.move)
     assert tiles(driver) == names_on(replayed)
     wait_for(lambda: driver.find_element(By.ID, "snapshot").is_displayed(), what="the photo")
     shot(driver, "replay")
 
 
-def test_camera_and_calibration_pages(driver: WebDriver, server: WebServer) -> None:
+def test_camera_page(driver: WebDriver, server: WebServer) -> None:
     driver.get(server.url + "camera")
     wait_for(lambda: driver.execute_script(
         "const i = document.getElementById('camera'); return i.complete && i.naturalWidth"),
@@ -201,9 +247,32 @@ def test_camera_and_calibration_pages(driver: WebDriver, server: WebServer) -> N
     wait_for(lambda: driver.find_element(By.ID, "camera-status").text.startswith("ok"),
              what="the camera status")
     shot(driver, "camera")
+
+
+def test_calibration_page_degrades_without_a_calibration_api(driver: WebDriver,
+                                                             server: WebServer) -> None:
     driver.get(server.url + "calibration")
-    corners = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-corner]"),
-                       what="the corners")
-    assert len(corners) == 4
-    assert "light" in driver.find_element(By.ID, "readings").text
-    shot(driver, "calibration")
+    message = driver.find_element(By.ID, "calib-message")
+    wait_for(lambda: "cannot be calibrated" in message.text, what="the explanation")
+    shot(driver, "calibration-unavailable")
+
+
+def test_calibration_page_drag_a_corner_and_save(driver: WebDriver) -> None:
+    live = CalibratableFake()
+    live.jpeg = _jpeg(200)
+    web = serve(live, "127.0.0.1", 0, announce=lambda text: None)
+    try:
+        driver.get(web.url + "calibration")
+        corners = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-corner]"),
+                           what="the corners")
+        assert len(corners) == 4
+        assert "light" in driver.find_element(By.ID, "readings").text
+        webdriver.ActionChains(driver).drag_and_drop_by_offset(corners[0], 30, 20).perform()
+        driver.find_element(By.ID, "calib-save").click()
+        wait_for(lambda: live.calibration_data is not None, what="the saved calibration")
+        assert live.calibration_data is not None
+        moved = live.calibration_data["corners"][0]
+        assert moved != [100, 80] and moved[0] > 100 and moved[1] > 80
+        shot(driver, "calibration")
+    finally:
+        web.shutdown()

@@ -31,7 +31,10 @@
     document.getElementById("placeable-who").textContent =
       state.turn ? colourName(state.turn, state) : "the player to move";
     if (state.over) {
-      turn.replaceChildren(el("span", { text: "Game over" }));
+      const o = state.outcome || {};
+      const who = o.termination === "void" ? " (void)" : o.winner
+        ? ` — ${colourName(o.winner, state)} wins` : " — a draw";
+      turn.replaceChildren(el("span", { text: `Game over${who}` }));
       turn.dataset.turn = "over";
     } else if (state.turn) {
       turn.replaceChildren(el("span", { class: `chip ${state.turn}` }),
@@ -128,7 +131,7 @@
       text = "A draw: equal points, islands and bridges.";
       banner.dataset.kind = "draw";
     }
-    banner.textContent = `🏁 ${text}`;
+    banner.textContent = text;
   }
 
   function renderButtons() {
@@ -154,11 +157,22 @@
       case "illegal": return `⚠ ${d.message || d.reason || "illegal"}${d.cells ? ` (${d.cells.join(", ")})` : ""}`;
       case "corrected": return "✓ corrected";
       case "void": return "✕ the game is void";
-      case "end": return `🏁 game over${d.winner ? `: ${d.winner} wins` : ""}`;
+      case "end": return `game over${d.winner ? `: ${d.winner} wins` : ""}`;
       case "control": return `control: ${d.action || ""}`;
       case "camera": return `camera: ${d.status || ""}`;
       case "notice": return d.message || "notice";
       default: return type;
+    }
+  }
+
+  let seeded = false;
+  function seedLog() {
+    if (seeded || !state) return;
+    seeded = true;
+    const list = document.getElementById("events");
+    if (list.children.length) return;
+    for (const m of (state.moves || []).slice(-12)) {
+      list.prepend(el("li", { class: "ev ev-move" }, describe("move", m)));
     }
   }
 
@@ -174,7 +188,7 @@
     logEvent(type, data);
     if (type === "state" && data.board) render(data, data.id);
     else refresh(data.id);
-  }, () => refresh());
+  }, () => refresh().then(seedLog));
 
   placeToggle.addEventListener("change", () => state && render(state));
 

@@ -51,7 +51,8 @@
       item.classList.toggle("current", Number(item.dataset.ply) === ply);
     }
     const current = document.querySelector("#moves li.current");
-    if (current) current.scrollIntoView({ block: "nearest" });
+    const list = document.getElementById("moves");
+    if (current) list.scrollTop = current.offsetTop - list.offsetTop - list.clientHeight / 2;
   }
 
   function listMoves() {
