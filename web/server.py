@@ -3,6 +3,7 @@ and a clean shutdown that ends the open event and camera streams first."""
 
 from __future__ import annotations
 
+import logging
 import secrets
 import socket
 import sys
@@ -89,14 +90,16 @@ def serve(
     config: dict[str, Any] | None = None,
     announce: Callable[[str], None] | None = None,
     block: bool = False,
+    log_requests: bool = False,
 ) -> WebServer:
     """Serve the web page for `api` in a background thread and return the running server.
 
     On a loopback host the controls are open. On any other host spectators see everything
     read-only and the controls need a token (`token`, or a fresh random one), announced with
     the control link and a QR code (`announce`, default: print to stderr). With `block`,
-    serve until Ctrl-C, then shut down.
+    serve until Ctrl-C, then shut down. Requests are logged only with `log_requests`.
     """
+    logging.getLogger("werkzeug").setLevel(logging.INFO if log_requests else logging.WARNING)
     loopback = is_loopback(host) or host == "localhost"
     if not loopback and not token:
         token = secrets.token_urlsafe(16)

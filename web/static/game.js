@@ -20,8 +20,10 @@
     renderSupply();
     renderBanner();
     renderButtons();
-    window.ponteDrawn = { eventId: eventId === undefined ? pendingEventId : eventId,
-      wall: Date.now(), moves: (state.moves || []).length };
+    const drawn = { eventId: eventId === undefined ? pendingEventId : eventId,
+      wall: Date.now(), moves: (state.moves || []).length, painted: 0 };
+    window.ponteDrawn = drawn;
+    requestAnimationFrame(() => { drawn.painted = performance.timeOrigin + performance.now(); });
     document.body.dataset.moves = String((state.moves || []).length);
   }
 
