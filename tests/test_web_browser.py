@@ -254,6 +254,7 @@ def test_calibration_page_degrades_without_a_calibration_api(driver: WebDriver,
     driver.get(server.url + "calibration")
     message = driver.find_element(By.ID, "calib-message")
     wait_for(lambda: "cannot be calibrated" in message.text, what="the explanation")
+    assert not driver.find_element(By.ID, "calib-form").is_displayed()
     shot(driver, "calibration-unavailable")
 
 

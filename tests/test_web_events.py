@@ -93,6 +93,22 @@ def test_closing_the_app_streams_ends_them(web_app: Flask, fake_live: FakeLive) 
     assert streams(web_app).count == 0 and fake_live.bus.subscriber_count == 0
 
 
+def test_too_many_streams_are_refused(fake_live: FakeLive) -> None:
+    client = create_app(fake_live, {"TESTING": True, "MAX_STREAMS": 2}).test_client()
+    open_streams = [client.get(path, buffered=False) for path in ("/events", "/camera.mjpg")]
+    for response in open_streams:
+        next(iter(response.response))
+    for path in ("/events", "/camera.mjpg"):
+        refused = client.get(path)
+        assert refused.status_code == 503
+        assert refused.get_json() == {"error": "too many open streams; try again later"}
+    for response in open_streams:
+        response.close()
+    again = client.get("/events", buffered=False)
+    assert again.status_code == 200
+    again.close()
+
+
 @pytest.mark.parametrize(
     ("header", "expected"),
     [(None, None), ("17", 17), (" 3 ", 3), ("abc", None), ("-1", None), ("9" * 30, None)],

@@ -22,12 +22,14 @@ DEFAULTS: dict[str, Any] = {
     "SSE_HEARTBEAT": 15.0,
     "SSE_RETRY_MS": 1000,
     "CAMERA_FPS": 10.0,
+    "MAX_STREAMS": 64,
     "PUBLIC_URL": None,
 }
 """Settings: MAX_CONTENT_LENGTH caps request bodies; CONTROL_TOKEN (None: controls open to
 all) is what a browser must show to use the controls; TRUST_LOOPBACK lets the host machine
 itself control without it; SSE_HEARTBEAT is the seconds between keep-alive comments;
-CAMERA_FPS caps the MJPEG stream; PUBLIC_URL is the address shown on the host's screen."""
+CAMERA_FPS caps the MJPEG stream; MAX_STREAMS caps the open event and camera streams (each
+holds a server thread); PUBLIC_URL is the address shown on the host's screen."""
 
 
 class Streams:

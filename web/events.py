@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-from flask import Blueprint, Response, current_app, request
+from flask import Blueprint, Response, current_app, jsonify, request
 
-from ponte.live.api import Subscription
+from ponte.live.api import EventBus
 from web.app import Streams, live_api, streams
 
 bp = Blueprint("events", __name__)
@@ -31,17 +31,29 @@ def parse_last_event_id(value: str | None) -> int | None:
     return int(value)
 
 
+def _too_many() -> Response | None:
+    if streams(current_app).count < int(current_app.config["MAX_STREAMS"]):
+        return None
+    response = jsonify(error="too many open streams; try again later")
+    response.status_code = 503
+    response.headers["Retry-After"] = "10"
+    return response
+
+
 @bp.get("/events")
 def events() -> Response:
+    busy = _too_many()
+    if busy is not None:
+        return busy
     last_id = parse_last_event_id(
         request.headers.get("Last-Event-ID") or request.args.get("lastEventId")
     )
     registry = streams(current_app)
-    subscription = live_api(current_app).bus.subscribe(last_id)
+    bus = live_api(current_app).bus
     heartbeat = float(current_app.config["SSE_HEARTBEAT"])
     retry = int(current_app.config["SSE_RETRY_MS"])
     response = Response(
-        _event_stream(subscription, registry, heartbeat, retry), mimetype="text/event-stream"
+        _event_stream(bus, last_id, registry, heartbeat, retry), mimetype="text/event-stream"
     )
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"
@@ -49,8 +61,10 @@ def events() -> Response:
 
 
 def _event_stream(
-    subscription: Subscription, registry: Streams, heartbeat: float, retry: int
+    bus: EventBus, last_id: int | None, registry: Streams, heartbeat: float, retry: int
 ) -> Iterator[str]:
+    """The stream of one client; its subscription exists only while the stream runs."""
+    subscription = bus.subscribe(last_id)
     registry.add(subscription.close)
     try:
         yield f"retry: {retry}\n: connected\n\n"
@@ -106,6 +120,9 @@ def camera_jpeg() -> Response:
 def camera_mjpeg() -> Response:
     """The camera as a multipart MJPEG stream at most CAMERA_FPS pictures a second; the
     placeholder while there is no picture."""
+    busy = _too_many()
+    if busy is not None:
+        return busy
     api = live_api(current_app)
     registry = streams(current_app)
     interval = 1.0 / max(0.5, float(current_app.config["CAMERA_FPS"]))

@@ -83,7 +83,7 @@
       message.textContent = e.message;
       message.dataset.kind = "error";
     }
-    Ponte.setLink(message.dataset.kind === "error" ? "offline" : "live");
+    Ponte.setLink(message.dataset.kind === "error" ? "not available" : "live");
   }
 
   a1.addEventListener("change", drawOverlay);
