@@ -70,7 +70,8 @@
         el("span", { class: "flag-icon", "aria-hidden": "true", text: "⚠" }),
         el("strong", { text: flag.message }),
         el("div", { class: "muted" },
-          `${flag.colour ? cap(flag.colour) + ", " : ""}cells ${flag.cells.join(", ")} — `,
+          flag.move ? `${cap(flag.colour || "")} played ${flag.move}; ` : "",
+          `cells involved: ${flag.cells.join(", ")} — `,
           el("span", { class: "rounds-left", text: rounds })));
     }));
   }
