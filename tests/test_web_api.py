@@ -60,10 +60,36 @@ def test_a_control_reaches_the_live_loop_and_returns_the_new_state(
     assert fake_live.controls == [("swap", {})]
 
 
-def test_a_control_with_no_body_is_fine(client: FlaskClient, fake_live: FakeLive) -> None:
+def test_a_control_with_an_empty_json_body_is_fine(client: FlaskClient,
+                                                   fake_live: FakeLive) -> None:
     fake_live.play("c3,d4")
-    assert client.post("/api/control/undo").status_code == 200
+    assert client.post("/api/control/undo", content_type="application/json").status_code == 200
     assert fake_live.current.moves == []
+
+
+def test_a_control_without_the_json_content_type_is_refused(client: FlaskClient,
+                                                           fake_live: FakeLive) -> None:
+    fake_live.play("c3,d4")
+    for kind in (None, "text/plain", "application/x-www-form-urlencoded"):
+        response = client.post("/api/control/undo", content_type=kind)
+        assert response.status_code == 400
+        assert "Content-Type: application/json" in response.get_json()["error"]
+    assert fake_live.controls == []
+
+
+def test_a_page_from_another_site_cannot_use_the_controls(client: FlaskClient,
+                                                          fake_live: FakeLive) -> None:
+    fake_live.play("c3,d4")
+    response = client.post("/api/control/undo", json={},
+                           headers={"Origin": "http://evil.example"})
+    assert response.status_code == 403
+    assert "another site" in response.get_json()["error"]
+    rebound = client.post("/api/control/undo", json={},
+                          headers={"Host": "evil.example:8000"})
+    assert rebound.status_code == 403
+    assert "only for this machine" in rebound.get_json()["error"]
+    same = client.post("/api/control/undo", json={}, headers={"Origin": "http://localhost"})
+    assert same.status_code == 200
 
 
 @pytest.mark.parametrize(

@@ -53,10 +53,10 @@ def test_controls_act_on_the_live_session(live_client: FlaskClient,
                                           session: LiveSession) -> None:
     camera = Camera(session)
     camera.lay("light", "c3", "d4")
-    assert live_client.post("/api/control/swap").get_json()["swapped"] is True
+    assert live_client.post("/api/control/swap", json={}).get_json()["swapped"] is True
     refused = live_client.post("/api/control/pass", json={})
     assert refused.status_code == 409 and "may not pass" in refused.get_json()["error"]
-    state = live_client.post("/api/control/undo").get_json()
+    state = live_client.post("/api/control/undo", json={}).get_json()
     assert state["moves"][-1]["move"] == "c3,d4"
     response = live_client.post("/api/control/new_game", json={"light": "Cleo", "dark": "Dan"})
     assert response.status_code == 200
@@ -83,7 +83,7 @@ def test_a_recorded_game_replays_with_its_flag_and_photos(live_client: FlaskClie
                                                           session: LiveSession) -> None:
     camera = Camera(session)
     camera.lay("light", "c3", "d4")
-    live_client.post("/api/control/swap")
+    live_client.post("/api/control/swap", json={})
     camera.lay("dark", "f6", "g6")
     camera.lay("light", "e2", "e3")
     camera.lay("dark", "h8", "h9")

@@ -16,7 +16,7 @@ from ponte.live.api import ControlError
 from web.app import live_api
 from web.render import board_png, board_svg
 from web.replay import ReplayError, replay
-from web.security import may_control
+from web.security import foreign_request, may_control
 from web.validation import BadRequest, check_calibration, check_control
 
 bp = Blueprint("api", __name__)
@@ -46,12 +46,16 @@ def answers_errors(view: F) -> F:
 
 
 def _json_body() -> Any:
-    """The request's JSON body ({} when empty); BadRequest if it is not JSON."""
+    """The request's JSON body ({} when empty); BadRequest if it is not JSON.
+
+    The JSON content type is required even for an empty body: a page on another site cannot
+    send it without the browser asking first (CORS), so it cannot press our buttons.
+    """
+    if not request.is_json:
+        raise BadRequest("send the body as JSON (Content-Type: application/json)")
     raw = request.get_data(cache=False)
     if not raw.strip():
         return {}
-    if not request.is_json:
-        raise BadRequest("send the body as JSON (Content-Type: application/json)")
     try:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -59,6 +63,9 @@ def _json_body() -> Any:
 
 
 def _require_control() -> tuple[Response, int] | None:
+    problem = foreign_request()
+    if problem:
+        return _error(problem, 403)
     if may_control():
         return None
     return _error(

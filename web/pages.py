@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, current_app, redirect, render_template, request
+from flask import (
+    Blueprint,
+    Response,
+    current_app,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from markupsafe import Markup
 
 from web import qr
@@ -22,7 +30,8 @@ def _page(template: str, **context: Any) -> Any:
     given = request.args.get("token")
     if given is not None:
         if token_matches(given):
-            response = redirect(request.path)
+            response = redirect(url_for(request.endpoint or "pages.game",
+                                        **(request.view_args or {})))
             response.set_cookie(
                 TOKEN_COOKIE, given, httponly=True, samesite="Strict", max_age=7 * 24 * 3600
             )

@@ -25,6 +25,27 @@ def token_matches(given: str | None) -> bool:
     return bool(token and given and hmac.compare_digest(given.encode(), str(token).encode()))
 
 
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
+
+
+def foreign_request() -> str | None:
+    """Why a POST looks like it comes from another site, or None.
+
+    An Origin header must name this server. Without a token (the loopback default) the
+    Host must be a loopback name too, so a site that points its own name at 127.0.0.1 (DNS
+    rebinding) cannot use the controls.
+    """
+    origin = request.headers.get("Origin")
+    if origin and origin.rstrip("/") != request.host_url.rstrip("/"):
+        return "a page from another site may not use the controls"
+    if not current_app.config["CONTROL_TOKEN"]:
+        host = request.host.rsplit(":", 1)[0] if not request.host.endswith("]") \
+            else request.host
+        if host.lower() not in LOOPBACK_NAMES:
+            return f"controls are only for this machine (address {host[:40]!r} is not local)"
+    return None
+
+
 def may_control() -> bool:
     """Whether the current request may use the controls."""
     if not current_app.config["CONTROL_TOKEN"]:
