@@ -277,3 +277,25 @@ def test_calibration_page_drag_a_corner_and_save(driver: WebDriver) -> None:
         shot(driver, "calibration")
     finally:
         web.shutdown()
+
+
+def test_the_host_screen_shows_the_control_link_as_a_qr_code(driver: WebDriver,
+                                                             table: Table) -> None:
+    said: list[str] = []
+    web = serve(table.session, "127.0.0.1", 0, token="tok-for-the-test", announce=said.append)
+    try:
+        assert f"controls link: {web.url}?token=tok-for-the-test" in said
+        driver.get(web.url)
+        wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".host-link svg"),
+                 what="the QR code")
+        link = driver.find_element(By.CSS_SELECTOR, ".host-link a").text
+        assert link == f"{web.url}?token=tok-for-the-test"
+        driver.execute_script("document.querySelector('.host-link').scrollIntoView()")
+        picture = driver.find_element(By.CSS_SELECTOR, ".host-link svg").screenshot_as_png
+        image = cv2.imdecode(np.frombuffer(picture, np.uint8), cv2.IMREAD_GRAYSCALE)
+        image = cv2.resize(image, None, fx=3, fy=3, interpolation=cv2.INTER_NEAREST)
+        text, _points, _ = cv2.QRCodeDetector().detectAndDecode(image)
+        assert text == link
+        shot(driver, "game-host-qr")
+    finally:
+        web.shutdown()

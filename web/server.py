@@ -94,9 +94,10 @@ def serve(
 ) -> WebServer:
     """Serve the web page for `api` in a background thread and return the running server.
 
-    On a loopback host the controls are open. On any other host spectators see everything
-    read-only and the controls need a token (`token`, or a fresh random one), announced with
-    the control link and a QR code (`announce`, default: print to stderr). With `block`,
+    On a loopback host the controls are open (unless a `token` is given). On any other host
+    spectators see everything read-only and the controls need a token (`token`, or a fresh
+    random one), announced with the control link and a QR code (`announce`, default: print
+    to stderr). With `block`,
     serve until Ctrl-C, then shut down. Requests are logged only with `log_requests`.
     """
     logging.getLogger("werkzeug").setLevel(logging.INFO if log_requests else logging.WARNING)
@@ -104,7 +105,7 @@ def serve(
     if not loopback and not token:
         token = secrets.token_urlsafe(16)
     settings = dict(config or {})
-    settings["CONTROL_TOKEN"] = None if loopback else token
+    settings["CONTROL_TOKEN"] = token or None
     app = create_app(api, settings)
     _check_free(host, port)
     try:
