@@ -173,3 +173,21 @@ def test_a_real_server_ends_open_streams_on_shutdown() -> None:
     assert ended.wait(5), "the event stream did not end on shutdown"
     assert b"event: move\n" in lines
     assert live.bus.subscriber_count == 0
+
+
+def test_a_client_that_goes_away_frees_its_subscription() -> None:
+    live = FakeLive()
+    web = serve(live, "127.0.0.1", 0, announce=lambda text: None,
+                config={"SSE_HEARTBEAT": 0.1})
+    try:
+        stream = urllib.request.urlopen(web.url + "events", timeout=5)
+        assert stream.readline().startswith(b"retry:")
+        assert live.bus.subscriber_count == 1
+        stream.close()
+        for _ in range(100):  # noticed at the next heartbeat
+            if live.bus.subscriber_count == 0 and streams(web.app).count == 0:
+                break
+            threading.Event().wait(0.05)
+        assert live.bus.subscriber_count == 0 and streams(web.app).count == 0
+    finally:
+        web.shutdown()

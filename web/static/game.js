@@ -101,6 +101,7 @@
       }
     }
     groups.replaceChildren(...(items.length ? items : [el("li", { class: "muted", text: "No islands yet." })]));
+    if (state.over) document.getElementById("groups-box").open = true;
   }
 
   function renderSupply() {
