@@ -299,3 +299,23 @@ def test_the_host_screen_shows_the_control_link_as_a_qr_code(driver: WebDriver,
         shot(driver, "game-host-qr")
     finally:
         web.shutdown()
+
+
+def test_a_new_game_with_player_names_from_the_page(driver: WebDriver, server: WebServer,
+                                                    table: Table) -> None:
+    table.make("c3,d4")
+    driver.get(server.url)
+    wait_for(lambda: tiles(driver) == {"c3", "d4"}, what="the board")
+    boxes = driver.find_elements(By.CSS_SELECTOR, "#controls details summary")
+    boxes[1].click()
+    form = driver.find_element(By.ID, "new-game")
+    form.find_element(By.NAME, "light").send_keys("Elena")
+    form.find_element(By.NAME, "dark").send_keys("Fritz")
+    form.find_element(By.NAME, "board").send_keys("12")
+    form.find_element(By.TAG_NAME, "button").click()
+    wait_for(lambda: "Elena" in driver.find_element(By.ID, "turn").text, what="the new game")
+    assert tiles(driver) == set()
+    assert table.session.tags["Light"] == "Elena" and table.session.tags["Dark"] == "Fritz"
+    assert table.session.table.size == 12
+    assert driver.execute_script(
+        "return document.querySelectorAll('#board [data-cell]').length") == 144

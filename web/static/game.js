@@ -243,6 +243,7 @@
   const newForm = document.getElementById("new-game");
   if (newForm) newForm.addEventListener("submit", (e) => {
     e.preventDefault();
-    send("new_game", { light: newForm.elements.light.value, dark: newForm.elements.dark.value });
+    send("new_game", { light: newForm.elements.light.value, dark: newForm.elements.dark.value,
+      board: Number(newForm.elements.board.value), supply: newForm.elements.supply.value });
   });
 })();
