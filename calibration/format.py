@@ -52,12 +52,18 @@ class Thresholds:
     margin_cells: float
     patch_fraction: float
     empty_distance: float
-    tile_merge_distance: float
+    cluster_min_separation: float
+    cluster_separation_sigmas: float
     light_vs_board_lightness: float
-    occlusion_distance: float
+    match_distance: float
+    uniform_spread: float
+    tile_max_group: int
+    tile_min_votes: int
+    empty_min_votes: int
     ring_occlusion_distance: float
     ring_occlusion_fraction: float
     bridge_min_score: float
+    bridge_max_spread: float
     bridge_grey_chroma: float
     tile_height_cells: float
     bridge_height_cells: float
@@ -94,9 +100,8 @@ def default_thresholds() -> Thresholds:
         missing = sorted(set(known) - set(data))
         if missing:
             raise CalibrationError(f"{_THRESHOLDS_FILE}: missing {', '.join(missing)}")
-        _DEFAULTS.append(
-            Thresholds(**{k: (int if known[k].type == "int" else float)(v) for k, v in data.items()})
-        )
+        kinds = {k: int if known[k].type == "int" else float for k in known}
+        _DEFAULTS.append(Thresholds(**{k: kinds[k](v) for k, v in data.items()}))
     return _DEFAULTS[0]
 
 
@@ -108,13 +113,14 @@ class ColourModel:
     """Lab colour centres (L 0..100, a and b around 0) learned from the board.
 
     `empty` is the bare board inside a cell, `ring` the board's border around the grid;
-    `light` and `dark` are the tiles, None until tiles of that colour have been seen.
+    `light` and `dark` are the tiles and `bridge` the bridges' grey, each None until seen.
     """
 
     empty: Lab
     ring: Lab
     light: Lab | None = None
     dark: Lab | None = None
+    bridge: Lab | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {k: (list(v) if v is not None else None) for k, v in asdict(self).items()}
@@ -129,6 +135,7 @@ class ColourModel:
                 ring=_lab(data["ring"]),
                 light=_lab(data["light"]) if data.get("light") is not None else None,
                 dark=_lab(data["dark"]) if data.get("dark") is not None else None,
+                bridge=_lab(data["bridge"]) if data.get("bridge") is not None else None,
             )
         except KeyError as exc:
             raise CalibrationError(f"colours: missing {exc.args[0]}") from exc

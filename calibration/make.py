@@ -59,7 +59,7 @@ def make_calibration(
     plan = make_plan(settings, corners, (w, h), k, dist)
     m = measure(plan, image)
     ring = (float(m.ring_lab[0]), float(m.ring_lab[1]), float(m.ring_lab[2]))
-    colours = learn_colours(settings, m.cells_lab, ring)
+    colours = learn_colours(settings, m.sub_lab, ring)
     return Calibration(
         image_size=(w, h),
         corners=tuple((float(x), float(y)) for x, y in corners),

@@ -1,176 +1,39 @@
-"""Game videos for the live loop's end-to-end tests, made with the synthetic scene renderer.
-
-A *script* is the list of physical boards a game goes through; between two boards a
-player's hand reaches over the board (occluding it for a number of frames), then the board
-stays still. `render_script` draws every frame with `vision.synth.render` (so the hand's
-occlusion comes from the renderer's own ground truth), `write_video` stores them with
-cv2.VideoWriter, and the live loop reads the file back through cv2.VideoCapture.
-
-`GroundTruthReader` is a CLEARLY NAMED STAND-IN for the vision pipeline: it answers each
-frame with the renderer's ground truth (board, bridges, occlusion) instead of reading the
-pixels. The end-to-end tests use it while the vision pipeline cannot yet read these frames;
-`CameraReader` (the real pipeline) drops in with the same `read(image, t)` call.
+"""The live loop's end-to-end test helpers: the scene videos (`ponte.live.scenes`) and
+`GroundTruthReader`, a CLEARLY NAMED STAND-IN for the vision pipeline: it answers each frame
+with the renderer's ground truth (board, bridges, occlusion) instead of reading the pixels.
+The end-to-end tests use it while the vision pipeline cannot yet read these frames;
+`ponte.live.camera.CameraReader` (the real pipeline) takes the same `read(image, t)` call.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from ponte.live.settle import BoardView, Reading, cell_key
-from referee import Game, parse_move
-from vision.synth import CameraSpec, HandSpec, SceneSpec, render
+from ponte.live.scenes import (
+    Beat,
+    Truth,
+    boards_of_moves,
+    render_script,
+    truths_from_json,
+    truths_to_json,
+    write_video,
+)
+from ponte.live.settle import Reading
 
-FPS = 10.0
-SIZE = (640, 360)
-
-
-@dataclass(frozen=True)
-class Beat:
-    """One board of the script: how many frames a hand covers it first, then still frames."""
-
-    board: BoardView
-    hand_frames: int = 6
-    still_frames: int = 8
-    bump: bool = False
-    """The camera is knocked (and stays moved) from this beat on."""
-    vanish: bool = False
-    """The source stops giving frames after this beat (for the failing-camera test)."""
-
-
-@dataclass(frozen=True)
-class Truth:
-    index: int
-    t: float
-    board: BoardView
-    occluded: bool
-    occluded_cells: frozenset[str]
-
-
-def boards_of_moves(moves: Iterable[str], flagged: bool = True) -> list[BoardView]:
-    """The physical board after each move of a game (illegal ones left on the board)."""
-    from ponte.live.infer import expected_board
-
-    game = Game()
-    out = [BoardView()]
-    for text in moves:
-        move = parse_move(text)
-        if game.verdict(move) is None:
-            game.push(move)
-        elif flagged:
-            game.push_flagged(move)  # type: ignore[arg-type]
-        else:
-            raise ValueError(f"{text} is illegal here")
-        if str(move) != "swap":
-            out.append(expected_board(game))
-    return out
-
-
-def rows_of(board: BoardView, size: int = 10) -> tuple[str, ...]:
-    rows = []
-    for rank in range(size, 0, -1):
-        row = ""
-        for file in "abcdefghij"[:size]:
-            colour = board.tiles.get(f"{file}{rank}")
-            row += "L" if colour == "light" else "D" if colour == "dark" else "."
-        rows.append(row)
-    return tuple(rows)
-
-
-def _changed_cell(before: BoardView, after: BoardView) -> tuple[float, float]:
-    cells = {c for c in set(before.tiles) | set(after.tiles)
-             if before.tiles.get(c) != after.tiles.get(c)}
-    for a, b in before.bridges ^ after.bridges:
-        cells.update((a, b))
-    if not cells:
-        return (5.0, 5.0)
-    name = min(cells, key=cell_key)
-    file, rank = cell_key(name)
-    return (file + 0.5, rank - 0.5)
-
-
-def render_script(beats: Sequence[Beat], fps: float = FPS,
-                  size: tuple[int, int] = SIZE) -> Iterator[tuple[np.ndarray, Truth]]:
-    """Every frame of the script with its ground truth."""
-    camera = CameraSpec(width=size[0], height=size[1], focal_px=size[0] * 0.75)
-    base = SceneSpec(board=rows_of(BoardView()), camera=camera)
-    cache: dict[object, object] = {}
-    index = 0
-    previous = BoardView()
-    bumped = False
-    for beat in beats:
-        bumped = bumped or beat.bump
-        cam = dataclasses.replace(camera, azimuth_deg=2.0, target=(5.2, 4.9)) if bumped \
-            else camera
-        spec = dataclasses.replace(base, board=rows_of(beat.board),
-                                   bridges=tuple(sorted(beat.board.bridges,
-                                                        key=lambda b: (cell_key(b[0]),
-                                                                       cell_key(b[1])))),
-                                   camera=cam)
-        target = _changed_cell(previous, beat.board)
-        for k in range(beat.hand_frames):
-            half = beat.board if k >= beat.hand_frames // 2 else previous
-            hand_spec = dataclasses.replace(
-                spec, board=rows_of(half),
-                bridges=tuple(sorted(half.bridges, key=lambda b: (cell_key(b[0]),
-                                                                   cell_key(b[1])))),
-                hands=(HandSpec(target=target, height=1.5 + 0.3 * (k % 3)),),
-            )
-            frame = render(hand_spec)
-            yield frame.image, _truth(index, fps, frame)
-            index += 1
-        key = (spec.board, spec.bridges, bumped)
-        still = cache.get(key)
-        if still is None:
-            still = render(spec)
-            cache[key] = still
-        for _ in range(beat.still_frames):
-            yield still.image, _truth(index, fps, still)  # type: ignore[attr-defined]
-            index += 1
-        previous = beat.board
-
-
-def _truth(index: int, fps: float, frame: object) -> Truth:
-    board: tuple[str, ...] = frame.board  # type: ignore[attr-defined]
-    size = len(board)
-    tiles = {}
-    for r, row in enumerate(board):
-        for f, ch in enumerate(row):
-            if ch in "LD":
-                tiles[f"{'abcdefghij'[f]}{size - r}"] = "light" if ch == "L" else "dark"
-    bridges = [tuple(b) for b in frame.bridges]  # type: ignore[attr-defined]
-    return Truth(
-        index,
-        index / fps,
-        BoardView.of(tiles, bridges),  # type: ignore[arg-type]
-        bool(frame.occluded),  # type: ignore[attr-defined]
-        frozenset(frame.occluded_cells),  # type: ignore[attr-defined]
-    )
-
-
-def write_video(path: Path, frames: Iterable[tuple[np.ndarray, Truth]],
-                fps: float = FPS) -> list[Truth]:
-    """Store the frames as an MJPG .avi through cv2.VideoWriter; return the truths."""
-    writer = None
-    truths = []
-    try:
-        for image, truth in frames:
-            if writer is None:
-                h, w = image.shape[:2]
-                writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), fps, (w, h))
-                assert writer.isOpened(), f"cannot write {path}"
-            writer.write(image)
-            truths.append(truth)
-    finally:
-        if writer is not None:
-            writer.release()
-    return truths
+__all__ = [
+    "Beat",
+    "GroundTruthReader",
+    "boards_of_moves",
+    "render_script",
+    "truths_from_json",
+    "truths_to_json",
+    "write_video",
+]
 
 
 class GroundTruthReader:
@@ -187,41 +50,49 @@ class GroundTruthReader:
 
     def __init__(self, video: Path, truths: Sequence[Truth]) -> None:
         self.by_pixels: dict[str, Truth] = {}
+        self._images: list[np.ndarray] = []
         capture = cv2.VideoCapture(str(video))
         try:
             for truth in truths:
                 ok, image = capture.read()
                 assert ok, f"{video} has fewer frames than its truths"
-                self.by_pixels.setdefault(_digest(image), truth)
+                digest = _digest(image)
+                if digest not in self.by_pixels:
+                    self.by_pixels[digest] = truth
+                    self._images.append(image)
         finally:
             capture.release()
         self.calls = 0
 
+        self._thumbs = np.stack([_thumb(image) for image in self._images]) if self._images \
+            else np.zeros((0, 36, 64), np.float32)
+        self._thumb_truths = list(self.by_pixels.values())
+
+    def merge(self, other: GroundTruthReader) -> None:
+        """Also know the frames of another video."""
+        for digest, truth in other.by_pixels.items():
+            if digest not in self.by_pixels:
+                self.by_pixels[digest] = truth
+        self._thumbs = np.concatenate([self._thumbs, other._thumbs])
+        self._thumb_truths += other._thumb_truths
+
     def read(self, image: np.ndarray, t: float) -> Reading:
+        """The truth of the frame with these pixels; a frame decoded another way (a network
+        stream's decoder) is matched to the nearest frame by a small thumbnail."""
         self.calls += 1
-        truth = self.by_pixels[_digest(image)]
+        truth = self.by_pixels.get(_digest(image))
+        if truth is None:
+            distance = np.abs(self._thumbs - _thumb(image)).mean(axis=(1, 2))
+            truth = self._thumb_truths[int(distance.argmin())]
         return Reading(t, truth.board, truth.occluded, truth.occluded_cells)
+
+
+def _thumb(image: np.ndarray) -> np.ndarray:
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    return cv2.resize(grey, (64, 36), interpolation=cv2.INTER_AREA).astype(np.float32)
 
 
 def _digest(image: np.ndarray) -> str:
     return hashlib.sha1(np.ascontiguousarray(image).tobytes()).hexdigest()
 
 
-def truths_to_json(truths: Sequence[Truth]) -> list[dict[str, object]]:
-    return [
-        {"index": t.index, "t": t.t, "board": t.board.to_dict(), "occluded": t.occluded,
-         "occluded_cells": sorted(t.occluded_cells)}
-        for t in truths
-    ]
-
-
-def truths_from_json(data: Sequence[dict[str, object]]) -> list[Truth]:
-    out = []
-    for item in data:
-        board = item["board"]
-        cells = item["occluded_cells"]
-        assert isinstance(board, dict) and isinstance(cells, list)
-        out.append(Truth(int(str(item["index"])), float(str(item["t"])),
-                         BoardView.from_dict(board), bool(item["occluded"]),
-                         frozenset(str(c) for c in cells)))
-    return out

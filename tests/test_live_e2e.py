@@ -8,8 +8,12 @@ Everything after the reader is the real live loop.
 
 from __future__ import annotations
 
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import cv2
 import pytest
 
 from ponte.live.api import EventType
@@ -130,7 +134,7 @@ def test_the_camera_source_failing_and_coming_back(tmp_path: Path) -> None:
     boards = boards_of_moves(OPENING)
     first, reader = make_video(tmp_path, [Beat(b) for b in boards[:3]], "first.avi")
     second, reader2 = make_video(tmp_path, [Beat(b) for b in boards[2:]], "second.avi")
-    reader.by_pixels.update(reader2.by_pixels)
+    reader.merge(reader2)
     feed = tmp_path / "camera.avi"  # the "camera": a stream that ends, vanishes, comes back
     first.rename(feed)
     session = LiveSession(Store(tmp_path / "data"), settle_window=0.3)
@@ -220,3 +224,84 @@ def test_kill_9_and_resume_loses_nothing(tmp_path: Path) -> None:
     assert not [e for e in game["events"] if e["type"] in ("illegal", "void")]
     assert [g["id"] for g in store.games()] == [1]
     store.close()
+
+
+class _MjpegCamera:
+    """A network camera as phone apps serve it: HTTP multipart MJPEG, at `fps`."""
+
+    def __init__(self, port: int, jpegs: list[bytes], fps: float) -> None:
+        frames, pause = jpegs, 1 / fps
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "multipart/x-mixed-replace; boundary=frame")
+                self.end_headers()
+                try:
+                    for data in frames:
+                        self.wfile.write(b"--frame\r\nContent-Type: image/jpeg\r\n"
+                                         b"Content-Length: %d\r\n\r\n" % len(data))
+                        self.wfile.write(data + b"\r\n")
+                        time.sleep(pause)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
+
+
+def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path) -> None:
+    boards = boards_of_moves(OPENING)
+    parts = [[Beat(b, hand_frames=3) for b in boards[:3]],
+             [Beat(b, hand_frames=3) for b in boards[2:]]]
+    jpegs: list[list[bytes]] = []
+    reader: GroundTruthReader | None = None
+    for k, beats in enumerate(parts):
+        frames = list(render_script(beats))
+        jpegs.append([cv2.imencode(".jpg", image)[1].tobytes() for image, _ in frames])
+        path = tmp_path / f"part{k}.avi"
+        part_reader = GroundTruthReader(path, write_video(path, frames))
+        if reader is None:
+            reader = part_reader
+        else:
+            reader.merge(part_reader)
+    assert reader is not None
+    camera = _MjpegCamera(0, jpegs[0], fps=10)
+    url = f"http://127.0.0.1:{camera.port}/video.mjpg"
+    session = LiveSession(Store(tmp_path / "data"), settle_window=0.3)
+    statuses: list[str] = []
+    back = threading.Event()
+
+    def listener(status: str, message: str) -> None:
+        statuses.append(status)
+        session.set_camera_status(status, message)
+        if status == "no-signal" and len(statuses) == 1:
+            assert [m["move"] for m in session.state()["moves"]] == OPENING[:2]
+            back.set()
+
+    def restart() -> None:
+        back.wait(30)
+        camera.close()
+        time.sleep(0.5)  # the camera is away: reconnecting fails for a while
+        camera.__init__(camera.port, jpegs[1], fps=10)  # type: ignore[misc]
+
+    helper = threading.Thread(target=restart)
+    helper.start()
+    source = RetryingSource(lambda: open_source(url), listener=listener, first_delay=0.1,
+                            max_delay=0.4, should_stop=lambda: statuses.count("no-signal") >= 2)
+    run_live(source, reader, session, duration=60)  # type: ignore[arg-type]
+    helper.join(10)
+    camera.close()
+    assert statuses[:3] == ["no-signal", "ok", "no-signal"]
+    assert [m["move"] for m in session.state()["moves"]] == OPENING
+    assert session.state()["flags"] == []

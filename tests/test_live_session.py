@@ -162,3 +162,32 @@ def test_controls_from_other_threads_while_frames_arrive(store: Store) -> None:
     worker.join()
     assert errors == []
     assert [m["move"] for m in session.state()["moves"]] == ["e5,f6"]
+
+
+def test_the_calibration_page_reads_and_moves_the_corners(store: Store, tmp_path: Path) -> None:
+    from calibration.format import load_calibration
+    from ponte.commands.demo import DEMO_VIDEO
+    from ponte.live.camera import CameraReader
+    from ponte.live.sources import open_source
+
+    session = LiveSession(store)
+    with pytest.raises(ControlError):
+        session.calibration()
+    camera = CameraReader()
+    saved = tmp_path / "calibration.json"
+    session.attach_camera(camera, saved)
+    source = open_source(str(DEMO_VIDEO))
+    frame = source.read()
+    source.close()
+    assert frame is not None
+    camera.read(frame.image, frame.t)  # the real pipeline calibrates on the empty board
+    view = session.calibration()
+    assert view["image_size"] == [640, 360] and len(view["corners"]) == 4
+    assert len(view["readings"]) == 100
+    moved = [[x + 2, y] for x, y in view["corners"]]
+    answer = session.set_calibration({"corners": moved, "a1": 1})
+    assert answer["corners"][0] == pytest.approx(moved[1], abs=0.5)
+    assert load_calibration(saved).corners[0] == pytest.approx(tuple(moved[1]), abs=0.5)
+    with pytest.raises(ControlError) as err:
+        session.set_calibration({"corners": [[0, 0]], "a1": 0})
+    assert err.value.status == 400

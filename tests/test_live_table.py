@@ -234,3 +234,35 @@ def test_controls_refuse_what_the_rules_forbid() -> None:
     with pytest.raises(OpError, match="may not pass"):
         table.control_op("pass", {})
     assert EventType.END.value == "end"
+
+
+def test_override_of_a_bridge_the_camera_missed() -> None:
+    table = Table()
+    tiles = {"a1": "light", "c1": "light"}
+    table.judge(board(tiles), 1)
+    tiles.update(h8="dark", h9="dark")
+    table.judge(board(tiles), 2)
+    op = table.control_op("override", {"bridge": ["c1", "a1"], "present": True})
+    assert op["key"] == "bridge:a1-c1"
+    table.apply(op, 3)
+    events = table.judge(board(tiles), 4)
+    assert kinds(events) == ["move"] and events[0][1]["move"] == "a1-c1"
+    import pytest
+
+    from ponte.live.table import OpError
+
+    with pytest.raises(OpError, match="shape"):
+        table.control_op("override", {"bridge": ["a1", "a2"]})
+
+
+def test_pass_is_allowed_only_when_two_tiles_cannot_be_placed() -> None:
+    from referee.playout import heuristic_game
+
+    moves = [str(m.move) for m in heuristic_game(2).moves]
+    first_pass = moves.index("pass")
+    table = Table()
+    for text in moves[:first_pass]:
+        table.apply({"op": "push", "move": text}, 0)
+    assert table.state()["pass_allowed"] is True
+    events = table.apply(table.control_op("pass", {}), 1)
+    assert events[0][1]["move"] == "pass"

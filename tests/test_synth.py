@@ -18,6 +18,7 @@ from vision.synth import (
     HandSpec,
     InvalidScene,
     Lighting,
+    LooseTile,
     Phase,
     SceneSpec,
     SequenceTiming,
@@ -325,8 +326,6 @@ def test_bridge_seen_at_an_angle_stands_above_its_cell() -> None:
 
 
 def test_loose_tiles_beside_the_board_are_drawn_but_not_on_the_board() -> None:
-    from vision.synth import LooseTile
-
     spec = _clean_spec(bridges=(), loose_tiles=(LooseTile(-2.5, 5.0, "D", 20.0),))
     frame = render(spec)
     plain = render(_clean_spec(bridges=()))
@@ -336,3 +335,34 @@ def test_loose_tiles_beside_the_board_are_drawn_but_not_on_the_board() -> None:
     assert np.abs(frame.image[int(y), int(x)].astype(int) - plain.image[int(y), int(x)]).sum() > 60
     with pytest.raises(InvalidScene, match="lies on the board"):
         _clean_spec(loose_tiles=(LooseTile(5.0, 5.0, "L"),))
+
+
+def test_sequence_takes_pieces_away_and_carries_bridges() -> None:
+    b1 = _board_with({"c3": "L", "c5": "L", "h8": "D"})
+    b2 = _board_with({"c3": "L", "c5": "L"})
+    game = [(b1, ()), (b2, ()), (b2, (("c3", "c5"),))]
+    timing = SequenceTiming(fps=10.0, still_s=0.5)
+    truths = [t for _, t in render_sequence(game, _small_video_spec(), timing)]
+    assert [t.move for t in truths][-1] == 2
+    # the dark tile disappears while the hand is there, the bridge appears while it is there
+    gone = next(t for t in truths if t.board == b2)
+    built = next(t for t in truths if t.bridges)
+    assert gone.phase is Phase.HAND and gone.move == 0
+    assert built.phase is Phase.HAND and built.move == 1
+    for t in truths:
+        if t.phase is Phase.STILL:
+            assert (t.board, t.bridges) == game[t.move]
+
+
+def test_sequence_refuses_an_impossible_position() -> None:
+    bad = (_board_with({"a1": "L"}), (("a1", "a3"),))
+    with pytest.raises(InvalidScene):
+        list(render_sequence([(EMPTY, ()), bad], _small_video_spec()))
+
+
+def test_hand_holding_a_bridge_covers_more_than_an_empty_hand() -> None:
+    empty_hand = HandSpec(target=(5.0, 5.0), from_deg=270.0, height=2.0)
+    with_bridge = dataclasses.replace(empty_hand, holding="B")
+    a = render(_clean_spec(hands=(empty_hand,)))
+    b = render(_clean_spec(hands=(with_bridge,)))
+    assert (b.occlusion_mask > 0).sum() > (a.occlusion_mask > 0).sum()

@@ -4,8 +4,10 @@ A bridge stands on its two end tiles and arches over the cells between them, so 
 angle it appears displaced from those cells. For every pair of cells at bridge distance the
 plan holds sample boxes along the bridge's 3D path (tile-top height at the ends, arch height
 in the middle) projected through the camera pose into the top-down view. A pair scores the
-fraction of its middle samples that are not bare board; pairs between two tiles of one
+fraction of its middle samples that match the bridges' colour; pairs between two tiles of one
 colour over empty cells are accepted best first, each tile carrying at most one bridge end.
+The bridges' colour is learned from paths that look like decks: one colour along their
+length (a shadow or a tile's side is not), unlike the board and the tiles.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calibration.format import ColourModel, Thresholds
+from calibration.format import ColourModel, Lab, Thresholds
 from vision.cells import Cell, cells_under
-from vision.classify import DARK, LIGHT, colour_distance
+from vision.classify import BRIDGE, DARK, EMPTY, LIGHT, UNKNOWN, CellReading, colour_distance
 from vision.features import SamplingPlan, box_means, field_at, to_lab
 from vision.geometry import SIZE
 
@@ -66,47 +68,126 @@ def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
     return BridgePlan(tuple(pairs), boxes, seen)
 
 
+def measure_paths(bridge_plan: BridgePlan, ii: np.ndarray, light_coef: np.ndarray) -> np.ndarray:
+    """Light-normalised Lab of every candidate's path samples, (pairs, samples, 3)."""
+    bgr = box_means(ii, bridge_plan.boxes)
+    lab = to_lab(bgr / field_at(light_coef, bridge_plan.xy))
+    return lab.reshape(len(bridge_plan.pairs), len(_T), 3)
+
+
+def _spread(paths: np.ndarray) -> np.ndarray:
+    centre = paths.mean(axis=1, keepdims=True)
+    result: np.ndarray = np.sqrt(((paths - centre) ** 2).sum(axis=2)).max(axis=1)
+    return result
+
+
+def learn_bridge_colour(
+    settings: Thresholds,
+    bridge_plan: BridgePlan,
+    paths: np.ndarray,
+    reading: CellReading,
+    model: ColourModel,
+) -> Lab | None:
+    """The bridges' colour, from paths that look like a deck: one colour along their
+    length, unlike the board and the tiles, starting on a tile. None when there are none."""
+    n = paths.shape[1]
+    flat = paths.reshape(-1, 3)
+    off_board = (colour_distance(flat, model.empty) > settings.empty_distance).reshape(-1, n)
+    ok = off_board.all(axis=1) & (_spread(paths) <= settings.bridge_max_spread)
+    means = paths.mean(axis=1)
+    for centre in (model.light, model.dark):
+        if centre is not None:
+            ok &= colour_distance(means, centre) > settings.empty_distance
+    codes = reading.codes
+    for i in np.flatnonzero(ok):
+        a, b = bridge_plan.pairs[i]
+        ends = {int(codes[a[1] * SIZE + a[0]]), int(codes[b[1] * SIZE + b[0]])}
+        if not ends & {LIGHT, DARK}:
+            ok[i] = False
+    if not ok.any():
+        return None
+    centre = np.median(means[ok], axis=0)
+    return (float(centre[0]), float(centre[1]), float(centre[2]))
+
+
 def find_bridges(
     settings: Thresholds,
     bridge_plan: BridgePlan,
-    ii: np.ndarray,
-    light_coef: np.ndarray,
-    codes: np.ndarray,
+    paths: np.ndarray,
+    reading: CellReading,
     model: ColourModel,
-) -> tuple[list[tuple[Cell, Cell]], list[float]]:
-    """Bridges read from the frame (pairs of cells) and their scores, best first."""
-    tiles = (codes == LIGHT) | (codes == DARK)
-    candidates = []
-    n = len(_T)
-    for i, (a, b) in enumerate(bridge_plan.pairs):
-        ca, cb = codes[a[1] * SIZE + a[0]], codes[b[1] * SIZE + b[0]]
-        if ca != cb or not tiles[a[1] * SIZE + a[0]]:
-            continue
-        under = cells_under(a, b)
-        if any(tiles[c[1] * SIZE + c[0]] for c in under):
-            continue
-        candidates.append(i)
-    if not candidates:
+) -> tuple[list[tuple[Cell, Cell]], list[int]]:
+    """Bridges read from the frame (pairs of cells, best first) and each one's tile colour.
+
+    A pair scores the fraction of its path samples nearer the bridge colour than any other. An end
+    may read UNKNOWN (a bridge's foot hides much of its tile) when the rest of it shows one
+    tile colour; a cell under the bridge may read as anything but a whole tile (the deck hides the
+    middle of the cell, the board shows at its sides).
+    """
+    if model.bridge is None:
         return [], []
-    idx = np.array(candidates)
-    sample_idx = (idx[:, None] * n + np.arange(n)[None, :]).ravel()
-    bgr = box_means(ii, bridge_plan.boxes[sample_idx])
-    norm = bgr / field_at(light_coef, bridge_plan.xy[sample_idx]) * 100.0
-    lab = to_lab(norm)
-    not_board = colour_distance(lab, model.empty) > settings.empty_distance
-    scores = not_board.reshape(len(idx), n).mean(axis=1)
+    codes, votes = reading.codes, reading.votes
+    n = paths.shape[1]
+    flat = paths.reshape(-1, 3)
+    to_bridge = colour_distance(flat, model.bridge)
+    match = to_bridge <= settings.match_distance
+    for centre in (model.empty, model.light, model.dark):
+        if centre is not None:
+            match &= to_bridge < colour_distance(flat, centre)
+    scores = match.reshape(-1, n).mean(axis=1)
+    scores[_spread(paths) > settings.bridge_max_spread] = 0.0
     order = np.argsort(-scores, kind="stable")
     used: set[Cell] = set()
     found: list[tuple[Cell, Cell]] = []
-    found_scores: list[float] = []
+    found_colours: list[int] = []
     for j in order:
-        score = float(scores[j])
-        if score < settings.bridge_min_score:
+        if float(scores[j]) < settings.bridge_min_score:
             break
-        a, b = bridge_plan.pairs[idx[j]]
-        if a in used or b in used:
+        a, b = bridge_plan.pairs[j]
+        ends = {_end_colour(codes, votes, a), _end_colour(codes, votes, b)} - {UNKNOWN}
+        if len(ends) != 1 or not ends <= {LIGHT, DARK}:
+            continue
+        if any(_whole_tile(votes[c[1] * SIZE + c[0]]) for c in cells_under(a, b)):
+            continue
+        if a in used or b in used or any(_crosses((a, b), f) for f in found):
             continue
         used.update((a, b))
         found.append((a, b))
-        found_scores.append(score)
-    return found, found_scores
+        found_colours.append(ends.pop())
+    return found, found_colours
+
+
+def _end_colour(codes: np.ndarray, votes: np.ndarray, cell: Cell) -> int:
+    """A bridge end's tile colour: as read, or for an UNKNOWN cell the one tile colour its
+    sub-boxes show beside the bridge's foot; UNKNOWN when the foot hides it all; EMPTY
+    when it shows neither (then there is no bridge)."""
+    i = cell[1] * SIZE + cell[0]
+    code = int(codes[i])
+    if code != UNKNOWN:
+        return code
+    light, dark = votes[i][LIGHT], votes[i][DARK]
+    if light >= 1 and dark == 0:
+        return LIGHT
+    if dark >= 1 and light == 0:
+        return DARK
+    if votes[i][BRIDGE] >= 5 and light == dark == 0:
+        return UNKNOWN  # the foot hides the whole tile: the other end decides
+    return EMPTY
+
+
+def _whole_tile(votes: np.ndarray) -> bool:
+    return bool(votes[EMPTY] == 0 and max(votes[LIGHT], votes[DARK]) >= 7)
+
+
+def _crosses(p: tuple[Cell, Cell], q: tuple[Cell, Cell]) -> bool:
+    """Whether two bridges' centre lines cross (touching ends do not count)."""
+    (a, b), (c, d) = p, q
+
+    def orient(o: Cell, u: Cell, v: Cell) -> int:
+        val = (u[0] - o[0]) * (v[1] - o[1]) - (u[1] - o[1]) * (v[0] - o[0])
+        return (val > 0) - (val < 0)
+
+    if {a, b} & {c, d}:
+        return False
+    o1, o2, o3, o4 = orient(a, b, c), orient(a, b, d), orient(c, d, a), orient(c, d, b)
+    return o1 * o2 < 0 and o3 * o4 < 0

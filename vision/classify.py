@@ -1,166 +1,227 @@
 """Stage 3b: classify each cell as empty, light tile, dark tile, or unknown (something else).
 
-Colours are compared in Lab after light normalisation (see `vision.features`), with
-lightness counted half so that soft shadows matter less than hue. The colour model is
-learned, never hard-coded: `learn_colours` clusters the cells of one image (k-means), takes
-the largest cluster as the bare board and tells light from dark tiles by lightness;
-`update_colours` lets a model follow slow light changes.
+Colours are compared in Lab after light normalisation (see `vision.features`). The colour model is
+learned, never hard-coded: `learn_colours` clusters the cells of one image (k-means), finds the
+bare board among the clusters and names the tile colours; `blend_colours` lets a kept
+model follow slow light changes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
 
 from calibration.format import ColourModel, Lab, Thresholds
 
+SIZE = 10
+
 EMPTY, LIGHT, DARK, UNKNOWN = 0, 1, 2, 3
-_WEIGHTS = np.array([0.5, 1.0, 1.0])
+BRIDGE = 3  # the fourth colour a sub-box may vote for
+_WEIGHTS = np.array([1.0, 1.0, 1.0])
 
 
 @dataclass(frozen=True)
 class CellReading:
-    """Per cell (index rank * 10 + file): class code, confidence, distance to its class."""
+    """Per cell (index rank * 10 + file): class code, confidence, sub-box votes (n, 3)."""
 
     codes: np.ndarray
     confidence: np.ndarray
-    distance: np.ndarray
+    votes: np.ndarray
 
 
 def colour_distance(lab: np.ndarray, centre: Lab | np.ndarray) -> np.ndarray:
-    """Weighted Lab distance (lightness counted half) of colours (n, 3) to one centre."""
+    """Lab distance of colours (n, 3) to one centre."""
     diff = (np.asarray(lab, np.float64) - np.asarray(centre, np.float64)) * _WEIGHTS
     result: np.ndarray = np.sqrt((diff**2).sum(axis=-1))
     return result
 
 
-def learn_colours(settings: Thresholds, lab: np.ndarray, ring: Lab) -> ColourModel:
-    """A colour model from one image's cell colours (n, 3 Lab).
+def uniform_cells(settings: Thresholds, sub_lab: np.ndarray) -> np.ndarray:
+    """Cells whose 3 x 3 sub-boxes agree (no bridge, shadow edge or hand across them)."""
+    med = np.median(sub_lab, axis=1, keepdims=True)
+    spread = np.sqrt(((sub_lab - med) ** 2).sum(axis=2)).max(axis=1)
+    result: np.ndarray = spread <= settings.uniform_spread
+    return result
 
-    The largest cluster is the bare board; other clusters are tiles, the lighter one light.
-    With only one tile cluster, it is light when it is lighter than the board.
+
+def learn_colours(
+    settings: Thresholds, sub_lab: np.ndarray, ring: Lab, hint: ColourModel | None = None
+) -> ColourModel:
+    """A colour model from one image's cells ((100, 9, 3) Lab of their sub-boxes).
+
+    Only uniform cells are clustered (k-means, at most three clusters). The bare board is
+    the cluster nearest the hint's board colour when there is a hint, else the cluster
+    whose cells form the largest connected area. Tiles lie in groups of at most four, so
+    a cluster with a group larger than `tile_max_group` is not tiles (the board in other
+    light, a sleeve). Tile clusters take the name of the nearest hint colour; without one,
+    of two the lighter is light, and a single one is light when lighter than the board.
+    Colours this image does not show are kept from the hint.
     """
-    clusters = _clusters(lab, settings.tile_merge_distance)
-    clusters.sort(key=lambda c: -c[1])
-    empty = clusters[0][0]
-    tiles = [c for c in clusters[1:] if c[1] >= 1]
+    uniform = uniform_cells(settings, sub_lab)
+    cells = np.median(sub_lab, axis=1)
+    lab = cells[uniform] if uniform.sum() >= 10 else cells
+    for _ in range(2):
+        clusters = _clusters(lab, settings)
+        clusters.sort(key=lambda c: -c[1])
+        centres = [c[0] for c in clusters]
+        dists = np.stack([colour_distance(cells, c) for c in centres], axis=1)
+        nearest = np.argmin(dists, axis=1)
+        pure = dists.min(axis=1) <= settings.uniform_spread
+        spans = [_largest_group((nearest == i) & pure) for i in range(len(clusters))]
+        board = max(range(len(clusters)), key=lambda i: (spans[i], clusters[i][1]))
+        # A wide cluster that is not the board (a sleeve, a hand) takes a place tiles need:
+        # leave its cells out and cluster again.
+        wide = [i for i in range(len(clusters)) if i != board
+                and spans[i] > settings.tile_max_group]
+        if not wide:
+            break
+        owner = np.argmin(np.stack([colour_distance(lab, c) for c in centres], axis=1), axis=1)
+        rest = ~np.isin(owner, wide)
+        if rest.sum() < 10:
+            break
+        lab = lab[rest]
+    if hint is not None:
+        gaps = [float(colour_distance(np.array([c]), hint.empty)[0]) for c in centres]
+        if min(gaps) <= settings.match_distance:
+            board = int(np.argmin(gaps))
+    empty = centres[board]
+    tiles = [c for i, c in enumerate(centres) if i != board and spans[i] <= settings.tile_max_group]
+    light, dark = _name_tiles(settings, tiles, empty, hint)
+    if hint is not None:
+        light = light if light is not None else hint.light
+        dark = dark if dark is not None else hint.dark
+    return ColourModel(empty=empty, ring=ring, light=light, dark=dark,
+                       bridge=hint.bridge if hint is not None else None)
+
+
+def _name_tiles(
+    settings: Thresholds, tiles: list[Lab], empty: Lab, hint: ColourModel | None
+) -> tuple[Lab | None, Lab | None]:
     light: Lab | None = None
     dark: Lab | None = None
-    if len(tiles) >= 2:
-        first, second = sorted(tiles[:2], key=lambda c: -c[0][0])
-        light, dark = first[0], second[0]
-    elif len(tiles) == 1:
-        centre = tiles[0][0]
-        if centre[0] > empty[0] + settings.light_vs_board_lightness:
-            light = centre
-        else:
-            dark = centre
-    return ColourModel(empty=empty, ring=ring, light=light, dark=dark)
+    if hint is not None and (hint.light is not None or hint.dark is not None):
+        for centre in tiles:
+            known = [(n, c) for n, c in (("light", hint.light), ("dark", hint.dark)) if c]
+            name, ref = min(known, key=lambda nc: float(colour_distance(np.array([centre]),
+                                                                         nc[1])[0]))
+            if float(colour_distance(np.array([centre]), ref)[0]) > 2 * settings.match_distance:
+                continue
+            if name == "light" and light is None:
+                light = centre
+            elif name == "dark" and dark is None:
+                dark = centre
+        return light, dark
+    ordered = sorted(tiles, key=lambda c: -c[0])[:2]
+    if len(ordered) == 2:
+        return ordered[0], ordered[1]
+    if len(ordered) == 1:
+        if ordered[0][0] > empty[0] + settings.light_vs_board_lightness:
+            return ordered[0], None
+        return None, ordered[0]
+    return None, None
 
 
-def _clusters(lab: np.ndarray, merge: float) -> list[tuple[Lab, int]]:
-    """k-means (k = 3) on weighted Lab, then clusters closer than `merge` joined."""
+def _largest_group(mask: np.ndarray) -> int:
+    """Cells in the largest 4-connected group of a (100,) mask laid out on the board."""
+    grid = mask.reshape(SIZE, SIZE).astype(np.uint8)
+    count, labels = cv2.connectedComponents(grid, connectivity=4)
+    if count <= 1:
+        return 0
+    return int(np.bincount(labels.ravel())[1:].max())
+
+
+def _clusters(lab: np.ndarray, settings: Thresholds) -> list[tuple[Lab, int]]:
+    """k-means (k = 3) on Lab, then clusters that are not clearly apart joined.
+
+    Two clusters stay apart when their centres are further than both the minimum
+    separation and `cluster_separation_sigmas` times their spread along the line joining
+    them (a single blob cut in two by k-means fails that test).
+    """
     data = (np.asarray(lab, np.float64) * _WEIGHTS).astype(np.float32)
     k = min(3, len(data))
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.1)
     cv2.setRNGSeed(7)
-    _, labels, centres = cv2.kmeans(data, k, None, criteria, 4, cv2.KMEANS_PP_CENTERS)
-    groups = [[int(i)] for i in range(k)]
-    members = [data[labels.ravel() == i] for i in range(k)]
+    _, labels, _ = cv2.kmeans(data, k, None, criteria, 4, cv2.KMEANS_PP_CENTERS)
+    groups = [data[labels.ravel() == i] for i in range(k)]
+    groups = [g for g in groups if len(g)]
     merged = True
     while merged and len(groups) > 1:
         merged = False
-        means = [np.concatenate([members[i] for i in g]).mean(axis=0) for g in groups]
         for i in range(len(groups)):
             for j in range(i + 1, len(groups)):
-                if np.linalg.norm(means[i] - means[j]) < merge:
-                    groups[i] += groups.pop(j)
+                if not _apart(groups[i], groups[j], settings):
+                    groups[i] = np.concatenate([groups[i], groups.pop(j)])
                     merged = True
                     break
             if merged:
                 break
     out: list[tuple[Lab, int]] = []
-    for g in groups:
-        pts = np.concatenate([members[i] for i in g])
-        if len(pts) == 0:
-            continue
+    for pts in groups:
         centre = np.median(pts, axis=0) / _WEIGHTS
         out.append(((float(centre[0]), float(centre[1]), float(centre[2])), len(pts)))
     return out
 
 
-def classify_cells(settings: Thresholds, lab: np.ndarray, model: ColourModel) -> CellReading:
-    """Nearest colour centre per cell; UNKNOWN when no centre is near enough."""
-    centres = [model.empty, model.light, model.dark]
-    dists = np.full((len(lab), 3), np.inf)
-    for i, centre in enumerate(centres):
+def _apart(a: np.ndarray, b: np.ndarray, settings: Thresholds) -> bool:
+    diff = b.mean(axis=0) - a.mean(axis=0)
+    dist = float(np.linalg.norm(diff))
+    if dist < settings.cluster_min_separation:
+        return False
+    u = diff / dist
+    spread = np.sqrt((np.var(a @ u) + np.var(b @ u)) / 2)
+    return dist > settings.cluster_separation_sigmas * float(spread)
+
+
+def classify_cells(settings: Thresholds, sub_lab: np.ndarray, model: ColourModel) -> CellReading:
+    """Per cell, a vote of its 3 x 3 sub-boxes (sub_lab: (100, 9, 3)) among the colour centres.
+
+    A sub-box votes for the nearest centre (board, light, dark, bridge) within
+    `match_distance`, or for nothing. A cell is a tile when at least `tile_min_votes`
+    sub-boxes vote for that tile colour, or a few do and the rest is bridge (a bridge's
+    foot rests on it); empty when at least `empty_min_votes` vote for the board, or a few
+    do and the rest is bridge (a deck passes over it); UNKNOWN otherwise (a hand, a sleeve,
+    something the model does not know).
+    """
+    n, k, _ = sub_lab.shape
+    flat = sub_lab.reshape(-1, 3)
+    dists = np.full((len(flat), 4), np.inf)
+    for i, centre in enumerate((model.empty, model.light, model.dark, model.bridge)):
         if centre is not None:
-            dists[:, i] = colour_distance(lab, centre)
-    order = np.argsort(dists, axis=1)
-    best = order[:, 0]
-    d1 = dists[np.arange(len(lab)), best]
-    d2 = dists[np.arange(len(lab)), order[:, 1]]
-    codes = best.copy()
-    codes[d1 > settings.occlusion_distance] = UNKNOWN
-    with np.errstate(invalid="ignore", divide="ignore"):
-        conf = np.where(np.isfinite(d2), 1.0 - d1 / np.maximum(d2, 1e-6), 1.0)
-    conf = np.clip(conf, 0.0, 1.0)
-    conf[codes == UNKNOWN] = 0.0
-    return CellReading(codes, conf, d1)
+            dists[:, i] = colour_distance(flat, centre)
+    nearest = np.argmin(dists, axis=1)
+    close = dists[np.arange(len(flat)), nearest] <= settings.match_distance
+    votes = np.zeros((n, 4))
+    for cls in range(4):
+        votes[:, cls] = ((nearest == cls) & close).reshape(n, k).sum(axis=1)
+    deck = votes[:, BRIDGE]
+    codes = np.full(n, UNKNOWN)
+    full = settings.tile_min_votes + 2
+    codes[(votes[:, EMPTY] >= settings.empty_min_votes)
+          | ((votes[:, EMPTY] >= 2) & (votes[:, EMPTY] + deck >= full))] = EMPTY
+    for cls, other in ((LIGHT, DARK), (DARK, LIGHT)):
+        clear = (votes[:, cls] >= settings.tile_min_votes) & (votes[:, cls] > votes[:, other])
+        covered = (votes[:, cls] >= 2) & (votes[:, cls] + deck >= full) & (votes[:, other] <= 1)
+        codes[clear | (covered & (votes[:, cls] >= votes[:, EMPTY]))] = cls
+    chosen = votes[np.arange(n), np.minimum(codes, 2)] + np.where(codes == UNKNOWN, 0, deck)
+    conf = np.where(codes == UNKNOWN, 0.0, np.minimum(chosen, k) / k)
+    return CellReading(codes, conf, votes)
 
 
-def complete_colours(
-    settings: Thresholds, lab: np.ndarray, model: ColourModel
-) -> ColourModel:
-    """Fill in tile colours a model lacks from cells far from the board colour."""
-    if model.light is not None and model.dark is not None:
-        return model
-    far = colour_distance(lab, model.empty) > settings.empty_distance
-    for known in (model.light, model.dark):
-        if known is not None:
-            far &= colour_distance(lab, known) > settings.empty_distance
-    if far.sum() < 1:
-        return model
-    clusters = _clusters(lab[far], settings.tile_merge_distance)
-    clusters.sort(key=lambda c: -c[1])
-    light, dark = model.light, model.dark
-    if light is None and dark is None:
-        if len(clusters) >= 2:
-            first, second = sorted(clusters[:2], key=lambda c: -c[0][0])
-            light, dark = first[0], second[0]
-        elif clusters[0][0][0] > model.empty[0] + settings.light_vs_board_lightness:
-            light = clusters[0][0]
-        else:
-            dark = clusters[0][0]
-    elif light is None:
-        lighter = [c for c, _ in clusters if dark is not None and c[0] > dark[0]]
-        light = lighter[0] if lighter else None
-    else:
-        darker = [c for c, _ in clusters if c[0] < light[0]]
-        dark = darker[0] if darker else None
-    return replace(model, light=light, dark=dark)
-
-
-def update_colours(
-    settings: Thresholds, model: ColourModel, lab: np.ndarray, reading: CellReading
-) -> ColourModel:
-    """Move each known centre a little (adapt_rate) toward the cells confidently read as it."""
+def blend_colours(settings: Thresholds, old: ColourModel, new: ColourModel) -> ColourModel:
+    """Move the old model `adapt_rate` of the way toward the new; colours new to it are taken."""
     rate = settings.adapt_rate
 
-    def moved(centre: Lab | None, code: int) -> Lab | None:
-        if centre is None:
-            return None
-        sel = (reading.codes == code) & (reading.confidence > 0.5)
-        if sel.sum() < 2:
-            return centre
-        target = np.median(lab[sel], axis=0)
-        new = (1 - rate) * np.asarray(centre) + rate * target
-        return (float(new[0]), float(new[1]), float(new[2]))
+    def mix(a: Lab | None, b: Lab | None) -> Lab | None:
+        if a is None or b is None:
+            return b if a is None else a
+        m = (1 - rate) * np.asarray(a) + rate * np.asarray(b)
+        return (float(m[0]), float(m[1]), float(m[2]))
 
-    empty = moved(model.empty, EMPTY)
+    empty = mix(old.empty, new.empty)
     assert empty is not None
-    return replace(
-        model, empty=empty, light=moved(model.light, LIGHT), dark=moved(model.dark, DARK)
+    return ColourModel(
+        empty=empty, ring=new.ring, light=mix(old.light, new.light),
+        dark=mix(old.dark, new.dark), bridge=mix(old.bridge, new.bridge),
     )

@@ -1,8 +1,9 @@
 """Stage 3a: measure colours in the top-down view: per cell, along the border ring, per path.
 
 Everything is sampled as box means through one integral image, so a frame costs a few
-hundred array look-ups. Cells are sampled where a tile's top face appears (the cell centre
-raised by the tile height, which moves it away from the camera when seen at an angle).
+hundred array look-ups. Cells are sampled at half a tile's height above the board (seen at
+an angle, raised things move away from the camera): the patch then lies on a tile's top
+face when there is a tile, and clear of the neighbours' sides when there is none.
 Colours are normalised for uneven light with a smooth field fitted to the border ring.
 """
 
@@ -42,19 +43,21 @@ class SamplingPlan:
 def plan_sampling(
     settings: Thresholds,
     geometry: BoardGeometry,
+    image_size: tuple[int, int],
     distortion: np.ndarray | None = None,
 ) -> SamplingPlan:
     """Sampling boxes for cells (at tile-top height) and the border ring (on the board).
 
     With `distortion` (OpenCV coefficients for `geometry.camera_matrix`), the board corners
-    are taken to be in undistorted image coordinates and the frames to be raw.
+    are taken to be in undistorted image coordinates and the frames to be raw. Ring boxes
+    that fall outside an image of `image_size` are left out.
     """
     px, margin = settings.cell_px, settings.margin_cells
     side = topdown_size(px, margin)
     map_x, map_y = _topdown_maps(geometry, px, margin, side, distortion)
     ranks, files = np.mgrid[0:SIZE, 0:SIZE]
     centres = np.column_stack([files.ravel() + 0.5, ranks.ravel() + 0.5]).astype(np.float64)
-    raised = geometry.raised(centres, settings.tile_height_cells)
+    raised = geometry.raised(centres, settings.tile_height_cells / 2)
     third = settings.patch_fraction / 3
     offsets = np.array([(dx, dy) for dy in (-1, 0, 1) for dx in (-1, 0, 1)], np.float64) * third
     sub = (raised[:, None, :] + offsets[None, :, :]).reshape(-1, 2)
@@ -64,10 +67,20 @@ def plan_sampling(
         [_boxes(p[None, :], hx, hy, px, margin, side)[0] for p, (hx, hy) in zip(
             ring_xy, ring_half, strict=True)]
     )
+    inside = [_inside(map_x, map_y, box, image_size) for box in ring_boxes]
+    ring_boxes, ring_xy = ring_boxes[inside], ring_xy[inside]
     return SamplingPlan(
         map_x, map_y, side, cell_boxes, ring_boxes, ring_xy, centres,
         geometry,
     )
+
+
+def _inside(map_x: np.ndarray, map_y: np.ndarray, box: np.ndarray, size: tuple[int, int]) -> bool:
+    """Whether a top-down box comes from inside the camera image (the border may not)."""
+    x0, y0, x1, y1 = (int(v) for v in box)
+    xs, ys = map_x[y0:y1, x0:x1], map_y[y0:y1, x0:x1]
+    return bool((xs >= 0).all() and (ys >= 0).all() and (xs <= size[0] - 1).all()
+                and (ys <= size[1] - 1).all())
 
 
 _RING_IN, _RING_OUT = 0.3, 0.65
@@ -141,40 +154,52 @@ def box_means(ii: np.ndarray, boxes: np.ndarray) -> np.ndarray:
 
 
 def cell_colours(ii: np.ndarray, plan: SamplingPlan) -> np.ndarray:
-    """Per cell, the per-channel median of its 3 x 3 sub-box means, (100, 3) BGR.
-
-    The median ignores what covers only part of a cell: a bridge's end resting on a tile,
-    a bridge's deck over an empty cell, a glare spot, a grid line.
-    """
-    subs = box_means(ii, plan.cell_boxes).reshape(SIZE * SIZE, 9, 3)
-    result: np.ndarray = np.median(subs, axis=1)
+    """Per cell, its 3 x 3 sub-box mean colours, (100, 9, 3) BGR."""
+    result: np.ndarray = box_means(ii, plan.cell_boxes).reshape(SIZE * SIZE, 9, 3)
     return result
 
 
-def light_field(ring_bgr: np.ndarray, ring_xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A smooth per-channel light field fitted to the ring: (coefficients (3, 3), inliers).
+def _design(xy: np.ndarray) -> np.ndarray:
+    """Quadratic terms in board coordinates scaled to about -0.5..0.5."""
+    u = (xy[:, 0] - SIZE / 2) / SIZE
+    v = (xy[:, 1] - SIZE / 2) / SIZE
+    return np.column_stack([np.ones(len(xy)), u, v, u * u, u * v, v * v])
 
-    Each channel is modelled as c0 + c1 x + c2 y over the board; ring samples far from the
-    fit (a hand or an arm over the border) are dropped and the fit repeated.
+
+# The quadratic terms averaged over the board (u, v uniform on -0.5..0.5).
+_MEAN_DESIGN = np.array([1.0, 0.0, 0.0, 1 / 12, 0.0, 1 / 12])
+
+
+def light_field(ring_bgr: np.ndarray, ring_xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A smooth per-channel light field fitted to the ring: (coefficients (6, 3), inliers).
+
+    Each channel is modelled as a quadratic in x and y over the board (a lamp's falloff);
+    ring samples far from the fit (a hand or an arm over the border) are dropped and the
+    fit repeated.
     """
-    design = np.column_stack([np.ones(len(ring_xy)), ring_xy - SIZE / 2])
+    design = _design(ring_xy)
     keep = np.ones(len(ring_xy), bool)
-    coef = np.zeros((3, 3))
+    coef = np.zeros((6, 3))
     for _ in range(3):
         coef, *_ = np.linalg.lstsq(design[keep], ring_bgr[keep], rcond=None)
         fitted = design @ coef
         err = np.abs(ring_bgr - fitted).max(axis=1) / np.maximum(fitted.mean(axis=1), 1.0)
         new_keep = err < max(0.12, 2.5 * float(np.median(err)))
-        if new_keep.sum() < 8 or (new_keep == keep).all():
+        if new_keep.sum() < 12 or (new_keep == keep).all():
             break
         keep = new_keep
     return coef, keep
 
 
 def field_at(coef: np.ndarray, xy: np.ndarray) -> np.ndarray:
-    """The fitted light field (BGR) at board points."""
-    design = np.column_stack([np.ones(len(xy)), xy - SIZE / 2])
-    result: np.ndarray = np.maximum(design @ coef, 1.0)
+    """The relative light field at board points, per channel (1.0 = the board's average).
+
+    Dividing colours by it evens out a lamp's falloff and a window's gradient while
+    keeping the colours themselves and the overall exposure as they are.
+    """
+    field = np.maximum(_design(xy) @ coef, 1.0)
+    mean = np.maximum(_MEAN_DESIGN @ coef, 1.0)
+    result: np.ndarray = np.clip(field / mean, 0.25, 4.0)
     return result
 
 

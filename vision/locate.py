@@ -10,8 +10,6 @@ top-right, bottom-right, bottom-left); `orient_corners` turns them into a1-first
 
 from __future__ import annotations
 
-import math
-
 import cv2
 import numpy as np
 
@@ -40,21 +38,25 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
         image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA
     )
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
-    edges = _edges(small)
+    maps = _edge_maps(small)
     best: tuple[float, Corners] | None = None
-    for quad in _candidate_quads(edges, settings.min_board_area):
-        outline = _refine_quad(edges, quad)
+    for quad in _candidate_quads(maps, settings.min_board_area):
+        outline = _refine_quad(maps[0], quad)
         grid = _find_grid(gray, outline, settings)
         if grid is None:
             continue
         score, corners = grid
-        area = cv2.contourArea(outline.astype(np.float32))
-        rank = score * math.sqrt(area)
+        if score < _MIN_GRID_CONTRAST:
+            continue
+        rank = score * float(cv2.contourArea(outline.astype(np.float32))) ** 0.25
         if best is None or rank > best[0]:
             best = (rank, corners)
     if best is None:
         raise BoardNotFound("no board outline with a 10 x 10 grid found in the image")
     return best[1] / scale
+
+
+_MIN_GRID_CONTRAST = 1.6
 
 
 def _locate_by_markers(settings: Thresholds, image: np.ndarray) -> Corners:
@@ -100,39 +102,48 @@ def orient_corners(corners: Corners, a1: A1Corner, image_size: tuple[int, int]) 
     return np.array([pts[(i - k) % 4] for k in range(4)])
 
 
-def _edges(image: np.ndarray) -> np.ndarray:
-    blurred = cv2.GaussianBlur(image, (5, 5), 0)
-    edges = np.zeros(image.shape[:2], np.uint8)
-    for channel in cv2.split(cv2.cvtColor(blurred, cv2.COLOR_BGR2Lab)):
-        median = float(np.median(channel))
-        low = max(10.0, 0.5 * median)
-        edges |= cv2.Canny(channel, low * 0.5, low)
-    return edges
+def _edge_maps(image: np.ndarray) -> list[np.ndarray]:
+    """Edge maps from fine to coarse: table texture and noise fade out at the coarse end."""
+    lab = cv2.cvtColor(image, cv2.COLOR_BGR2Lab)
+    maps = []
+    for blur, factor in ((5, 0.5), (9, 1.0), (15, 1.6)):
+        smooth = cv2.GaussianBlur(lab, (blur, blur), 0)
+        edges = np.zeros(image.shape[:2], np.uint8)
+        for channel in cv2.split(smooth):
+            median = float(np.median(channel))
+            high = max(12.0, 0.5 * median) * factor
+            edges |= cv2.Canny(channel, high * 0.5, high)
+        maps.append(edges)
+    return maps
 
 
-def _candidate_quads(edges: np.ndarray, min_area_fraction: float) -> list[np.ndarray]:
-    closed = cv2.dilate(edges, np.ones((3, 3), np.uint8))
-    contours, _ = cv2.findContours(closed, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
-    h, w = edges.shape
+def _candidate_quads(edge_maps: list[np.ndarray], min_area_fraction: float) -> list[np.ndarray]:
+    h, w = edge_maps[0].shape
     min_area = min_area_fraction * h * w
     quads: list[tuple[float, np.ndarray]] = []
-    for contour in contours:
-        hull = cv2.convexHull(contour)
-        area = cv2.contourArea(hull)
-        if area < min_area:
-            continue
-        quad = _approx_quad(hull)
-        if quad is None:
-            continue
-        if cv2.contourArea(quad.astype(np.float32)) < 0.85 * area:
-            continue
-        quads.append((area, quad))
+    for edges in edge_maps:
+        closed = cv2.dilate(edges, np.ones((3, 3), np.uint8))
+        contours, _ = cv2.findContours(closed, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
+        for contour in contours:
+            hull = cv2.convexHull(contour)
+            area = cv2.contourArea(hull)
+            if area < min_area:
+                continue
+            quad = _approx_quad(hull)
+            if quad is None:
+                continue
+            if cv2.contourArea(quad.astype(np.float32)) < 0.85 * area:
+                continue
+            if (quad[:, 0].min() < 2 or quad[:, 1].min() < 2 or quad[:, 0].max() > w - 3
+                    or quad[:, 1].max() > h - 3):
+                continue
+            quads.append((area, quad))
     quads.sort(key=lambda item: -item[0])
     unique: list[np.ndarray] = []
     for _, quad in quads:
         if all(np.abs(order_visually(quad) - order_visually(q)).max() > 4 for q in unique):
             unique.append(quad)
-    return unique[:6]
+    return unique[:10]
 
 
 def _approx_quad(hull: np.ndarray) -> np.ndarray | None:
@@ -233,7 +244,10 @@ def _fit_lines(profile: np.ndarray, min_span: float) -> tuple[float, float, floa
     best: tuple[float, float, float] | None = None
     k = np.arange(SIZE + 1, dtype=np.float64)
     for pitch in np.arange(min_span * n / SIZE, n / SIZE + 0.01, 0.5):
-        offsets = np.arange(0.0, n - SIZE * pitch + 0.01, 0.5)
+        # A printed board's border is as wide on both sides: keep the grid near the middle.
+        centred = (n - SIZE * pitch) / 2
+        offsets = np.arange(max(0.0, centred - 0.5 * pitch), centred + 0.5 * pitch + 0.01, 0.5)
+        offsets = offsets[offsets <= n - SIZE * pitch + 0.01]
         if len(offsets) == 0:
             continue
         pos = offsets[:, None] + pitch * k[None, :]
@@ -245,7 +259,8 @@ def _fit_lines(profile: np.ndarray, min_span: float) -> tuple[float, float, floa
         return None
     value, offset, pitch = best
     offset, pitch = _polish(profile, offset, pitch)
-    return value / total, offset, pitch
+    mean_on_lines = value / (SIZE + 1)
+    return mean_on_lines / (total / n), offset, pitch
 
 
 def _polish(profile: np.ndarray, offset: float, pitch: float) -> tuple[float, float]:

@@ -16,18 +16,23 @@ import cv2
 import numpy as np
 
 from calibration.format import A1Corner, Calibration, ColourModel, Thresholds, default_thresholds
-from vision.bridges import BridgePlan, find_bridges, plan_bridges
-from vision.cells import SIZE, Cell, CellState, cells_under
+from vision.bridges import (
+    BridgePlan,
+    find_bridges,
+    learn_bridge_colour,
+    measure_paths,
+    plan_bridges,
+)
+from vision.cells import SIZE, CellState, cells_under
 from vision.classify import (
     DARK,
     EMPTY,
     LIGHT,
     UNKNOWN,
     CellReading,
+    blend_colours,
     classify_cells,
-    complete_colours,
     learn_colours,
-    update_colours,
 )
 from vision.errors import CalibrationMismatch
 from vision.features import (
@@ -63,6 +68,9 @@ class Measurement:
     """One frame's measured colours (light-normalised Lab) and the ring's light fit."""
 
     cells_lab: np.ndarray
+    """(100, 3): per cell, the median Lab of its sub-boxes."""
+    sub_lab: np.ndarray
+    """(100, 9, 3): Lab of each cell's 3 x 3 sub-boxes."""
     ring_lab: np.ndarray
     ring_outliers: np.ndarray
     light_coef: np.ndarray
@@ -79,7 +87,7 @@ def make_plan(
 ) -> Plan:
     """Plan the sampling for grid corners (a1, j1, j10, a10 order) in an image of this size."""
     geometry = board_geometry(corners, image_size, camera_matrix)
-    sampling = plan_sampling(settings, geometry, distortion)
+    sampling = plan_sampling(settings, geometry, image_size, distortion)
     return Plan(np.asarray(corners, np.float64), sampling, plan_bridges(settings, sampling))
 
 
@@ -89,33 +97,44 @@ def measure(plan: Plan, image: np.ndarray) -> Measurement:
     ii = integral(topdown)
     ring = box_means(ii, plan.sampling.ring_boxes)
     coef, keep = light_field(ring, plan.sampling.ring_xy)
-    cells = cell_colours(ii, plan.sampling)
-    norm = cells / field_at(coef, plan.sampling.cell_xy) * 100.0
+    subs = cell_colours(ii, plan.sampling)
+    field = field_at(coef, plan.sampling.cell_xy)
+    sub_lab = to_lab((subs / field[:, None, :]).reshape(-1, 3)).reshape(subs.shape)
     ring_lab = to_lab(ring[keep].mean(axis=0, keepdims=True))[0]
-    return Measurement(to_lab(norm), ring_lab, ~keep, coef, ii, topdown)
+    return Measurement(np.median(sub_lab, axis=1), sub_lab, ring_lab, ~keep, coef, ii, topdown)
 
 
 def observe(
     settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel
-) -> tuple[Observation, CellReading]:
-    """Classify, find bridges, detect occlusion and build the Observation."""
-    reading = classify_cells(settings, m.cells_lab, model)
+) -> tuple[Observation, CellReading, ColourModel]:
+    """Classify, find bridges, detect occlusion and build the Observation.
+
+    Returns the observation, the cell reading and the colour model (with the bridges'
+    colour when it was learned from this frame).
+    """
+    reading = classify_cells(settings, m.sub_lab, model)
+    paths = measure_paths(plan.bridges, m.integral, m.light_coef)
+    if model.bridge is None:
+        bridge = learn_bridge_colour(settings, plan.bridges, paths, reading, model)
+        if bridge is not None:
+            model = replace(model, bridge=bridge)
+            reading = classify_cells(settings, m.sub_lab, model)
     codes = reading.codes.copy()
-    bridges, _ = find_bridges(settings, plan.bridges, m.integral, m.light_coef, codes, model)
-    under: set[Cell] = set()
-    for a, b in bridges:
-        under.update(cells_under(a, b))
-    for f, r in under:
-        if codes[r * SIZE + f] == UNKNOWN:
+    bridges, colours = find_bridges(settings, plan.bridges, paths, reading, model)
+    for (a, b), colour in zip(bridges, colours, strict=True):
+        for f, r in (a, b):
+            codes[r * SIZE + f] = colour
+        for f, r in cells_under(a, b):
             codes[r * SIZE + f] = EMPTY
     unknown = (codes == UNKNOWN).reshape(SIZE, SIZE)
-    ring_hit = m.ring_outliers.mean() > settings.ring_occlusion_fraction
+    ring_hit = bool(m.ring_outliers.mean() > settings.ring_occlusion_fraction)
+    occluded = bool(ring_hit or unknown.any())
     occluded_grid = unknown.copy()
     if unknown.any():
-        occluded_grid = cv2.dilate(unknown.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
-    occluded = bool(ring_hit or unknown.any())
-    if occluded:
-        occluded_grid |= (reading.confidence.reshape(SIZE, SIZE) < 0.3)
+        # Next to what is hidden, a cell read without conviction is hidden too (a sleeve's
+        # edge, a finger's shadow).
+        near = cv2.dilate(unknown.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+        occluded_grid |= near & (reading.confidence.reshape(SIZE, SIZE) < 0.5)
     occluded_cells = frozenset(
         (f, r) for r in range(SIZE) for f in range(SIZE) if occluded_grid[r, f]
     )
@@ -134,7 +153,7 @@ def observe(
     )
     corners = tuple((float(x), float(y)) for x, y in plan.corners)
     obs = Observation(cells, tuple(sorted(kept)), conf, occluded_cells, occluded, corners)
-    return obs, reading
+    return obs, reading, model
 
 
 def read_board(
@@ -156,12 +175,9 @@ def read_board(
         corners = orient_corners(locate_board(settings, image), A1Corner.BOTTOM_LEFT, (w, h))
     plan = make_plan(settings, corners, (w, h), k, dist)
     m = measure(plan, image)
-    model = calibration.colours if calibration and calibration.colours else None
-    if model is None:
-        model = learn_colours(settings, m.cells_lab, _lab3(m.ring_lab))
-    elif not m.ring_outliers.any():
-        model = complete_colours(settings, m.cells_lab, model)
-    obs, _ = observe(settings, plan, m, model)
+    hint = calibration.colours if calibration is not None else None
+    model = learn_colours(settings, m.sub_lab, _lab3(m.ring_lab), hint)
+    obs, _, _ = observe(settings, plan, m, model)
     return obs
 
 
@@ -225,14 +241,12 @@ class BoardReader:
             self._reference = None
         if self._reference is None and not m.ring_outliers.any():
             self._reference = _ring_strips(self._plan, m.topdown)
-        model = self.model
-        if model is None:
-            model = learn_colours(self.settings, m.cells_lab, _lab3(m.ring_lab))
-        obs, reading = observe(self.settings, self._plan, m, model)
-        if not obs.occluded:
-            model = complete_colours(self.settings, m.cells_lab, model)
-            model = update_colours(self.settings, model, m.cells_lab, reading)
-        self.model = model
+        model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab), self.model)
+        obs, _, model = observe(self.settings, self._plan, m, model)
+        if self.model is None:
+            self.model = model
+        elif not obs.occluded:
+            self.model = blend_colours(self.settings, self.model, model)
         scaled = tuple((x / self._scale, y / self._scale) for x, y in obs.corners)
         return replace(obs, corners=scaled)
 

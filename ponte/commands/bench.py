@@ -15,6 +15,7 @@ BENCH_TARGETS: dict[str, str] = {
     "referee": "ponte.bench.referee",
     "vision": "ponte.bench.vision",
     "leds": "ponte.bench.leds",
+    "live": "ponte.bench.live",
     "web": "ponte.bench.web",
 }
 

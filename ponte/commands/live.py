@@ -230,6 +230,8 @@ def run_watch(args: argparse.Namespace) -> int:
 
         source = RetryingSource(opener, listener=session.set_camera_status,
                                 should_stop=stop.is_set)
+    saved = Path(args.calibration) if args.calibration else store.data_dir / "calibration.json"
+    session.attach_camera(camera, saved)
     server = None if args.no_web else attach_web(session, args.host, args.port)
     if server is None and not args.no_web:
         print("watch: the web page is not available in this installation; running without it",

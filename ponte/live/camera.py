@@ -136,7 +136,7 @@ class CameraReader:
 
         try:
             calibration = make_calibration(image)
-            if read_board(image, calibration).occluded:
+            if read_board(image, calibration).occluded_cells:
                 return False
         except VisionError:
             return False
@@ -160,3 +160,40 @@ class CameraReader:
             return Reading(t, BoardView(), occluded=True)
         self.last_observation = obs
         return observation_reading(obs, t)
+
+    # ----------------------------------------------------------------- calibration page
+
+    def calibration_view(self) -> dict[str, Any] | None:
+        """What the calibration page shows: image size, corners (a1's first), readings."""
+        if self.calibration is None or self._reader is None:
+            return None
+        corners = [[round(float(x), 1), round(float(y), 1)] for x, y in self._reader.corners]
+        readings = []
+        obs = self.last_observation
+        if obs is not None:
+            for rank, row in enumerate(obs.cells):
+                for file, state in enumerate(row):
+                    readings.append({
+                        "cell": _name((file, rank)),
+                        "value": {"L": "light", "D": "dark"}.get(state.value, "empty"),
+                        "confidence": round(float(obs.confidence[rank][file]), 3),
+                    })
+        return {"image_size": list(self.calibration.image_size), "corners": corners,
+                "a1": 0, "readings": readings}
+
+    def set_corners(self, corners: list[list[float]], a1: int) -> Any:
+        """Use these grid corners (in order around the board, `a1` the index of a1's);
+        returns the new calibration."""
+        import dataclasses
+
+        from vision.pipeline import BoardReader
+
+        if self.calibration is None:
+            raise CameraError("the camera is not calibrated yet: no board seen")
+        ordered = corners[a1:] + corners[:a1]
+        calibration = dataclasses.replace(
+            self.calibration, corners=tuple((float(x), float(y)) for x, y in ordered)
+        )
+        self._reader = BoardReader(calibration)
+        self.calibration = calibration
+        return calibration

@@ -17,6 +17,7 @@ import datetime
 import threading
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from ponte.live.api import ControlError, EventBus, EventType
@@ -50,6 +51,8 @@ class LiveSession:
         self._camera: dict[str, Any] = {"status": "waiting", "fps": None, "last_frame": None}
         self._camera_jpeg: bytes | None = None
         self._frames: list[float] = []
+        self._camera_reader: Any | None = None
+        self._calibration_file: Path | None = None
         self.resumed = False
         current = store.current_game() if resume else None
         if current is not None:
@@ -216,6 +219,46 @@ class LiveSession:
         self._start(tags, int(size), supply)
         self._commit([], [(EventType.CONTROL, {"action": "new_game", "params": dict(params),
                                                "t": t})], t)
+
+    # ----------------------------------------------------------------- calibration page
+
+    def attach_camera(self, camera: Any, calibration_file: Path | None = None) -> None:
+        """The camera reader the loop uses, for the calibration page (and where to save)."""
+        self._camera_reader = camera
+        self._calibration_file = calibration_file
+
+    def calibration(self) -> dict[str, Any]:
+        """The calibration page's view: image size, corners (a1's first), cell readings."""
+        view = None if self._camera_reader is None else self._camera_reader.calibration_view()
+        if view is None:
+            raise ControlError("no calibration yet: the board has not been found", 409)
+        view["file"] = str(self._calibration_file) if self._calibration_file else None
+        return dict(view)
+
+    def set_calibration(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """New corners from the calibration page (`corners`, `a1`); saved when a file is
+        known. Recorded as a control event."""
+        from calibration.format import save_calibration
+        from ponte.live.camera import CameraError
+
+        if self._camera_reader is None:
+            raise ControlError("this session has no camera", 409)
+        try:
+            calibration = self._camera_reader.set_corners(
+                [list(p) for p in body["corners"]], int(body.get("a1", 0))
+            )
+        except (CameraError, KeyError, TypeError, ValueError) as exc:
+            raise ControlError(f"cannot use these corners: {exc}", 400) from None
+        if self._calibration_file is not None:
+            try:
+                save_calibration(calibration, self._calibration_file)
+            except OSError as exc:
+                raise ControlError(f"cannot save {self._calibration_file}: {exc}", 500) from None
+        with self._lock:
+            t = self._now()
+            self._commit([], [(EventType.CONTROL, {"action": "calibrate",
+                                                   "params": dict(body), "t": t})], t)
+        return self.calibration()
 
     def camera_jpeg(self) -> bytes | None:
         with self._lock:

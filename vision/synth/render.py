@@ -258,6 +258,7 @@ def _draw_faces(
     (it marks which pixels show a tile top, for the grain texture).
     """
     px, _ = cam.project(verts)
+    ipx = np.round(px * SCALE).astype(np.int32)
     quads = verts[faces]
     fc = quads.mean(axis=1)
     e1 = quads[:, 1] - quads[:, 0]
@@ -279,12 +280,13 @@ def _draw_faces(
     colours = albedo[None, :] * shade[:, None] + spec_term[:, None]
     for k in np.flatnonzero(facing):
         c = colours[k]
-        _poly(img, px[faces[k]], (float(c[0]), float(c[1]), float(c[2])))
+        quad = ipx[faces[k]]
+        cv2.fillConvexPoly(img, quad, (float(c[0]), float(c[1]), float(c[2])), cv2.LINE_AA, SHIFT)
         if mask is not None:
-            _poly(mask, px[faces[k]], (1.0,))
+            cv2.fillConvexPoly(mask, quad, (1.0,), cv2.LINE_AA, SHIFT)
         if material is not None:
             value = 0.0 if material_values is None else float(material_values[k])
-            _poly(material, px[faces[k]], (value,))
+            cv2.fillConvexPoly(material, quad, (value,), cv2.LINE_AA, SHIFT)
 
 
 def _draw_box(
@@ -389,11 +391,14 @@ def _board_layers(spec: SceneSpec, setup: _Setup) -> np.ndarray:
     tex = table_texture(spec.table, spec.seed)
     s = TABLE_TEXEL_CELLS / max(spec.table.scale, 1e-3)
     a_table = np.array([[s, 0, -TABLE_TEXELS * s / 3], [0, -s, TABLE_TEXELS * s / 2], [0, 0, 1]])
-    h_table = cam.plane_homography(-t) @ a_table
-    img = cv2.warpPerspective(
-        tex, h_table, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP
+    # the table is background: warp it at half resolution and scale up
+    half_size = ((size[0] + 1) // 2, (size[1] + 1) // 2)
+    to_half = np.array([[0.5, 0, -0.25], [0, 0.5, -0.25], [0, 0, 1.0]])
+    h_table = to_half @ cam.plane_homography(-t) @ a_table
+    small = cv2.warpPerspective(
+        tex, h_table, half_size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP
     )
-    img = img.astype(np.float32)
+    img = cv2.resize(small, size, interpolation=cv2.INTER_LINEAR).astype(np.float32)
     # board edge (cardboard thickness), drawn where it shows beyond the printed top
     btex, border = board_texture(look, spec.size, spec.seed)  # BGRA, alpha 255 on the board
     n = spec.size
@@ -418,10 +423,38 @@ def _board_layers(spec: SceneSpec, setup: _Setup) -> np.ndarray:
         [[1 / p, 0, 0.5 / p - border], [0, -1 / p, (side - 0.5) / p - border], [0, 0, 1]]
     )
     h_board = cam.plane_homography(0.0) @ a_board
-    warped = cv2.warpPerspective(btex, h_board, size, flags=cv2.INTER_LINEAR)
+    roi = _roi(cam, outline)
+    if roi is None:
+        return np.asarray(img, np.float32)
+    x0, y0, x1, y1 = roi
+    shift = np.array([[1.0, 0, -x0], [0, 1.0, -y0], [0, 0, 1.0]])
+    warped = cv2.warpPerspective(btex, shift @ h_board, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR)
     alpha = warped[..., 3].astype(np.float32) * np.float32(1.0 / 255.0)
-    img = cv2.blendLinear(warped[..., :3].astype(np.float32), img, alpha, 1.0 - alpha)
+    region = img[y0:y1, x0:x1]
+    img[y0:y1, x0:x1] = cv2.blendLinear(
+        warped[..., :3].astype(np.float32), region, alpha, 1.0 - alpha
+    )
     return np.asarray(img, np.float32)
+
+
+def _roi(cam: Camera, outline: np.ndarray, z: float = 0.0) -> tuple[int, int, int, int] | None:
+    """Canvas bounding box (x0, y0, x1, y1) of a board-plane outline at height z, clipped."""
+    pts = np.column_stack([outline, np.full(len(outline), z)])
+    px, depth = cam.project(pts)
+    if (depth <= 0).any():
+        return 0, 0, cam.width, cam.height
+    x0, y0 = np.floor(px.min(axis=0)).astype(int) - 2
+    x1, y1 = np.ceil(px.max(axis=0)).astype(int) + 3
+    x0, y0 = max(int(x0), 0), max(int(y0), 0)
+    x1, y1 = min(int(x1), cam.width), min(int(y1), cam.height)
+    if x1 <= x0 or y1 <= y0:
+        return None
+    return x0, y0, x1, y1
+
+
+def _grid_outline(size: int, margin: float) -> np.ndarray:
+    lo, hi = -margin, size + margin
+    return np.array([[lo, lo], [hi, lo], [hi, hi], [lo, hi]], np.float64)
 
 
 def _pixels_per_cell(spec: SceneSpec, cam: Camera) -> float:
@@ -432,7 +465,8 @@ def _pixels_per_cell(spec: SceneSpec, cam: Camera) -> float:
     return float(max(np.linalg.norm(px[1] - px[0]), np.linalg.norm(px[2] - px[0])))
 
 
-def _shadow_factor(
+def _apply_shadows(
+    img: np.ndarray,
     spec: SceneSpec,
     setup: _Setup,
     casters: list[np.ndarray],
@@ -441,28 +475,49 @@ def _shadow_factor(
     strength: float,
     contact: float,
     contact_softness: float = 0.07,
-) -> np.ndarray:
-    """Multiplier (h, w, 1) darkening the board under casters (world point sets)."""
+) -> None:
+    """Darken img under the casters' soft shadows and the footprints' contact shadows.
+
+    Casters are world point sets pushed along the light onto the board plane; footprints
+    are board-plane polygons darkened straight below (ambient occlusion). The masks are
+    drawn at half resolution inside the bounding box of what they cover, then blurred.
+    """
     cam = setup.cam
-    h0 = cam.plane_homography(0.0)
-    half = np.diag([0.5, 0.5, 1.0]) @ h0
-    hw = (cam.width // 2 + 1, cam.height // 2 + 1)
+    h_half = np.diag([0.5, 0.5, 1.0]) @ cam.plane_homography(0.0)
     ppc = _pixels_per_cell(spec, cam) / 2.0
-    factor = np.ones((hw[1], hw[0]), np.float32)
+    layers = []
     if casters and strength > 0:
-        shadow = np.zeros_like(factor)
-        for pts in casters:
-            _hull(shadow, _apply_h(half, _to_plane(pts, setup.light)), (1.0,), aa=False)
-        shadow = cv2.GaussianBlur(shadow, (0, 0), max(0.8, softness * ppc))
-        factor -= strength * shadow
+        polys = [_apply_h(h_half, _to_plane(pts, setup.light)) for pts in casters]
+        layers.append((polys, max(0.8, softness * ppc), strength, False))
     if footprints and contact > 0:
-        occl = np.zeros_like(factor)
-        for xy in footprints:
-            _hull(occl, _apply_h(half, xy), (1.0,), aa=False)
-        occl = cv2.GaussianBlur(occl, (0, 0), max(0.6, contact_softness * ppc))
-        factor *= 1.0 - contact * occl
-    full = cv2.resize(factor, (cam.width, cam.height), interpolation=cv2.INTER_LINEAR)
-    return np.asarray(full[..., None], np.float32)
+        polys = [_apply_h(h_half, xy) for xy in footprints]
+        layers.append((polys, max(0.6, contact_softness * ppc), contact, True))
+    if not layers:
+        return
+    allpts = np.vstack([p for polys, *_ in layers for p in polys])
+    pad = 3.0 * max(sigma for _, sigma, _, _ in layers) + 2.0
+    hw, hh = cam.width // 2 + 1, cam.height // 2 + 1
+    x0 = int(max(0, np.floor(allpts[:, 0].min() - pad)))
+    y0 = int(max(0, np.floor(allpts[:, 1].min() - pad)))
+    x1 = int(min(hw, np.ceil(allpts[:, 0].max() + pad)))
+    y1 = int(min(hh, np.ceil(allpts[:, 1].max() + pad)))
+    if x1 <= x0 or y1 <= y0:
+        return
+    factor = np.ones((y1 - y0, x1 - x0), np.float32)
+    offset = np.array([x0, y0], np.float64)
+    for polys, sigma, amount, multiply in layers:
+        mask = np.zeros_like(factor)
+        for poly in polys:
+            _hull(mask, poly - offset, (1.0,), aa=False)
+        mask = cv2.GaussianBlur(mask, (0, 0), sigma)
+        if multiply:
+            factor *= 1.0 - amount * mask
+        else:
+            factor -= amount * mask
+    fx0, fy0 = 2 * x0, 2 * y0
+    fx1, fy1 = min(2 * x1, cam.width), min(2 * y1, cam.height)
+    full = cv2.resize(factor, (2 * (x1 - x0), 2 * (y1 - y0)), interpolation=cv2.INTER_LINEAR)
+    img[fy0:fy1, fx0:fx1] *= full[: fy1 - fy0, : fx1 - fx0, None]
 
 
 @lru_cache(maxsize=6)
@@ -497,8 +552,8 @@ def _static_layer(spec: SceneSpec) -> np.ndarray:
     casters = list(boxes) + [seg for segs in segments for seg in segs]
     footprints = [b[:4, :2] * 1.0 + (b[:4, :2] - b[:4, :2].mean(axis=0)) * 0.12 for b in boxes]
     lit = spec.lighting
-    img *= _shadow_factor(
-        spec, setup, casters, footprints, lit.shadow_softness, lit.shadow_strength, 0.35
+    _apply_shadows(
+        img, spec, setup, casters, footprints, lit.shadow_softness, lit.shadow_strength, 0.35
     )
 
     items: list[tuple[float, int, int, int]] = []
@@ -523,20 +578,24 @@ def _static_layer(spec: SceneSpec) -> np.ndarray:
             segs = segments[i]
             first, last = j == 0, j == len(segs) - 1
             _draw_segment(img, cam, segs[j], bridge_albedo[i], light, spec, first, last, material)
-    if look.grain > 0 and tiles:
+    grain_roi = _roi(cam, _grid_outline(spec.size, 0.6), look.height)
+    if look.grain > 0 and tiles and grain_roi is not None:
+        x0, y0, x1, y1 = grain_roi
         grain = tile_grain(spec.seed)
         g = GRAIN_TEXELS_PER_CELL
         h_top = cam.plane_homography(look.height) @ np.array(
             [[1 / g, 0, 0], [0, 1 / g, 0], [0, 0, 1.0]]
         )
+        shift = np.array([[1.0, 0, -x0], [0, 1.0, -y0], [0, 0, 1.0]])
         warped = cv2.warpPerspective(
             grain,
-            h_top,
-            (cam.width, cam.height),
+            shift @ h_top,
+            (x1 - x0, y1 - y0),
             flags=cv2.INTER_LINEAR,
             borderMode=cv2.BORDER_WRAP,
         )
-        img *= 1.0 + (look.grain * warped * material)[..., None]
+        gain = 1.0 + look.grain * warped * material[y0:y1, x0:x1]
+        img[y0:y1, x0:x1] *= gain[..., None]
     img.setflags(write=False)
     return img
 
@@ -622,7 +681,8 @@ def _draw_hands(
             below.append(ring[:, :2])
     lit = spec.lighting
     mean_h = float(np.mean([h.height for h in hands]))
-    img *= _shadow_factor(
+    _apply_shadows(
+        img,
         spec,
         setup,
         casters,
@@ -803,20 +863,28 @@ def _ring_points(limb: _Limb) -> np.ndarray:
 # ---------------------------------------------------------------------------- light and lens
 
 
-@lru_cache(maxsize=8)
+def _coarse_grid(
+    width: int, height: int, step: int = 16
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Pixel positions (flattened x, y) of a coarse grid that cv2.resize maps exactly onto
+    a (width, height) image, and the grid's size (gw, gh)."""
+    gw, gh = -(-width // step), -(-height // step)
+    xs = (np.arange(gw) + 0.5) * (width / gw) - 0.5
+    ys = (np.arange(gh) + 0.5) * (height / gh) - 0.5
+    xx, yy = np.meshgrid(xs, ys)
+    return xx.ravel(), yy.ravel(), gw, gh
+
+
+@lru_cache(maxsize=4)
 def _light_maps(spec_key: SceneSpec) -> tuple[np.ndarray, np.ndarray]:
-    """(illumination (h, w, 3) multiplier, glare (h, w, 1) additive 0..255) on the canvas."""
+    """(illumination (h, w, 3) multiplier, glare (h, w, 3) additive 0..255) on the canvas."""
     setup = _setup(spec_key)
     cam = setup.cam
     lit = spec_key.lighting
     n = spec_key.size
-    step = 16
-    gw, gh = cam.width // step + 2, cam.height // step + 2
-    xs = (np.arange(gw) * step).astype(np.float64)
-    ys = (np.arange(gh) * step).astype(np.float64)
-    xx, yy = np.meshgrid(xs, ys)
+    xx, yy, gw, gh = _coarse_grid(cam.width, cam.height)
     h_inv = np.linalg.inv(cam.plane_homography(0.0))
-    pts = np.stack([xx.ravel(), yy.ravel(), np.ones(xx.size)], axis=1) @ h_inv.T
+    pts = np.stack([xx, yy, np.ones(xx.size)], axis=1) @ h_inv.T
     w = pts[:, 2]
     valid = w > 1e-9
     wx = np.where(valid, pts[:, 0] / np.where(valid, w, 1.0), 1e3)
@@ -831,21 +899,20 @@ def _light_maps(spec_key: SceneSpec) -> tuple[np.ndarray, np.ndarray]:
     ramp = ((wx - n / 2) * math.cos(g) + (wy - n / 2) * math.sin(g)) / n
     grad = 1.0 + lit.gradient * np.clip(ramp, -1.0, 1.0)
     cx, cy = cam.K[0, 2], cam.K[1, 2]
-    r2 = ((xx.ravel() - cx) ** 2 + (yy.ravel() - cy) ** 2) / (cx**2 + cy**2)
+    r2 = ((xx - cx) ** 2 + (yy - cy) ** 2) / (cx**2 + cy**2)
     vig = 1.0 - lit.vignette * r2
-    total = (lit.exposure * lamp_term * grad * vig).reshape(gh, gw).astype(np.float32)
-    full = cv2.resize(total, (gw * step, gh * step), interpolation=cv2.INTER_LINEAR)
-    full = full[step // 2 : step // 2 + cam.height, step // 2 : step // 2 + cam.width]
-    illum = full[..., None] * np.array(lit.tint, np.float32)[None, None, :]
-    glare = np.zeros((cam.height, cam.width, 1), np.float32)
+    total = (lit.exposure * lamp_term * grad * vig).reshape(gh, gw, 1)
+    coarse = (total * np.array(lit.tint)[None, None, :]).astype(np.float32)
+    illum = cv2.resize(coarse, (cam.width, cam.height), interpolation=cv2.INTER_LINEAR)
+    glare = np.zeros((1, 1, 1), np.float32)
     if lit.glare > 0:
         mirror = np.array([lamp[0], lamp[1], -lamp[2]])
         c = cam.C
         spot = c + (mirror - c) * (c[2] / (c[2] + lamp[2]))
         g2 = ((wx - spot[0]) ** 2 + (wy - spot[1]) ** 2) / (2 * lit.glare_radius**2)
-        gl = (255.0 * lit.glare * np.exp(-g2)).reshape(gh, gw).astype(np.float32)
-        gl = cv2.resize(gl, (gw * step, gh * step), interpolation=cv2.INTER_LINEAR)
-        glare = gl[step // 2 : step // 2 + cam.height, step // 2 : step // 2 + cam.width, None]
+        gl = (255.0 * lit.glare * np.exp(-g2)).reshape(gh, gw, 1)
+        gl = (gl * np.array(lit.tint)[None, None, :]).astype(np.float32)
+        glare = cv2.resize(gl, (cam.width, cam.height), interpolation=cv2.INTER_LINEAR)
     illum.setflags(write=False)
     glare.setflags(write=False)
     return np.asarray(illum, np.float32), np.asarray(glare, np.float32)
@@ -855,9 +922,8 @@ def _light_maps(spec_key: SceneSpec) -> tuple[np.ndarray, np.ndarray]:
 def _defocus_weight(spec_key: SceneSpec) -> np.ndarray:
     """0..1 per canvas pixel: how far the board plane there is from the focus distance."""
     cam = _setup(spec_key).cam
-    step = 16
-    gw, gh = cam.width // step + 2, cam.height // step + 2
-    xx, yy = np.meshgrid(np.arange(gw) * step, np.arange(gh) * step)
+    xx, yy, _, _ = _coarse_grid(cam.width, cam.height)
+    xx, yy = xx.reshape(-1), yy.reshape(-1)
     rays = np.stack(
         [(xx - cam.K[0, 2]) / cam.K[0, 0], (yy - cam.K[1, 2]) / cam.K[1, 1], np.ones(xx.shape)],
         axis=-1,
@@ -867,10 +933,8 @@ def _defocus_weight(spec_key: SceneSpec) -> np.ndarray:
     depth = np.where(dz < -1e-6, cam.C[2] / np.maximum(-dz, 1e-6), 1e6)
     focus = spec_key.camera.distance
     w = np.clip(np.abs(depth - focus) / (0.3 * focus), 0.0, 1.0).astype(np.float32)
-    full = cv2.resize(w, (gw * step, gh * step), interpolation=cv2.INTER_LINEAR)
-    out = np.ascontiguousarray(
-        full[step // 2 : step // 2 + cam.height, step // 2 : step // 2 + cam.width]
-    )
+    gw, gh = _coarse_grid(cam.width, cam.height)[2:]
+    out = cv2.resize(w.reshape(gh, gw), (cam.width, cam.height), interpolation=cv2.INTER_LINEAR)
     out.setflags(write=False)
     return out
 
@@ -898,9 +962,10 @@ def _finish(
     """Light, lens, blur, noise, JPEG: canvas (float) -> (image uint8, mask uint8, jpeg)."""
     key = _static_key(spec)
     illum, glare = _light_maps(key)
-    img = canvas * illum
+    img = canvas
+    img *= illum
     if spec.lighting.glare > 0:
-        img += glare * (1.0 - hand_mask[..., None]) * np.array(spec.lighting.tint, np.float32)
+        img += glare * (1.0 - hand_mask[..., None])
     cam_spec = spec.camera
     mask = hand_mask
     if cam_spec.distorted:

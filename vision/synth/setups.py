@@ -266,11 +266,17 @@ def _camera(rng: np.random.Generator, setup: Setup, size: int, border: float) ->
     return replace(cam, distance=hi_d / _u(rng, setup.fill))
 
 
-def _hand(rng: np.random.Generator, size: int, tiles: TileLook) -> HandSpec:
-    del tiles
+def _hand(rng: np.random.Generator, size: int, border: float) -> HandSpec:
+    """A hand over the board, or (one time in five) reaching beside it on its own side."""
     side = 90.0 * int(rng.integers(4)) + _u(rng, (-35.0, 35.0))
+    target = (_u(rng, (0.5, size - 0.5)), _u(rng, (0.5, size - 0.5)))
+    if rng.random() < 0.2:
+        ang = math.radians(side)
+        reach = size / 2.0 + border + _u(rng, (2.5, 4.0))
+        # fingertips stop short of the board on the arm's side, so only the table is hidden
+        target = (size / 2.0 + reach * math.cos(ang), size / 2.0 + reach * math.sin(ang))
     return HandSpec(
-        target=(_u(rng, (0.5, size - 0.5)), _u(rng, (0.5, size - 0.5))),
+        target=target,
         from_deg=side,
         height=_u(rng, (0.8, 4.0)),
         skin=_pick(rng, SKIN_TONES),
@@ -383,10 +389,8 @@ def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) ->
         sharpen=_u(rng, setup.sharpen),
         depth_blur=_u(rng, setup.depth_blur),
     )
-    hands = tuple(
-        _hand(rng, size, tiles)
-        for _ in range(int(rng.integers(setup.hands[0], setup.hands[1] + 1)))
-    )
+    hand_count = int(rng.integers(setup.hands[0], setup.hands[1] + 1))
+    hands = tuple(_hand(rng, size, board_look.border_width) for _ in range(hand_count))
     return SceneSpec(
         board=board,
         bridges=bridges,

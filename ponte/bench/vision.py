@@ -1,0 +1,65 @@
+"""`ponte bench vision`: milliseconds per 1280 x 720 JPEG frame, on one core.
+
+Measures the live loop's `BoardReader.read(jpeg_bytes)` after calibration (JPEG decode
+included) on generated frames of three setups, and, for comparison, `read_board` on a decoded
+image from scratch (locating the board and learning its colours).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import replace
+
+import cv2
+import numpy as np
+
+SETUPS = ("overhead-cream-red", "angled45-white-black", "phone-rotated-brown")
+
+
+def run(args: argparse.Namespace) -> int:
+    from calibration.make import make_calibration
+    from vision.pipeline import BoardReader, read_board
+    from vision.synth import random_spec, render
+
+    cv2.setNumThreads(1)
+    repeats = 20 if args.quick else 200
+    scratch_repeats = 3 if args.quick else 20
+    print(f"{'setup':<24}{'reader ms median':>18}{'p95':>8}{'from scratch ms':>18}")
+    medians = []
+    for index, name in enumerate(SETUPS):
+        rng = np.random.default_rng([7, index])
+        spec = random_spec(rng, name)
+        empty = replace(spec, board=tuple("." * spec.size for _ in range(spec.size)),
+                        bridges=(), hands=())
+        calibration = make_calibration(render(empty).image)
+        frames = []
+        for _ in range(5):
+            frame = render(replace(random_spec(rng, name), camera=spec.camera,
+                                   board_look=spec.board_look, table=spec.table,
+                                   lighting=spec.lighting))
+            data = frame.encoded or cv2.imencode(".jpg", frame.image)[1].tobytes()
+            frames.append(data)
+        reader = BoardReader(calibration)
+        for data in frames:
+            reader.read(data)
+        times = []
+        for i in range(repeats):
+            data = frames[i % len(frames)]
+            start = time.perf_counter()
+            reader.read(data)
+            times.append((time.perf_counter() - start) * 1000)
+        scratch = []
+        for i in range(scratch_repeats):
+            start = time.perf_counter()
+            image = cv2.imdecode(np.frombuffer(frames[i % len(frames)], np.uint8),
+                                 cv2.IMREAD_COLOR)
+            read_board(image)
+            scratch.append((time.perf_counter() - start) * 1000)
+        med = float(np.median(times))
+        medians.append(med)
+        print(f"{name:<24}{med:>18.2f}{np.percentile(times, 95):>8.2f}"
+              f"{np.median(scratch):>18.1f}")
+    print(f"reader, all setups: median {np.median(medians):.2f} ms per 1280x720 JPEG frame "
+          f"on one core ({repeats} reads per setup)")
+    return 0

@@ -1,0 +1,152 @@
+"""The calibration format (load/save, clear errors) and the tools that make calibrations."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.format import (
+    A1Corner,
+    Calibration,
+    CalibrationError,
+    ColourModel,
+    Thresholds,
+    default_thresholds,
+    load_calibration,
+    save_calibration,
+)
+from calibration.make import calibrate_lens, load_lens, make_calibration, save_lens
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "calibration" / "examples"
+
+
+def _calibration() -> Calibration:
+    return Calibration(
+        image_size=(1280, 720),
+        corners=((300.5, 650.25), (980.0, 660.0), (940.0, 90.0), (330.0, 80.0)),
+        a1=A1Corner.BOTTOM_RIGHT,
+        colours=ColourModel(empty=(50.0, -5.0, -20.0), ring=(45.0, 10.0, 20.0),
+                            light=(85.0, 0.0, 15.0)),
+    )
+
+
+def test_calibration_round_trips_through_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "cal.json"
+    save_calibration(_calibration(), path)
+    assert load_calibration(path) == _calibration()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "not JSON"),
+        ("[1, 2]", "not a calibration file"),
+        ('{"format": "ponte-calibration", "version": 2}', "version 2 is not supported"),
+        ('{"format": "ponte-calibration", "version": 1, "image_size": [640, 480]}',
+         "missing field 'corners'"),
+        ('{"format": "ponte-calibration", "version": 1, "image_size": [640, 480],'
+         ' "corners": [[0, 0], [1, 1]]}', "four (x, y) points"),
+        ('{"format": "ponte-calibration", "version": 1, "image_size": [640, 480],'
+         ' "corners": [[0, 0], [1, 0], [1, 1], [0, 1]], "a1": "middle"}', "bad field"),
+        ('{"format": "ponte-calibration", "version": 1, "image_size": [640, 480],'
+         ' "corners": [[0, 0], [1, 0], [1, 1], [0, 1]], "thresholds": {"nonsense": 1}}',
+         "unknown threshold"),
+    ],
+)
+def test_bad_calibration_files_give_clear_errors(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(CalibrationError, match=re.escape(message)) as info:
+        load_calibration(path)
+    assert str(path) in str(info.value)
+
+
+def test_missing_calibration_file_is_a_calibration_error(tmp_path: Path) -> None:
+    with pytest.raises(CalibrationError, match="cannot read"):
+        load_calibration(tmp_path / "nope.json")
+
+
+def test_thresholds_override_only_what_is_given() -> None:
+    t = Thresholds.from_json({"cell_px": 30})
+    assert t.cell_px == 30 and t.empty_distance == default_thresholds().empty_distance
+    with pytest.raises(CalibrationError, match="must be a number"):
+        Thresholds.from_json({"cell_px": "big"})
+
+
+def test_example_calibrations_load() -> None:
+    files = sorted(EXAMPLES.glob("*.json"))
+    assert files
+    for path in files:
+        if "lens" in path.name:
+            assert load_lens(path).rms_error >= 0
+        else:
+            assert load_calibration(path).image_size[0] > 0
+
+
+def _chessboard_views(count: int) -> list[np.ndarray]:
+    """Photos of a flat 10 x 7 chessboard (9 x 6 inner corners) through a barrel lens."""
+    square = 40
+    board = np.full((7 * square + 80, 10 * square + 80), 255, np.uint8)
+    for r in range(7):
+        for c in range(10):
+            if (r + c) % 2 == 0:
+                y, x = 40 + r * square, 40 + c * square
+                board[y : y + square, x : x + square] = 0
+    k = np.array([[700.0, 0, 320], [0, 700.0, 240], [0, 0, 1]])
+    dist = np.array([-0.25, 0.08, 0, 0, 0])
+    views = []
+    rng = np.random.default_rng(5)
+    for _ in range(count):
+        rvec = rng.uniform(-0.35, 0.35, 3)
+        tvec = np.array([rng.uniform(-60, -20), rng.uniform(-50, -20), rng.uniform(700, 800)])
+        h, w = board.shape
+        # For every output pixel, find the board pixel it sees (undistort, then back-project).
+        ys, xs = np.mgrid[0:480, 0:640].astype(np.float32)
+        pts = np.column_stack([xs.ravel(), ys.ravel()]).reshape(-1, 1, 2)
+        norm = cv2.undistortPoints(pts, k, dist).reshape(-1, 2)
+        rot, _ = cv2.Rodrigues(rvec)
+        # Ray-plane intersection with the board plane z = 0 in board coordinates.
+        rays = np.column_stack([norm, np.ones(len(norm))]) @ rot
+        origin = -rot.T @ tvec
+        s = -origin[2] / rays[:, 2]
+        hit = origin[None, :2] + s[:, None] * rays[:, :2]
+        map_x = hit[:, 0].reshape(480, 640).astype(np.float32) + w / 2
+        map_y = hit[:, 1].reshape(480, 640).astype(np.float32) + h / 2
+        view = cv2.remap(board, map_x, map_y, cv2.INTER_LINEAR, borderValue=255)
+        views.append(cv2.cvtColor(view, cv2.COLOR_GRAY2BGR))
+    return views
+
+
+def test_lens_calibration_recovers_barrel_distortion(tmp_path: Path) -> None:
+    lens, used = calibrate_lens(_chessboard_views(6), (9, 6))
+    assert used >= 5
+    assert lens.rms_error < 0.5
+    assert lens.distortion[0] < -0.1
+    assert abs(lens.camera_matrix[0][0] - 700) < 40
+    path = tmp_path / "lens.json"
+    save_lens(lens, path)
+    assert load_lens(path) == lens
+
+
+def test_lens_calibration_without_the_pattern_says_so() -> None:
+    blank = [np.full((240, 320, 3), 128, np.uint8)] * 3
+    with pytest.raises(CalibrationError, match="found in 0 of 3"):
+        calibrate_lens(blank)
+
+
+def test_calibration_learns_board_corners_and_colours() -> None:
+    from tests.test_vision_stages import QUADS, ROWS
+    from tests.vision_drawing import draw_board, place_in_scene
+
+    image, truth = place_in_scene(draw_board(ROWS), QUADS["square-on"])
+    cal = make_calibration(image)
+    assert cal.colours is not None and cal.colours.light is not None
+    assert cal.colours.light[0] > cal.colours.empty[0] > cal.colours.dark[0]  # type: ignore[index]
+    bottom_left = truth[3]
+    assert np.hypot(*(np.array(cal.corners[0]) - bottom_left)) < 1.0
+    json.dumps(cal.to_json())

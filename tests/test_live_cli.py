@@ -1,0 +1,112 @@
+"""The live loop's commands: transcribe, games, export, demo, watch — and their errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import ponte.commands.live as live_commands
+from ponte.cli import main
+from ponte.live.session import LiveSession
+from ponte.live.settle import BoardView, Reading
+from ponte.live.store import Store
+from referee import read_record
+from tests.live_scenes import Beat, GroundTruthReader, boards_of_moves, render_script, write_video
+
+MOVES = ["a1,a2", "j9,j10", "a3,b3", "h2,h3"]
+
+
+@pytest.fixture
+def video(tmp_path: Path) -> tuple[Path, GroundTruthReader]:
+    boards = boards_of_moves(MOVES)
+    bad = BoardView({**boards[-1].tiles, "b4": "light", "e6": "light"}, boards[-1].bridges)
+    fixed = BoardView({**boards[-1].tiles, "e8": "light", "f2": "light"}, boards[-1].bridges)
+    beats = [Beat(b) for b in boards] + [Beat(bad), Beat(fixed)]
+    path = tmp_path / "game.avi"
+    truths = write_video(path, render_script(beats))
+    return path, GroundTruthReader(path, truths)
+
+
+@pytest.mark.slow
+def test_transcribe_writes_the_record_and_prints_events(
+    video: tuple[Path, GroundTruthReader], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path, reader = video
+    # the stand-in for the vision pipeline (see tests/live_scenes.py); the rest is the command
+    monkeypatch.setattr(live_commands, "_camera", lambda args: reader)
+    out = tmp_path / "game.pdd"
+    assert main(["transcribe", str(path), "--out", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    assert [e["type"] for e in lines] == ["move"] * 4 + ["illegal", "corrected", "move", "end"]
+    assert lines[0] == {"type": "move", "ply": 1, "move": "a1,a2", "colour": "light",
+                        "t": lines[0]["t"]} and lines[0]["t"] > 0
+    assert lines[4]["reason"] == "group_too_large" and "b4" in lines[4]["cells"]
+    assert lines[-1]["result"] == "*" and "light" in lines[-1]["score"]
+    assert "transcribe [" in captured.err and "100.0%" in captured.err
+    record = read_record(out.read_text().splitlines())
+    assert [str(m) for m in record.moves] == MOVES + ["e8,f2"]
+
+
+def test_transcribe_refuses_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["transcribe", str(tmp_path / "nope.mp4"), "--out", "x.pdd"]) == 2
+    assert "no such video" in capsys.readouterr().err
+    junk = tmp_path / "junk.mp4"
+    junk.write_bytes(b"not a video")
+    assert main(["transcribe", str(junk), "--out", str(tmp_path / "x.pdd")]) == 2
+    assert "cannot open" in capsys.readouterr().err
+    assert main(["transcribe", str(junk), "--out", "x.pdd", "--calibration",
+                 str(tmp_path / "none.json")]) == 2
+    assert "no such calibration file" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert main(["transcribe", str(junk), "--out", "x.pdd", "--calibration", str(bad)]) == 2
+    assert "not a calibration file" in capsys.readouterr().err
+    assert main(["transcribe", str(junk), "--out", "x.pdd", "--settle", "-1"]) == 2
+
+
+def test_games_and_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    session = LiveSession(Store(data), tags={"Light": "Ann", "Dark": "Bob"})
+    for k in range(20):
+        session.feed(Reading(k / 30, BoardView.of({"e5": "light", "f6": "light"})))
+    assert main(["games", "--data", str(data)]) == 0
+    listing = capsys.readouterr().out
+    assert "Ann - Bob" in listing and "1 moves" in listing
+    assert main(["export", "1", "--data", str(data)]) == 0
+    assert "1. e5,f6" in capsys.readouterr().out
+    out = tmp_path / "g.json"
+    assert main(["export", "1", "--format", "json", "--data", str(data), "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["moves"][0]["move"] == "e5,f6"
+    assert main(["export", "7", "--data", str(data)]) == 2
+    assert "no game 7" in capsys.readouterr().err
+
+
+def test_watch_refuses_a_missing_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["watch", "--source", str(tmp_path / "nothing"), "--data", str(tmp_path)]) == 2
+    assert "no such camera, file or folder" in capsys.readouterr().err
+
+
+def test_watch_records_into_the_data_folder_and_resumes_there(
+    video: tuple[Path, GroundTruthReader], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, _ = video
+    data = tmp_path / "data"
+    args = ["watch", "--source", str(path), "--no-web", "--data", str(data), "--duration", "1"]
+    assert main(args) == 0
+    assert "game 1 started" in capsys.readouterr().err
+    assert main(args) == 0
+    assert "game 1 resumed" in capsys.readouterr().err
+    assert len(Store(data).games()) == 1
+
+
+@pytest.mark.slow
+def test_demo_runs_the_bundled_video_to_the_end(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--headless", "--once", "--speed", "2", "--data", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "303 frames" in err and "moves read" in err
+    assert Store(tmp_path).games()[0]["tags"]["Event"] == "Ponte demo"

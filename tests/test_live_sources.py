@@ -1,0 +1,81 @@
+"""Frame sources: folders, files, cameras and streams by what the user typed; retrying."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from ponte.live.sources import (
+    FolderSource,
+    Frame,
+    RetryingSource,
+    SourceError,
+    open_source,
+)
+
+
+def test_a_folder_of_images_is_read_in_name_order(tmp_path: Path) -> None:
+    for k in (2, 0, 1):
+        cv2.imwrite(str(tmp_path / f"frame{k:03d}.png"), np.full((8, 8, 3), 10 * k, np.uint8))
+    (tmp_path / "notes.txt").write_text("not an image")
+    source = open_source(str(tmp_path), fps=5)
+    assert isinstance(source, FolderSource) and not source.live
+    frames = []
+    while (frame := source.read()) is not None:
+        frames.append(frame)
+    assert [int(f.image[0, 0, 0]) for f in frames] == [0, 10, 20]
+    assert [f.t for f in frames] == [0.0, 0.2, 0.4]
+
+
+def test_sources_that_cannot_be_opened_say_why(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="no such camera, file or folder"):
+        open_source(str(tmp_path / "missing.mp4"))
+    with pytest.raises(SourceError, match="holds no images"):
+        open_source(str(tmp_path))
+    junk = tmp_path / "junk.mp4"
+    junk.write_bytes(b"\0" * 100)
+    with pytest.raises(SourceError, match="cannot open"):
+        open_source(str(junk))
+
+
+class _Flaky:
+    live = True
+    description = "flaky"
+
+    def __init__(self, frames: int) -> None:
+        self.left = frames
+
+    def read(self) -> Frame | None:
+        if self.left == 0:
+            return None
+        self.left -= 1
+        return Frame(np.zeros((4, 4, 3), np.uint8), 0.1 * (3 - self.left), 0)
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_lost_source_is_retried_with_growing_delays_and_time_runs_on() -> None:
+    attempts = iter([_Flaky(3), SourceError("gone"), SourceError("gone"),
+                     SourceError("gone"), _Flaky(2)])
+
+    def opener() -> _Flaky:
+        item = next(attempts)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    delays: list[float] = []
+    said: list[str] = []
+    source = RetryingSource(opener, listener=lambda s, m: said.append(s),
+                            first_delay=0.5, max_delay=1.5, sleep=delays.append,
+                            should_stop=lambda: len(said) >= 3)
+    times = []
+    while (frame := source.read()) is not None:
+        times.append(frame.t)
+    assert said == ["no-signal", "ok", "no-signal"]
+    assert delays[:4] == [0.5, 1.0, 1.5, 1.5]
+    assert times == sorted(times) and len(times) == 5

@@ -1,0 +1,116 @@
+"""`ponte read`, `ponte calibrate`, `ponte markers` on good and bad files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+import ponte.cli
+from tests.test_vision_stages import QUADS, ROWS
+from tests.vision_drawing import draw_board, place_in_scene
+
+
+@pytest.fixture(autouse=True)
+def _only_vision_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The other command modules are other issues' work; these tests need only this one.
+    monkeypatch.setattr(ponte.cli, "COMMAND_MODULES", ("ponte.commands.vision",))
+
+
+@pytest.fixture()
+def images(tmp_path: Path) -> dict[str, Path]:
+    board, _ = place_in_scene(draw_board(ROWS), QUADS["square-on"])
+    paths = {
+        "board": tmp_path / "board.jpg",
+        "text": tmp_path / "notes.jpg",
+        "empty": tmp_path / "empty.png",
+        "tiny": tmp_path / "tiny.png",
+        "table": tmp_path / "table.png",
+    }
+    cv2.imwrite(str(paths["board"]), board, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    paths["text"].write_text("not an image at all\n")
+    paths["empty"].write_bytes(b"")
+    cv2.imwrite(str(paths["tiny"]), np.full((10, 10, 3), 200, np.uint8))
+    cv2.imwrite(str(paths["table"]), np.full((480, 640, 3), (60, 90, 120), np.uint8))
+    return paths
+
+
+def test_read_json_gives_one_line_per_image_and_errors_for_bad_ones(
+    images: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    order = ["text", "board", "empty", "tiny", "table"]
+    status = ponte.cli.main(["read", "--json", *[str(images[k]) for k in order]])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert status == 1
+    assert [r["image"] for r in lines] == [str(images[k]) for k in order]
+    assert set(lines[1]) == {"image", "board", "bridges", "occluded", "error"}
+    assert lines[1]["board"] == ROWS
+    assert lines[1]["bridges"] == [] and lines[1]["occluded"] is False
+    assert lines[1]["error"] is None
+    errors = {k: r["error"] for k, r in zip(order, lines, strict=True) if k != "board"}
+    assert errors["text"].startswith("ImageUnreadable")
+    assert errors["empty"].startswith("ImageUnreadable") and "empty" in errors["empty"]
+    assert errors["tiny"].startswith("ImageTooSmall")
+    assert errors["table"].startswith("BoardNotFound")
+
+
+def test_read_good_image_exits_zero_with_a_text_picture(
+    images: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert ponte.cli.main(["read", str(images["board"])]) == 0
+    out = capsys.readouterr().out
+    assert "10 L . D . . . . . . ." in out and "a b c d e f g h i j" in out
+
+
+def test_calibrate_then_read_with_the_calibration(
+    images: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cal = tmp_path / "cal.json"
+    assert ponte.cli.main(["calibrate", str(images["board"]), "--out", str(cal)]) == 0
+    data = json.loads(cal.read_text())
+    assert data["format"] == "ponte-calibration" and data["version"] == 1
+    assert data["colours"]["light"] is not None and data["colours"]["dark"] is not None
+    capsys.readouterr()
+    assert ponte.cli.main(["read", "--json", "--calibration", str(cal), str(images["board"])]) == 0
+    assert json.loads(capsys.readouterr().out)["board"] == ROWS
+
+
+def test_calibrate_with_a1_top_right_turns_the_board(
+    images: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cal = tmp_path / "cal.json"
+    args = ["calibrate", str(images["board"]), "--out", str(cal), "--a1", "top-right"]
+    assert ponte.cli.main(args) == 0
+    capsys.readouterr()
+    ponte.cli.main(["read", "--json", "--calibration", str(cal), str(images["board"])])
+    board = json.loads(capsys.readouterr().out)["board"]
+    assert board == [row[::-1] for row in reversed(ROWS)]
+
+
+def test_bad_calibration_file_is_a_clear_error(
+    images: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "ponte-calibration", "version": 99}')
+    assert ponte.cli.main(["read", "--calibration", str(bad), str(images["board"])]) == 2
+    err = capsys.readouterr().err
+    assert "version 99 is not supported" in err and "Traceback" not in err
+
+
+def test_calibrate_on_an_image_without_board_fails_cleanly(
+    images: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = ponte.cli.main(["calibrate", str(images["table"]), "--out", str(tmp_path / "c.json")])
+    assert status == 2
+    assert "BoardNotFound" in capsys.readouterr().err
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_markers_writes_a_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "markers.png"
+    assert ponte.cli.main(["markers", "--out", str(out)]) == 0
+    image = cv2.imread(str(out))
+    assert image is not None and image.shape[0] > 1000

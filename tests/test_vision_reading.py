@@ -1,0 +1,106 @@
+"""Reading generated frames (vision.synth): tiles, all three bridge shapes, hands, the tracker."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from calibration.make import make_calibration
+from vision.pipeline import BoardReader, read_board
+from vision.synth import CameraSpec, HandSpec, SceneSpec, render
+
+BOARD = (
+    ".....DD...",  # rank 10
+    "LL........",
+    "........D.",
+    "...L......",
+    "........D.",
+    "..L.......",
+    "......D...",
+    "..........",
+    "....D.....",
+    "L.L.......",  # rank 1
+)
+# straight a1-c1 and i6-i8, diagonal e2-g4, knight c5-d7
+BRIDGES = (("a1", "c1"), ("c5", "d7"), ("e2", "g4"), ("i6", "i8"))
+
+
+def _spec(**camera: float) -> SceneSpec:
+    return SceneSpec(board=BOARD, bridges=BRIDGES, camera=CameraSpec(**camera), seed=3)
+
+
+def _bridges(obs_names: list[list[str]]) -> set[tuple[str, str]]:
+    return {(a, b) for a, b in obs_names}
+
+
+@pytest.mark.parametrize(
+    "camera",
+    [
+        {"elevation_deg": 90.0},
+        {"elevation_deg": 55.0, "azimuth_deg": 10.0, "distance": 17.0},
+        {"elevation_deg": 75.0, "azimuth_deg": 90.0, "roll_deg": 20.0},
+    ],
+    ids=["overhead", "angled", "turned"],
+)
+def test_generated_frame_is_read_exactly(camera: dict[str, float]) -> None:
+    frame = render(_spec(**camera))
+    obs = read_board(frame.image)
+    assert obs.board_rows() == list(frame.board)
+    assert _bridges(obs.bridge_names()) == set(frame.bridges)
+    assert not obs.occluded
+    assert np.abs(np.array(obs.corners) - frame.corners).max() < 4
+
+
+def test_all_three_bridge_shapes_are_found() -> None:
+    frame = render(_spec(elevation_deg=90.0))
+    found = _bridges(read_board(frame.image).bridge_names())
+    assert ("a1", "c1") in found  # straight
+    assert ("i6", "i8") in found  # straight
+    assert ("e2", "g4") in found  # diagonal
+    assert ("c5", "d7") in found  # knight
+
+
+def test_a_hand_over_the_board_is_flagged_not_read_as_tiles() -> None:
+    hand = HandSpec(target=(4.5, 4.5), from_deg=270.0, height=1.5)
+    frame = render(replace(_spec(elevation_deg=90.0), hands=(hand,)))
+    assert frame.occluded
+    obs = read_board(frame.image)
+    assert obs.occluded
+    assert obs.occluded_cells
+    hidden = {(ord(c[0]) - 97, int(c[1:]) - 1) for c in frame.occluded_cells}
+    # What the hand hides is either marked hidden or read as it really is, never as tiles.
+    for f, r in hidden:
+        row = frame.board[9 - r]
+        if (f, r) not in obs.occluded_cells:
+            assert obs.board_rows()[9 - r][f] == row[f]
+
+
+def test_tracker_reads_jpeg_frames_after_calibrating_on_the_empty_board() -> None:
+    spec = _spec(elevation_deg=70.0, azimuth_deg=-15.0)
+    empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
+    calibration = make_calibration(render(empty).image)
+    reader = BoardReader(calibration)
+    frame = render(spec)
+    assert frame.encoded is not None
+    obs = reader.read(frame.encoded)
+    assert obs.board_rows() == list(frame.board)
+    assert _bridges(obs.bridge_names()) == set(frame.bridges)
+    assert reader.bumps == 0
+
+
+def test_tracker_notices_a_bump_and_relocates() -> None:
+    spec = _spec(elevation_deg=80.0)
+    empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
+    reader = BoardReader(make_calibration(render(empty).image))
+    first = render(spec)
+    assert first.encoded is not None
+    reader.read(first.encoded)
+    moved = replace(spec, camera=replace(spec.camera, target=(5.6, 4.4), azimuth_deg=4.0))
+    frame = render(moved)
+    assert frame.encoded is not None
+    obs = reader.read(frame.encoded)
+    assert reader.bumps == 1
+    assert obs.board_rows() == list(frame.board)
+    assert np.abs(np.array(obs.corners) - frame.corners).max() < 5

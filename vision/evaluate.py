@@ -1,0 +1,192 @@
+"""Evaluation on synthetic frames (not a test): accuracy and speed per setup, as a CSV table.
+
+For each setup of `vision.synth.SETUPS`, frames are sampled with `random_spec` and read two
+ways: `read` locates the board and learns the colours from the frame alone (what
+`ponte read IMAGE` does); `tracker` is the live loop's `BoardReader`, built from a
+calibration made on a photo of the same scene with the board empty (what `ponte calibrate`
+does once), reading the frame's JPEG bytes. Wide-angle frames are read with the lens
+calibration of their camera in the tracker mode (`ponte calibrate-lens` does that once).
+
+Columns: frames; clean frames (no hand); cells read and cells wrong on clean frames, and
+the error rate; bridges in the truth, found, matched, recall and precision on clean frames;
+clean frames flagged occluded; hand frames; hand frames read as a wrong board without the
+occluded flag; frames that raised an error; milliseconds per frame (the median).
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from calibration.format import Calibration, Lens
+from calibration.make import make_calibration
+from vision.errors import VisionError
+from vision.observation import Observation
+from vision.pipeline import BoardReader, read_board
+
+COLUMNS = (
+    "setup", "mode", "frames", "clean_frames", "cells", "cells_wrong", "cell_error_rate",
+    "bridges_true", "bridges_found", "bridges_matched", "bridge_recall", "bridge_precision",
+    "clean_flagged_occluded", "hand_frames", "hand_frames_wrong_unflagged", "errors",
+    "ms_per_frame",
+)
+
+
+@dataclass
+class Tally:
+    """Running counts for one setup and mode."""
+
+    frames: int = 0
+    clean: int = 0
+    cells: int = 0
+    wrong: int = 0
+    bridges_true: int = 0
+    bridges_found: int = 0
+    matched: int = 0
+    clean_flagged: int = 0
+    hand_frames: int = 0
+    hand_wrong_unflagged: int = 0
+    errors: int = 0
+    ms: list[float] = field(default_factory=list)
+
+    def add(self, truth_board: tuple[str, ...], truth_bridges: set[tuple[str, str]],
+            occluded: bool, obs: Observation | None, ms: float) -> None:
+        self.frames += 1
+        self.ms.append(ms)
+        if occluded:
+            self.hand_frames += 1
+        if obs is None:
+            self.errors += 1
+            return
+        got_bridges = {(a, b) for a, b in obs.bridge_names()}
+        wrong = sum(
+            a != b for ra, rb in zip(truth_board, obs.board_rows(), strict=True)
+            for a, b in zip(ra, rb, strict=True)
+        )
+        if occluded:
+            if (wrong or got_bridges != truth_bridges) and not obs.occluded:
+                self.hand_wrong_unflagged += 1
+            return
+        self.clean += 1
+        self.cells += 100
+        self.wrong += wrong
+        self.bridges_true += len(truth_bridges)
+        self.bridges_found += len(got_bridges)
+        self.matched += len(truth_bridges & got_bridges)
+        self.clean_flagged += int(obs.occluded)
+
+    def row(self, setup: str, mode: str) -> list[object]:
+        return [
+            setup, mode, self.frames, self.clean, self.cells, self.wrong,
+            f"{self.wrong / self.cells:.6f}" if self.cells else "",
+            self.bridges_true, self.bridges_found, self.matched,
+            f"{self.matched / self.bridges_true:.4f}" if self.bridges_true else "",
+            f"{self.matched / self.bridges_found:.4f}" if self.bridges_found else "",
+            self.clean_flagged, self.hand_frames, self.hand_wrong_unflagged, self.errors,
+            f"{float(np.median(self.ms)):.2f}" if self.ms else "",
+        ]
+
+
+def _lens_of(frame_camera: np.ndarray, dist: tuple[float, ...], size: tuple[int, int]) -> Lens:
+    return Lens(
+        camera_matrix=tuple(tuple(float(v) for v in row) for row in frame_camera),
+        distortion=tuple(float(v) for v in dist),
+        image_size=size,
+    )
+
+
+def evaluate(count: int, out: Path, *, seed: int = 1) -> int:
+    """Read `count` generated frames spread over all setups; write the CSV table to `out`."""
+    from vision.synth import SETUPS, random_spec, render
+
+    cv2.setNumThreads(1)
+    names = list(SETUPS)
+    per_setup = [count // len(names) + (1 if i < count % len(names) else 0)
+                 for i in range(len(names))]
+    rows: list[list[object]] = []
+    totals = {"read": Tally(), "tracker": Tally()}
+    for index, (name, n) in enumerate(zip(names, per_setup, strict=True)):
+        rng = np.random.default_rng([seed, index])
+        tallies = {"read": Tally(), "tracker": Tally()}
+        for _ in range(n):
+            spec = random_spec(rng, name)
+            frame = render(spec)
+            truth_bridges = {(a, b) for a, b in frame.bridges}
+            data = frame.encoded or cv2.imencode(".jpg", frame.image)[1].tobytes()
+            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+            start = time.perf_counter()
+            try:
+                obs: Observation | None = read_board(image)
+            except VisionError:
+                obs = None
+            ms = (time.perf_counter() - start) * 1000
+            tallies["read"].add(frame.board, truth_bridges, frame.occluded, obs, ms)
+            reader = _tracker_for(spec, frame)
+            obs = None
+            ms = 0.0
+            if reader is not None:
+                start = time.perf_counter()
+                try:
+                    obs = reader.read(data)
+                except VisionError:
+                    obs = None
+                ms = (time.perf_counter() - start) * 1000
+            tallies["tracker"].add(frame.board, truth_bridges, frame.occluded, obs, ms)
+        for mode, tally in tallies.items():
+            rows.append(tally.row(name, mode))
+            _merge(totals[mode], tally)
+        print(f"{name}: done ({n} frames)", file=sys.stderr)
+    for mode, tally in totals.items():
+        rows.append(tally.row("all", mode))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(COLUMNS)
+        writer.writerows(rows)
+    _print_table(rows)
+    print(f"written to {out}", file=sys.stderr)
+    return 0
+
+
+def _tracker_for(spec: object, frame: object) -> BoardReader | None:
+    """A BoardReader calibrated on the same scene with an empty board and no hands."""
+    from vision.synth import SceneSpec, render
+
+    assert isinstance(spec, SceneSpec)
+    empty = replace(spec, board=tuple("." * spec.size for _ in range(spec.size)), bridges=(),
+                    hands=())
+    shot = render(empty)
+    size = (shot.image.shape[1], shot.image.shape[0])
+    lens = None
+    if spec.camera.distorted:
+        lens = _lens_of(shot.camera_matrix, tuple(shot.dist_coeffs), size)
+    try:
+        calibration: Calibration = make_calibration(shot.image, lens=lens)
+    except VisionError:
+        return None
+    return BoardReader(calibration)
+
+
+def _merge(total: Tally, part: Tally) -> None:
+    for name in ("frames", "clean", "cells", "wrong", "bridges_true", "bridges_found",
+                 "matched", "clean_flagged", "hand_frames", "hand_wrong_unflagged", "errors"):
+        setattr(total, name, getattr(total, name) + getattr(part, name))
+    total.ms.extend(part.ms)
+
+
+def _print_table(rows: list[list[object]]) -> None:
+    show = ("setup", "mode", "frames", "cells_wrong", "cell_error_rate", "bridge_recall",
+            "bridge_precision", "clean_flagged_occluded", "hand_frames_wrong_unflagged",
+            "errors", "ms_per_frame")
+    idx = [COLUMNS.index(c) for c in show]
+    widths = [max(len(c), *(len(str(r[i])) for r in rows)) for c, i in zip(show, idx,
+                                                                          strict=True)]
+    print("  ".join(c.ljust(w) for c, w in zip(show, widths, strict=True)))
+    for r in rows:
+        print("  ".join(str(r[i]).ljust(w) for i, w in zip(idx, widths, strict=True)))
