@@ -147,7 +147,12 @@ class CalibratableFake(FakeLive):
             "image_size": [640, 480],
             "corners": [[100, 80], [540, 80], [540, 420], [100, 420]],
             "a1": 3,
-            "readings": [{"cell": "a1", "value": "light", "confidence": 0.93}],
+            "readings": [
+                {"cell": f"{chr(97 + f)}{r + 1}",
+                 "value": "light" if (f, r) == (0, 0) else "dark" if f == r else "empty",
+                 "confidence": 0.5 if (f, r) == (3, 4) else 0.95}
+                for r in range(10) for f in range(10)
+            ],
         }
 
     def set_calibration(self, body: dict[str, Any]) -> dict[str, Any]:

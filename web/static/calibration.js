@@ -51,14 +51,38 @@
     window.addEventListener("pointerup", up);
   }
 
+  /* The readings as a small board (top rank first): a letter and a colour per cell, and a
+     dashed outline where the reading is unsure. */
   function showReadings(readings) {
     const table = document.getElementById("readings");
     document.getElementById("readings-title").hidden = !readings.length;
-    table.replaceChildren(
-      el("tr", {}, el("th", { text: "cell" }), el("th", { text: "reads as" }), el("th", { text: "confidence" })),
-      ...readings.map((r) => el("tr", {}, el("td", { text: r.cell }),
-        el("td", {}, el("span", { class: `chip ${r.value}` }), r.value),
-        el("td", { text: r.confidence === undefined ? "" : `${Math.round(r.confidence * 100)}%` }))));
+    const byCell = new Map(readings.map((r) => [r.cell, r]));
+    let size = 0;
+    for (const r of readings) size = Math.max(size, parseInt(r.cell.slice(1), 10));
+    const letters = { light: "L", dark: "D", empty: "·" };
+    const rows = [];
+    for (let rank = size; rank >= 1; rank--) {
+      const cells = [el("th", { text: rank })];
+      for (let file = 0; file < size; file++) {
+        const name = String.fromCharCode(97 + file) + rank;
+        const r = byCell.get(name);
+        if (!r) { cells.push(el("td")); continue; }
+        const unsure = r.confidence !== undefined && r.confidence < 0.6;
+        const pct = r.confidence === undefined ? "" : ` (${Math.round(r.confidence * 100)}%)`;
+        cells.push(el("td", { class: `reading ${r.value}${unsure ? " unsure" : ""}`,
+          "data-reading": name, "data-value": r.value, title: `${name}: ${r.value}${pct}`,
+          text: letters[r.value] || "?" }));
+      }
+      rows.push(el("tr", {}, ...cells));
+    }
+    const files = [el("th")];
+    for (let file = 0; file < size; file++) files.push(el("th", { text: String.fromCharCode(97 + file) }));
+    rows.push(el("tr", {}, ...files));
+    table.replaceChildren(...rows);
+    const unsure = readings.filter((r) => r.confidence !== undefined && r.confidence < 0.6).length;
+    document.getElementById("readings-note").textContent = readings.length
+      ? `L light, D dark, · empty; hover a cell for its confidence. ${unsure} unsure reading(s) (dashed).`
+      : "";
   }
 
   async function load() {
