@@ -100,12 +100,25 @@ def driver() -> Iterator[WebDriver]:
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
                 "--disable-gpu", "--window-size=1280,1000"):
         options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     browser = webdriver.Chrome(
         service=Service(executable_path="/usr/bin/chromedriver"), options=options
     )
     browser.set_page_load_timeout(20)
     yield browser
     browser.quit()
+
+
+@pytest.fixture(autouse=True)
+def no_script_errors(driver: WebDriver) -> Iterator[None]:
+    """Every test fails on a JavaScript error or a blocked (CSP) resource in the console;
+    answers the page expects (a 404 for a move without a photo, the 409 of a refused
+    control) are logged by Chromium as failed loads and are let through."""
+    driver.get_log("browser")
+    yield
+    errors = [entry["message"] for entry in driver.get_log("browser")
+              if entry["level"] == "SEVERE" and "Failed to load resource" not in entry["message"]]
+    assert errors == []
 
 
 def wait_for(check: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:

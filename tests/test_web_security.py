@@ -141,3 +141,8 @@ def test_a_stopped_server_refuses_connections() -> None:
     web.shutdown()
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(web.url, timeout=2)
+
+
+def test_pages_forbid_foreign_scripts_and_framing(client: FlaskClient) -> None:
+    policy = client.get("/").headers["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy

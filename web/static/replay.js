@@ -94,6 +94,7 @@
   document.getElementById("next").addEventListener("click", () => show(Number(slider.value) + 1));
   document.getElementById("last").addEventListener("click", () => show(states.length - 1));
   document.addEventListener("keydown", (e) => {
+    if (e.target instanceof HTMLInputElement) return;
     if (e.key === "ArrowLeft") show(Number(slider.value) - 1);
     if (e.key === "ArrowRight") show(Number(slider.value) + 1);
   });
