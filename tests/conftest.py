@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(scope="session")
-def example_game() -> Game:
+def web_example_game() -> Game:
     """A whole plausible game (read-only: do not push or pop)."""
     from referee.playout import heuristic_game
 
@@ -38,12 +38,12 @@ def example_game() -> Game:
 
 
 @pytest.fixture
-def fake_live(example_game: Game) -> FakeLive:
+def fake_live(web_example_game: Game) -> FakeLive:
     """The in-memory test double of the live loop, with one recorded game."""
     from tests.live_double import FakeLive
 
     live = FakeLive()
-    live.record(example_game)
+    live.record(web_example_game)
     return live
 
 
@@ -55,5 +55,5 @@ def web_app(fake_live: FakeLive) -> Flask:
 
 
 @pytest.fixture
-def client(web_app: Flask) -> FlaskClient:
+def web_client(web_app: Flask) -> FlaskClient:
     return web_app.test_client()

@@ -1,4 +1,4 @@
-"""The web page's pages and JSON API through Flask's test client, with the live loop's
+"""The web page's pages and JSON API through Flask's test web_client, with the live loop's
 test double: the state, every control, bad input, recorded games and their downloads."""
 
 from __future__ import annotations
@@ -26,69 +26,69 @@ from web import create_app
         ("/games/1", 'data-game-id="1"'),
     ],
 )
-def test_every_page_is_served(client: FlaskClient, path: str, expected: str) -> None:
-    response = client.get(path)
+def test_every_page_is_served(web_client: FlaskClient, path: str, expected: str) -> None:
+    response = web_client.get(path)
     assert response.status_code == 200
     assert response.mimetype == "text/html"
     assert expected in response.get_data(as_text=True)
 
 
-def test_static_files_are_served_locally(client: FlaskClient) -> None:
-    page = client.get("/").get_data(as_text=True)
+def test_static_files_are_served_locally(web_client: FlaskClient) -> None:
+    page = web_client.get("/").get_data(as_text=True)
     assert "http://" not in page and "https://" not in page  # no CDN
     for name in ("style.css", "common.js", "board.js", "game.js", "replay.js", "icon.svg"):
-        response = client.get(f"/static/{name}")
+        response = web_client.get(f"/static/{name}")
         assert response.status_code == 200 and response.data
         response.close()
 
 
-def test_state_is_the_live_state_as_json(client: FlaskClient, fake_live: FakeLive) -> None:
+def test_state_is_the_live_state_as_json(web_client: FlaskClient, fake_live: FakeLive) -> None:
     fake_live.play("c3,d4")
-    state = client.get("/api/state").get_json()
+    state = web_client.get("/api/state").get_json()
     assert state["board"]["tiles"] == {"c3": "light", "d4": "light"}
     assert state["game"]["light"] == "Ann" and state["turn"] == "dark"
     assert state["last_move"]["cells"] == ["c3", "d4"]
 
 
 def test_a_control_reaches_the_live_loop_and_returns_the_new_state(
-    client: FlaskClient, fake_live: FakeLive
+    web_client: FlaskClient, fake_live: FakeLive
 ) -> None:
     fake_live.play("c3,d4")
-    response = client.post("/api/control/swap", json={})
+    response = web_client.post("/api/control/swap", json={})
     assert response.status_code == 200
     assert response.get_json()["swapped"] is True
     assert fake_live.controls == [("swap", {})]
 
 
-def test_a_control_with_an_empty_json_body_is_fine(client: FlaskClient,
+def test_a_control_with_an_empty_json_body_is_fine(web_client: FlaskClient,
                                                    fake_live: FakeLive) -> None:
     fake_live.play("c3,d4")
-    assert client.post("/api/control/undo", content_type="application/json").status_code == 200
+    assert web_client.post("/api/control/undo", content_type="application/json").status_code == 200
     assert fake_live.current.moves == []
 
 
-def test_a_control_without_the_json_content_type_is_refused(client: FlaskClient,
+def test_a_control_without_the_json_content_type_is_refused(web_client: FlaskClient,
                                                            fake_live: FakeLive) -> None:
     fake_live.play("c3,d4")
     for kind in (None, "text/plain", "application/x-www-form-urlencoded"):
-        response = client.post("/api/control/undo", content_type=kind)
+        response = web_client.post("/api/control/undo", content_type=kind)
         assert response.status_code == 400
         assert "Content-Type: application/json" in response.get_json()["error"]
     assert fake_live.controls == []
 
 
-def test_a_page_from_another_site_cannot_use_the_controls(client: FlaskClient,
+def test_a_page_from_another_site_cannot_use_the_controls(web_client: FlaskClient,
                                                           fake_live: FakeLive) -> None:
     fake_live.play("c3,d4")
-    response = client.post("/api/control/undo", json={},
+    response = web_client.post("/api/control/undo", json={},
                            headers={"Origin": "http://evil.example"})
     assert response.status_code == 403
     assert "another site" in response.get_json()["error"]
-    rebound = client.post("/api/control/undo", json={},
+    rebound = web_client.post("/api/control/undo", json={},
                           headers={"Host": "evil.example:8000"})
     assert rebound.status_code == 403
     assert "only for this machine" in rebound.get_json()["error"]
-    same = client.post("/api/control/undo", json={}, headers={"Origin": "http://localhost"})
+    same = web_client.post("/api/control/undo", json={}, headers={"Origin": "http://localhost"})
     assert same.status_code == 200
 
 
@@ -101,14 +101,14 @@ def test_a_page_from_another_site_cannot_use_the_controls(client: FlaskClient,
     ],
 )
 def test_override_sends_clean_parameters(
-    client: FlaskClient, fake_live: FakeLive, params: dict[str, Any], sent: dict[str, Any]
+    web_client: FlaskClient, fake_live: FakeLive, params: dict[str, Any], sent: dict[str, Any]
 ) -> None:
-    assert client.post("/api/control/override", json=params).status_code == 200
+    assert web_client.post("/api/control/override", json=params).status_code == 200
     assert fake_live.overrides == [sent]
 
 
-def test_new_game_sends_the_names(client: FlaskClient, fake_live: FakeLive) -> None:
-    response = client.post("/api/control/new_game", json={"light": " Cleo ", "dark": ""})
+def test_new_game_sends_the_names(web_client: FlaskClient, fake_live: FakeLive) -> None:
+    response = web_client.post("/api/control/new_game", json={"light": " Cleo ", "dark": ""})
     assert response.status_code == 200
     assert fake_live.controls[-1] == ("new_game", {"light": "Cleo", "dark": "Dark"})
     assert response.get_json()["game"]["light"] == "Cleo"
@@ -141,50 +141,50 @@ def test_new_game_sends_the_names(client: FlaskClient, fake_live: FakeLive) -> N
     ],
 )
 def test_bad_control_input_is_a_400_with_a_clear_message(
-    client: FlaskClient, fake_live: FakeLive, action: str, body: Any, message: str
+    web_client: FlaskClient, fake_live: FakeLive, action: str, body: Any, message: str
 ) -> None:
-    response = client.post(f"/api/control/{action}", json=body)
+    response = web_client.post(f"/api/control/{action}", json=body)
     assert response.status_code == 400
     assert message in response.get_json()["error"]
     assert fake_live.controls == []
 
 
-def test_malformed_json_is_a_400(client: FlaskClient) -> None:
-    response = client.post("/api/control/pass", data="{pass", content_type="application/json")
+def test_malformed_json_is_a_400(web_client: FlaskClient) -> None:
+    response = web_client.post("/api/control/pass", data="{pass", content_type="application/json")
     assert response.status_code == 400
     assert "not valid JSON" in response.get_json()["error"]
 
 
-def test_a_body_that_is_not_json_is_a_400(client: FlaskClient) -> None:
-    response = client.post("/api/control/pass", data="pass=1",
+def test_a_body_that_is_not_json_is_a_400(web_client: FlaskClient) -> None:
+    response = web_client.post("/api/control/pass", data="pass=1",
                            content_type="application/x-www-form-urlencoded")
     assert response.status_code == 400
     assert "as JSON" in response.get_json()["error"]
 
 
-def test_an_oversize_body_is_a_413(client: FlaskClient, fake_live: FakeLive) -> None:
+def test_an_oversize_body_is_a_413(web_client: FlaskClient, fake_live: FakeLive) -> None:
     body = json.dumps({"light": "x" * 40_000})
-    response = client.post("/api/control/new_game", data=body, content_type="application/json")
+    response = web_client.post("/api/control/new_game", data=body, content_type="application/json")
     assert response.status_code == 413
     assert response.get_json() == {"error": "request body too large"}
     assert fake_live.controls == []
 
 
 def test_a_refused_control_answers_with_the_live_loops_reason(
-    client: FlaskClient, fake_live: FakeLive
+    web_client: FlaskClient, fake_live: FakeLive
 ) -> None:
     fake_live.play("c3,d4")
-    response = client.post("/api/control/pass", json={})
+    response = web_client.post("/api/control/pass", json={})
     assert response.status_code == 409
     assert "may not pass" in response.get_json()["error"]
-    response = client.post("/api/control/end_game", json={})
+    response = web_client.post("/api/control/end_game", json={})
     assert response.status_code == 409
 
 
-def test_wrong_method_and_unknown_paths_answer_json(client: FlaskClient) -> None:
-    assert client.get("/api/control/pass").status_code == 405
-    assert client.get("/api/control/pass").get_json()["error"] == "method not allowed here"
-    assert client.get("/no/such/page").get_json() == {"error": "no page at /no/such/page"}
+def test_wrong_method_and_unknown_paths_answer_json(web_client: FlaskClient) -> None:
+    assert web_client.get("/api/control/pass").status_code == 405
+    assert web_client.get("/api/control/pass").get_json()["error"] == "method not allowed here"
+    assert web_client.get("/no/such/page").get_json() == {"error": "no page at /no/such/page"}
 
 
 @pytest.mark.parametrize(
@@ -199,8 +199,8 @@ def test_wrong_method_and_unknown_paths_answer_json(client: FlaskClient) -> None
         "/games/-1",
     ],
 )
-def test_no_request_path_reaches_the_file_system(client: FlaskClient, path: str) -> None:
-    response = client.get(path)
+def test_no_request_path_reaches_the_file_system(web_client: FlaskClient, path: str) -> None:
+    response = web_client.get(path)
     assert response.status_code == 404
     assert b"import" not in response.data
 
@@ -210,8 +210,8 @@ def test_an_unexpected_error_is_json_without_a_traceback(fake_live: FakeLive) ->
         raise RuntimeError("secret internals")
 
     fake_live.state = broken  # type: ignore[method-assign]
-    client = create_app(fake_live, {"TESTING": False}).test_client()
-    response = client.get("/api/state")
+    web_client = create_app(fake_live, {"TESTING": False}).test_client()
+    response = web_client.get("/api/state")
     assert response.status_code == 500
     assert response.get_json() == {"error": "internal error (RuntimeError); see the server log"}
     assert b"secret" not in response.data and b"Traceback" not in response.data
@@ -220,21 +220,23 @@ def test_an_unexpected_error_is_json_without_a_traceback(fake_live: FakeLive) ->
 # --- recorded games ------------------------------------------------------------------
 
 
-def test_games_are_listed(client: FlaskClient) -> None:
-    games = client.get("/api/games").get_json()["games"]
+def test_games_are_listed(web_client: FlaskClient) -> None:
+    games = web_client.get("/api/games").get_json()["games"]
     assert [g["id"] for g in games] == [1]
     assert games[0]["tags"]["Light"] == "Ann"
 
 
-def test_one_game_and_an_unknown_one(client: FlaskClient) -> None:
-    assert client.get("/api/games/1").get_json()["moves"][0]["ply"] == 1
-    response = client.get("/api/games/99")
+def test_one_game_and_an_unknown_one(web_client: FlaskClient) -> None:
+    assert web_client.get("/api/games/1").get_json()["moves"][0]["ply"] == 1
+    response = web_client.get("/api/games/99")
     assert response.status_code == 404 and response.get_json() == {"error": "no game 99"}
 
 
-def test_replay_gives_the_state_after_every_move(client: FlaskClient, fake_live: FakeLive) -> None:
+def test_replay_gives_the_state_after_every_move(
+    web_client: FlaskClient, fake_live: FakeLive
+) -> None:
     game = fake_live.recorded[0]["game"]
-    body = client.get("/api/games/1/replay").get_json()
+    body = web_client.get("/api/games/1/replay").get_json()
     states = body["states"]
     assert len(states) == len(game.moves) + 1
     assert states[0]["board"]["tiles"] == {}
@@ -245,22 +247,22 @@ def test_replay_gives_the_state_after_every_move(client: FlaskClient, fake_live:
     assert body["tags"]["Light"] == "Ann"
 
 
-def test_a_record_that_cannot_be_replayed_is_a_422(client: FlaskClient,
+def test_a_record_that_cannot_be_replayed_is_a_422(web_client: FlaskClient,
                                                    fake_live: FakeLive) -> None:
     fake_live.export = lambda game_id, fmt: "1. c3,c3\n"  # type: ignore[method-assign]
-    response = client.get("/api/games/1/replay")
+    response = web_client.get("/api/games/1/replay")
     assert response.status_code == 422
     assert "move 1" in response.get_json()["error"]
 
 
-def test_downloads(client: FlaskClient, fake_live: FakeLive) -> None:
+def test_downloads(web_client: FlaskClient, fake_live: FakeLive) -> None:
     game = fake_live.recorded[0]["game"]
-    pdd = client.get("/games/1/download/pdd")
+    pdd = web_client.get("/games/1/download/pdd")
     assert pdd.status_code == 200 and pdd.mimetype == "text/plain"
     assert 'attachment; filename="game-1.pdd"' == pdd.headers["Content-Disposition"]
     assert '[Light "Ann"]' in pdd.get_data(as_text=True)
-    assert client.get("/games/1/download/json").get_json()["id"] == 1
-    svg = client.get("/games/1/download/svg")
+    assert web_client.get("/games/1/download/json").get_json()["id"] == 1
+    svg = web_client.get("/games/1/download/svg")
     assert svg.mimetype == "image/svg+xml"
     root = ET.fromstring(svg.data)
     assert root.tag.endswith("svg")
@@ -268,41 +270,41 @@ def test_downloads(client: FlaskClient, fake_live: FakeLive) -> None:
     tiles = len(game.position.tiles(game.moves[0].colour)) + len(
         game.position.tiles(game.moves[0].colour.other))
     assert len(rects) >= tiles + 2
-    png = client.get("/games/1/download/png")
+    png = web_client.get("/games/1/download/png")
     picture = cv2.imdecode(np.frombuffer(png.data, np.uint8), cv2.IMREAD_COLOR)
     assert picture is not None and picture.shape[0] == picture.shape[1] > 400
-    wrong = client.get("/games/1/download/exe")
+    wrong = web_client.get("/games/1/download/exe")
     assert wrong.status_code == 404 and "choose pdd, json, svg or png" in wrong.get_json()["error"]
-    assert client.get("/games/7/download/pdd").status_code == 404
+    assert web_client.get("/games/7/download/pdd").status_code == 404
 
 
-def test_snapshots(client: FlaskClient, fake_live: FakeLive) -> None:
+def test_snapshots(web_client: FlaskClient, fake_live: FakeLive) -> None:
     fake_live.snapshots[(1, 5)] = b"\xff\xd8 jpeg"
-    response = client.get("/games/1/snapshot/5.jpg")
+    response = web_client.get("/games/1/snapshot/5.jpg")
     assert response.status_code == 200 and response.mimetype == "image/jpeg"
     assert response.data == b"\xff\xd8 jpeg"
-    missing = client.get("/games/1/snapshot/6.jpg")
+    missing = web_client.get("/games/1/snapshot/6.jpg")
     assert missing.status_code == 404 and "no snapshot" in missing.get_json()["error"]
 
 
 # --- calibration ---------------------------------------------------------------------
 
 
-def test_calibration_degrades_when_the_live_loop_cannot_calibrate(client: FlaskClient) -> None:
-    response = client.get("/api/calibration")
+def test_calibration_degrades_when_the_live_loop_cannot_calibrate(web_client: FlaskClient) -> None:
+    response = web_client.get("/api/calibration")
     assert response.status_code == 501
     assert "ponte calibrate" in response.get_json()["error"]
-    response = client.post("/api/calibration",
+    response = web_client.post("/api/calibration",
                            json={"corners": [[0, 0], [1, 0], [1, 1], [0, 1]], "a1": 0})
     assert response.status_code == 501
 
 
 def test_calibration_is_read_and_saved() -> None:
     live = CalibratableFake()
-    client = create_app(live, {"TESTING": True}).test_client()
-    assert client.get("/api/calibration").get_json()["a1"] == 3
+    web_client = create_app(live, {"TESTING": True}).test_client()
+    assert web_client.get("/api/calibration").get_json()["a1"] == 3
     corners = [[10, 12.5], [600, 10], [610, 470], [5, 460]]
-    response = client.post("/api/calibration", json={"corners": corners, "a1": 1})
+    response = web_client.post("/api/calibration", json={"corners": corners, "a1": 1})
     assert response.status_code == 200
     assert live.calibration_data is not None
     assert live.calibration_data["corners"] == corners and live.calibration_data["a1"] == 1
@@ -322,8 +324,8 @@ def test_calibration_is_read_and_saved() -> None:
 )
 def test_bad_calibration_is_a_400(body: Any, message: str) -> None:
     live = CalibratableFake()
-    client = create_app(live, {"TESTING": True}).test_client()
-    response = client.post("/api/calibration", json=body)
+    web_client = create_app(live, {"TESTING": True}).test_client()
+    response = web_client.post("/api/calibration", json=body)
     assert response.status_code == 400
     assert message in response.get_json()["error"]
     assert live.calibration_data is None

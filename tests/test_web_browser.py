@@ -185,9 +185,9 @@ def test_a_move_arrives_by_sse_and_is_drawn(driver: WebDriver, server: WebServer
 
 
 def test_pressing_pass_sends_the_control_and_draws_the_result(
-    driver: WebDriver, server: WebServer, table: Table, example_game: Game
+    driver: WebDriver, server: WebServer, table: Table, web_example_game: Game
 ) -> None:
-    for played in example_game.moves:
+    for played in web_example_game.moves:
         if table.game.pass_allowed():
             break
         table.make(played.move)
@@ -221,8 +221,8 @@ def test_undo_and_a_refused_override(driver: WebDriver, server: WebServer,
 
 
 def test_replaying_a_recorded_game(driver: WebDriver, server: WebServer, table: Table,
-                                   example_game: Game) -> None:
-    for played in example_game.moves:
+                                   web_example_game: Game) -> None:
+    for played in web_example_game.moves:
         table.make(played.move)
     assert table.game.is_over()
     driver.get(server.url)
@@ -236,8 +236,8 @@ def test_replaying_a_recorded_game(driver: WebDriver, server: WebServer, table: 
     link[0].click()
     label = wait_for(lambda: driver.find_element(By.ID, "ply-label").get_attribute("data-ply"),
                      what="the replay")
-    assert int(label) == len(example_game.moves)
-    assert tiles(driver) == names_on(example_game)
+    assert int(label) == len(web_example_game.moves)
+    assert tiles(driver) == names_on(web_example_game)
     driver.find_element(By.ID, "first").click()
     wait_for(lambda: tiles(driver) == set(), what="the empty board")
     for _ in range(10):
@@ -245,7 +245,7 @@ def test_replaying_a_recorded_game(driver: WebDriver, server: WebServer, table: 
     wait_for(lambda: driver.find_element(By.ID, "ply-label").get_attribute("data-ply") == "10",
              what="move 10")
     replayed = Game()
-    for played in example_game.moves[:10]:
+    for played in web_example_game.moves[:10]:
         replayed.push(played.move)
     assert tiles(driver) == names_on(replayed)
     wait_for(lambda: driver.find_element(By.ID, "snapshot").is_displayed(), what="the photo")

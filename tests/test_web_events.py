@@ -1,4 +1,4 @@
-"""The live streams: server-sent events (one bounded subscription per client, catching up
+"""The live streams: server-sent events (one bounded subscription per web_client, catching up
 with Last-Event-ID, heartbeats, slow clients dropped, clean ends) and the MJPEG camera."""
 
 from __future__ import annotations
@@ -31,8 +31,10 @@ def sse_fields(text: str) -> dict[str, str]:
     return dict(line.split(": ", 1) for line in text.strip().splitlines() if ": " in line)
 
 
-def test_a_published_event_arrives_in_sse_form(client: FlaskClient, fake_live: FakeLive) -> None:
-    response = client.get("/events", buffered=False)
+def test_a_published_event_arrives_in_sse_form(
+    web_client: FlaskClient, fake_live: FakeLive
+) -> None:
+    response = web_client.get("/events", buffered=False)
     assert response.mimetype == "text/event-stream"
     assert response.headers["Cache-Control"] == "no-cache"
     stream = chunks(response)
@@ -47,12 +49,12 @@ def test_a_published_event_arrives_in_sse_form(client: FlaskClient, fake_live: F
 
 
 def test_a_reconnecting_client_catches_up_from_last_event_id(
-    client: FlaskClient, fake_live: FakeLive
+    web_client: FlaskClient, fake_live: FakeLive
 ) -> None:
     first = fake_live.bus.publish(EventType.NOTICE, {"message": "one"})
     fake_live.bus.publish(EventType.NOTICE, {"message": "two"})
     fake_live.bus.publish(EventType.NOTICE, {"message": "three"})
-    response = client.get("/events", headers={"Last-Event-ID": str(first.id)}, buffered=False)
+    response = web_client.get("/events", headers={"Last-Event-ID": str(first.id)}, buffered=False)
     stream = chunks(response)
     next(stream)
     got = [json.loads(sse_fields(next(stream))["data"])["message"] for _ in range(2)]
@@ -60,8 +62,8 @@ def test_a_reconnecting_client_catches_up_from_last_event_id(
     response.close()
 
 
-def test_an_idle_stream_sends_heartbeats(client: FlaskClient) -> None:
-    response = client.get("/events", buffered=False)
+def test_an_idle_stream_sends_heartbeats(web_client: FlaskClient) -> None:
+    response = web_client.get("/events", buffered=False)
     stream = chunks(response)
     next(stream)
     assert next(stream) == ": heartbeat\n\n"
@@ -71,8 +73,8 @@ def test_an_idle_stream_sends_heartbeats(client: FlaskClient) -> None:
 def test_a_slow_client_is_dropped_and_told_so() -> None:
     live = FakeLive()
     live.bus = EventBus(queue_size=2)
-    client = create_app(live, {"TESTING": True, "SSE_HEARTBEAT": 0.2}).test_client()
-    response = client.get("/events", buffered=False)
+    web_client = create_app(live, {"TESTING": True, "SSE_HEARTBEAT": 0.2}).test_client()
+    response = web_client.get("/events", buffered=False)
     stream = chunks(response)
     next(stream)
     for k in range(3):
@@ -94,17 +96,17 @@ def test_closing_the_app_streams_ends_them(web_app: Flask, fake_live: FakeLive) 
 
 
 def test_too_many_streams_are_refused(fake_live: FakeLive) -> None:
-    client = create_app(fake_live, {"TESTING": True, "MAX_STREAMS": 2}).test_client()
-    open_streams = [client.get(path, buffered=False) for path in ("/events", "/camera.mjpg")]
+    web_client = create_app(fake_live, {"TESTING": True, "MAX_STREAMS": 2}).test_client()
+    open_streams = [web_client.get(path, buffered=False) for path in ("/events", "/camera.mjpg")]
     for response in open_streams:
         next(iter(response.response))
     for path in ("/events", "/camera.mjpg"):
-        refused = client.get(path)
+        refused = web_client.get(path)
         assert refused.status_code == 503
         assert refused.get_json() == {"error": "too many open streams; try again later"}
     for response in open_streams:
         response.close()
-    again = client.get("/events", buffered=False)
+    again = web_client.get("/events", buffered=False)
     assert again.status_code == 200
     again.close()
 
@@ -117,19 +119,21 @@ def test_last_event_id_header_is_parsed_safely(header: str | None, expected: int
     assert parse_last_event_id(header) == expected
 
 
-def test_bad_last_event_id_starts_a_fresh_stream(client: FlaskClient, fake_live: FakeLive) -> None:
+def test_bad_last_event_id_starts_a_fresh_stream(
+    web_client: FlaskClient, fake_live: FakeLive
+) -> None:
     fake_live.bus.publish(EventType.NOTICE, {"message": "old"})
-    response = client.get("/events", headers={"Last-Event-ID": "'; drop"}, buffered=False)
+    response = web_client.get("/events", headers={"Last-Event-ID": "'; drop"}, buffered=False)
     stream = chunks(response)
     next(stream)
     assert next(stream) == ": heartbeat\n\n"  # no history replayed
     response.close()
 
 
-def test_the_camera_stream_sends_jpeg_parts(client: FlaskClient, fake_live: FakeLive) -> None:
+def test_the_camera_stream_sends_jpeg_parts(web_client: FlaskClient, fake_live: FakeLive) -> None:
     picture = np.zeros((48, 64, 3), np.uint8)
     fake_live.jpeg = bytes(cv2.imencode(".jpg", picture)[1].tobytes())
-    response = client.get("/camera.mjpg", buffered=False)
+    response = web_client.get("/camera.mjpg", buffered=False)
     assert response.mimetype == "multipart/x-mixed-replace"
     part = next(iter(response.response))
     head, body = part.split(b"\r\n\r\n", 1)
@@ -138,12 +142,12 @@ def test_the_camera_stream_sends_jpeg_parts(client: FlaskClient, fake_live: Fake
     response.close()
 
 
-def test_no_camera_gives_a_clear_placeholder(client: FlaskClient) -> None:
-    response = client.get("/camera.jpg")
+def test_no_camera_gives_a_clear_placeholder(web_client: FlaskClient) -> None:
+    response = web_client.get("/camera.jpg")
     assert response.status_code == 503 and response.mimetype == "image/jpeg"
     picture = cv2.imdecode(np.frombuffer(response.data, np.uint8), cv2.IMREAD_COLOR)
     assert picture.shape == (360, 640, 3)
-    stream = client.get("/camera.mjpg", buffered=False)
+    stream = web_client.get("/camera.mjpg", buffered=False)
     part = next(iter(stream.response))
     assert part.split(b"\r\n\r\n", 1)[1].rstrip(b"\r\n") == response.data
     stream.close()

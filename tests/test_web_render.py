@@ -20,12 +20,12 @@ def pdd_of(game: Game) -> str:
     return out.getvalue()
 
 
-def test_replay_follows_the_game(example_game: Game) -> None:
-    tags, states = replay(pdd_of(example_game))
+def test_replay_follows_the_game(web_example_game: Game) -> None:
+    tags, states = replay(pdd_of(web_example_game))
     assert tags["Light"] == "Ann"
-    assert len(states) == len(example_game.moves) + 1
+    assert len(states) == len(web_example_game.moves) + 1
     assert states[-1]["over"] and states[-1]["outcome"]["result"] == \
-        example_game.outcome().result  # type: ignore[union-attr]
+        web_example_game.outcome().result  # type: ignore[union-attr]
     assert all(s["placeable"] == [] for s in states)
 
 
@@ -53,8 +53,8 @@ def test_a_record_that_cannot_be_replayed_says_why(text: str, message: str) -> N
         replay(text)
 
 
-def test_the_board_as_svg_and_png(example_game: Game) -> None:
-    _tags, states = replay(pdd_of(example_game))
+def test_the_board_as_svg_and_png(web_example_game: Game) -> None:
+    _tags, states = replay(pdd_of(web_example_game))
     final = states[-1]
     root = ET.fromstring(board_svg(final, "Ann v Bob"))
     ns = "{http://www.w3.org/2000/svg}"

@@ -27,9 +27,9 @@ def network_app(fake_live: FakeLive) -> Flask:
 
 @pytest.fixture
 def spectator(network_app: Flask) -> FlaskClient:
-    client = network_app.test_client()
-    client.environ_base.update(SPECTATOR)
-    return client
+    web_client = network_app.test_client()
+    web_client.environ_base.update(SPECTATOR)
+    return web_client
 
 
 def test_spectators_see_everything(spectator: FlaskClient) -> None:
@@ -90,12 +90,12 @@ def test_the_host_screen_shows_the_link_and_a_qr_code(network_app: Flask) -> Non
     assert 'data-action="pass"' in page
 
 
-def test_loopback_without_a_token_has_open_controls(client: FlaskClient,
+def test_loopback_without_a_token_has_open_controls(web_client: FlaskClient,
                                                     fake_live: FakeLive) -> None:
     fake_live.play("c3,d4")
-    assert client.get("/api/session").get_json() == {"may_control": True,
+    assert web_client.get("/api/session").get_json() == {"may_control": True,
                                                      "token_required": False}
-    assert client.post("/api/control/swap", json={}).status_code == 200
+    assert web_client.post("/api/control/swap", json={}).status_code == 200
 
 
 def test_serving_on_loopback_needs_no_token() -> None:
@@ -143,6 +143,6 @@ def test_a_stopped_server_refuses_connections() -> None:
         urllib.request.urlopen(web.url, timeout=2)
 
 
-def test_pages_forbid_foreign_scripts_and_framing(client: FlaskClient) -> None:
-    policy = client.get("/").headers["Content-Security-Policy"]
+def test_pages_forbid_foreign_scripts_and_framing(web_client: FlaskClient) -> None:
+    policy = web_client.get("/").headers["Content-Security-Policy"]
     assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
