@@ -16,6 +16,7 @@ BENCH_TARGETS: dict[str, str] = {
     "leds": "ponte.bench.leds",
     "vision": "ponte.bench.vision",
     "live": "ponte.bench.live",
+    "web": "ponte.bench.web",
 }
 
 

@@ -1,0 +1,334 @@
+"""The web page in a real headless Chromium (Debian's chromium + chromedriver, driven by
+Selenium) against the app served on 127.0.0.1 over the real live session
+(`ponte.live.session.LiveSession` with its SQLite store, fed board readings as the camera
+loop would): a move arrives by SSE and is drawn, the pass button works, a recorded game
+replays; a screenshot of each page goes to test-output/."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from ponte.live.session import LiveSession
+from ponte.live.settle import BoardView, Reading
+from ponte.live.store import Store
+from referee import Bridge, Colour, Game, Move, Pass, Swap, Tiles, parse_move
+from tests.live_double import CalibratableFake
+from web import WebServer, serve
+
+pytestmark = pytest.mark.browser
+
+OUTPUT = Path(__file__).resolve().parents[1] / "test-output"
+
+
+def _jpeg(shade: int) -> bytes:
+    picture = np.full((480, 640, 3), 90, np.uint8)
+    cv2.rectangle(picture, (100, 80), (540, 420), (shade, 220, 230), -1)
+    cv2.putText(picture, "camera", (250, 260), cv2.FONT_HERSHEY_SIMPLEX, 1.5, (40, 40, 40), 3)
+    return bytes(cv2.imencode(".jpg", picture)[1].tobytes())
+
+
+class Table:
+    """The real live session, fed the readings a camera would give as moves are made."""
+
+    def __init__(self, data: Path) -> None:
+        self.store = Store(data)
+        self.session = LiveSession(self.store, settle_window=0.0,
+                                   tags={"Light": "Carla", "Dark": "Dino"})
+        self.tiles: dict[str, str] = {}
+        self.bridges: list[tuple[str, str]] = []
+        self.t = 0.0
+        self.session.set_camera_picture(_jpeg(200))
+        self.session.set_camera_status("ok")
+
+    @property
+    def game(self) -> Game:
+        game: Game = self.session.table.game
+        return game
+
+    def make(self, move: Move | str) -> None:
+        """Make a move at the table: lay pieces (seen by the camera) or use a control."""
+        if isinstance(move, str):
+            move = parse_move(move)
+        if isinstance(move, Swap):
+            self.session.control("swap", {})
+            return
+        if isinstance(move, Pass):
+            self.session.control("pass", {})
+            return
+        colour = self.game.turn
+        assert colour is not None
+        if isinstance(move, Tiles):
+            for cell in move.cells:
+                self.tiles[cell.name] = colour.value
+        elif isinstance(move, Bridge):
+            self.bridges.append((move.a.name, move.b.name))
+        self.t += 1.0
+        self.session.feed(Reading(self.t, BoardView.of(self.tiles, self.bridges)),
+                          snapshot=lambda: _jpeg(int(40 + 4 * self.t) % 255))
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Iterator[Table]:
+    table = Table(tmp_path)
+    yield table
+    table.store.close()
+
+
+@pytest.fixture
+def server(table: Table) -> Iterator[WebServer]:
+    web = serve(table.session, "127.0.0.1", 0, announce=lambda text: None,
+                config={"SSE_HEARTBEAT": 1.0})
+    yield web
+    web.shutdown()
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[WebDriver]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                "--disable-gpu", "--window-size=1280,1000"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    browser = webdriver.Chrome(
+        service=Service(executable_path="/usr/bin/chromedriver"), options=options
+    )
+    browser.set_page_load_timeout(20)
+    yield browser
+    browser.quit()
+
+
+@pytest.fixture(autouse=True)
+def no_script_errors(driver: WebDriver) -> Iterator[None]:
+    """Every test fails on a JavaScript error or a blocked (CSP) resource in the console;
+    answers the page expects (a 404 for a move without a photo, the 409 of a refused
+    control) are logged by Chromium as failed loads and are let through."""
+    driver.get_log("browser")
+    yield
+    errors = [entry["message"] for entry in driver.get_log("browser")
+              if entry["level"] == "SEVERE" and "Failed to load resource" not in entry["message"]]
+    assert errors == []
+
+
+def wait_for(check: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or check}")
+        time.sleep(0.05)
+
+
+def shot(driver: WebDriver, name: str) -> None:
+    OUTPUT.mkdir(exist_ok=True)
+    driver.save_screenshot(str(OUTPUT / f"web-{name}.png"))
+
+
+def attrs(driver: WebDriver, selector: str, name: str) -> set[str]:
+    """The values of one attribute over the matching elements (read in one go, as the page
+    redraws the board whenever an event arrives)."""
+    found = driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])]"
+        ".map((e) => e.getAttribute(arguments[1]));", selector, name)
+    return set(found)
+
+
+def tiles(driver: WebDriver) -> set[str]:
+    return attrs(driver, "#board [data-tile]", "data-tile")
+
+
+def names_on(game: Game) -> set[str]:
+    return {c.name for colour in Colour for c in game.position.tiles(colour)}
+
+
+def test_a_move_arrives_by_sse_and_is_drawn(driver: WebDriver, server: WebServer,
+                                            table: Table) -> None:
+    for move in ("c3,d4", "swap", "f6,g6", "e2,e3"):
+        table.make(move)
+    driver.get(server.url)
+    wait_for(lambda: tiles(driver) == {"c3", "d4", "f6", "g6", "e2", "e3"}, what="the board")
+    wait_for(lambda: driver.execute_script(
+        "return document.getElementById('link-status').dataset.status") == "live",
+        what="the event stream")
+    table.make("h8,h9")
+    wait_for(lambda: {"h8", "h9"} <= tiles(driver), what="the new move drawn")
+    assert attrs(driver, "#board [data-last]", "data-last") == {"h8", "h9"}
+    assert "h8,h9" in driver.find_element(By.ID, "events").text
+    table.make("a1,a3")  # light plays a legal pair; then dark breaks the distance rule
+    table.make("f7,g7")
+    flagged = wait_for(lambda: attrs(driver, "[data-flag-cell]", "data-flag-cell"),
+                       what="flag marks")
+    assert {"f7", "g7"} <= flagged
+    flag_text = driver.find_element(By.ID, "flags").text
+    assert "island" in flag_text and "round" in flag_text and "void" in flag_text
+    driver.find_element(By.ID, "show-placeable").click()
+    wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-placeable]"),
+             what="placeable cells")
+    shot(driver, "game")
+    driver.set_window_size(390, 1400)
+    time.sleep(0.3)
+    shot(driver, "game-phone")
+    driver.set_window_size(1280, 1000)
+
+
+def test_pressing_pass_sends_the_control_and_draws_the_result(
+    driver: WebDriver, server: WebServer, table: Table, web_example_game: Game
+) -> None:
+    for played in web_example_game.moves:
+        if table.game.pass_allowed():
+            break
+        table.make(played.move)
+    assert table.game.pass_allowed()
+    before = len(table.game.moves)
+    driver.get(server.url)
+    button = wait_for(lambda: (b := driver.find_element(By.ID, "btn-pass")).is_enabled() and b,
+                      what="an enabled pass button")
+    button.click()
+    wait_for(lambda: driver.execute_script("return document.body.dataset.moves")
+             == str(before + 1), what="the pass drawn")
+    assert str(table.game.moves[-1].move) == "pass"
+    assert "done" in driver.find_element(By.ID, "control-result").text
+
+
+def test_undo_and_a_refused_override(driver: WebDriver, server: WebServer,
+                                     table: Table) -> None:
+    table.make("c3,d4")
+    driver.get(server.url)
+    wait_for(lambda: tiles(driver) == {"c3", "d4"}, what="the board")
+    driver.find_element(By.ID, "btn-undo").click()
+    wait_for(lambda: driver.execute_script("return document.body.dataset.moves") == "0",
+             what="the undone move")
+    assert table.game.moves == []
+    driver.find_element(By.CSS_SELECTOR, "#controls details summary").click()
+    field = driver.find_element(By.CSS_SELECTOR, "#override-cell [name=cell]")
+    field.send_keys("z99")
+    driver.find_element(By.CSS_SELECTOR, "#override-cell button").click()
+    result = driver.find_element(By.ID, "control-result")
+    wait_for(lambda: "not a cell" in result.text, what="the error message")
+
+
+def test_replaying_a_recorded_game(driver: WebDriver, server: WebServer, table: Table,
+                                   web_example_game: Game) -> None:
+    for played in web_example_game.moves:
+        table.make(played.move)
+    assert table.game.is_over()
+    driver.get(server.url)
+    wait_for(lambda: "wins" in driver.find_element(By.ID, "banner").text, what="the winner")
+    shot(driver, "game-over")
+    driver.get(server.url + "games")
+    link = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-game='1'] a"),
+                    what="the game list")
+    assert "Carla v Dino" in driver.find_element(By.ID, "games").text
+    shot(driver, "games")
+    link[0].click()
+    label = wait_for(lambda: driver.find_element(By.ID, "ply-label").get_attribute("data-ply"),
+                     what="the replay")
+    assert int(label) == len(web_example_game.moves)
+    assert tiles(driver) == names_on(web_example_game)
+    driver.find_element(By.ID, "first").click()
+    wait_for(lambda: tiles(driver) == set(), what="the empty board")
+    for _ in range(10):
+        driver.find_element(By.ID, "next").click()
+    wait_for(lambda: driver.find_element(By.ID, "ply-label").get_attribute("data-ply") == "10",
+             what="move 10")
+    replayed = Game()
+    for played in web_example_game.moves[:10]:
+        replayed.push(played.move)
+    assert tiles(driver) == names_on(replayed)
+    wait_for(lambda: driver.find_element(By.ID, "snapshot").is_displayed(), what="the photo")
+    shot(driver, "replay")
+
+
+def test_camera_page(driver: WebDriver, server: WebServer) -> None:
+    driver.get(server.url + "camera")
+    wait_for(lambda: driver.execute_script(
+        "const i = document.getElementById('camera'); return i.complete && i.naturalWidth"),
+        what="the camera picture")
+    wait_for(lambda: driver.find_element(By.ID, "camera-status").text.startswith("ok"),
+             what="the camera status")
+    shot(driver, "camera")
+
+
+def test_calibration_page_says_why_there_is_nothing_to_calibrate(driver: WebDriver,
+                                                                 server: WebServer) -> None:
+    driver.get(server.url + "calibration")  # the session has no camera reader
+    message = driver.find_element(By.ID, "calib-message")
+    wait_for(lambda: "no calibration yet" in message.text, what="the explanation")
+    assert not driver.find_element(By.ID, "calib-form").is_displayed()
+    shot(driver, "calibration-unavailable")
+
+
+def test_calibration_page_drag_a_corner_and_save(driver: WebDriver) -> None:
+    live = CalibratableFake()
+    live.jpeg = _jpeg(200)
+    web = serve(live, "127.0.0.1", 0, announce=lambda text: None)
+    try:
+        driver.get(web.url + "calibration")
+        corners = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-corner]"),
+                           what="the corners")
+        assert len(corners) == 4
+        assert attrs(driver, "[data-reading='a1']", "data-value") == {"light"}
+        webdriver.ActionChains(driver).drag_and_drop_by_offset(corners[0], 30, 20).perform()
+        driver.find_element(By.ID, "calib-save").click()
+        wait_for(lambda: live.calibration_data is not None, what="the saved calibration")
+        assert live.calibration_data is not None
+        moved = live.calibration_data["corners"][0]
+        assert moved != [100, 80] and moved[0] > 100 and moved[1] > 80
+        shot(driver, "calibration")
+    finally:
+        web.shutdown()
+
+
+def test_the_host_screen_shows_the_control_link_as_a_qr_code(driver: WebDriver,
+                                                             table: Table) -> None:
+    said: list[str] = []
+    web = serve(table.session, "127.0.0.1", 0, token="tok-for-the-test", announce=said.append)
+    try:
+        assert f"controls link: {web.url}?token=tok-for-the-test" in said
+        driver.get(web.url)
+        wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".host-link svg"),
+                 what="the QR code")
+        link = driver.find_element(By.CSS_SELECTOR, ".host-link a").text
+        assert link == f"{web.url}?token=tok-for-the-test"
+        driver.execute_script("document.querySelector('.host-link').scrollIntoView()")
+        picture = driver.find_element(By.CSS_SELECTOR, ".host-link svg").screenshot_as_png
+        image = cv2.imdecode(np.frombuffer(picture, np.uint8), cv2.IMREAD_GRAYSCALE)
+        image = cv2.resize(image, None, fx=3, fy=3, interpolation=cv2.INTER_NEAREST)
+        text, _points, _ = cv2.QRCodeDetector().detectAndDecode(image)
+        assert text == link
+        shot(driver, "game-host-qr")
+    finally:
+        web.shutdown()
+
+
+def test_a_new_game_with_player_names_from_the_page(driver: WebDriver, server: WebServer,
+                                                    table: Table) -> None:
+    table.make("c3,d4")
+    driver.get(server.url)
+    wait_for(lambda: tiles(driver) == {"c3", "d4"}, what="the board")
+    boxes = driver.find_elements(By.CSS_SELECTOR, "#controls details summary")
+    boxes[1].click()
+    form = driver.find_element(By.ID, "new-game")
+    form.find_element(By.NAME, "light").send_keys("Elena")
+    form.find_element(By.NAME, "dark").send_keys("Fritz")
+    form.find_element(By.NAME, "board").send_keys("12")
+    form.find_element(By.TAG_NAME, "button").click()
+    wait_for(lambda: "Elena" in driver.find_element(By.ID, "turn").text, what="the new game")
+    assert tiles(driver) == set()
+    assert table.session.tags["Light"] == "Elena" and table.session.tags["Dark"] == "Fritz"
+    assert table.session.table.size == 12
+    assert driver.execute_script(
+        "return document.querySelectorAll('#board [data-cell]').length") == 144
