@@ -62,6 +62,7 @@ class Thresholds:
     empty_min_votes: int
     ring_occlusion_distance: float
     ring_occlusion_fraction: float
+    occlusion_min_cells: int
     bridge_min_score: float
     bridge_max_spread: float
     bridge_grey_chroma: float

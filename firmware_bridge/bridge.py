@@ -131,7 +131,9 @@ class LedBridge:
                     url = find_controller(boot_wait=self.boot_wait) or ""
                     if not url:
                         raise ControllerError("no LED controller answered on any serial port")
-                controller = open_controller(url, boot_wait=self.boot_wait, on_button=self._button)
+                controller = open_controller(
+                    url, boot_wait=self.boot_wait, on_button=self._button, cancel=self._stop
+                )
             except ControllerError as exc:
                 self._note_error(exc)
                 self._stop.wait(self.retry_delay)

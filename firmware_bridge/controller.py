@@ -180,17 +180,17 @@ class Controller:
             raise ControllerLost("the serial port is gone")
         raise ControllerTimeout(f"no {reply.name} to {type.name} after {self.attempts} tries")
 
-    def hello(self, boot_wait: float = 0.0) -> Hello:
+    def hello(self, boot_wait: float = 0.0, cancel: threading.Event | None = None) -> Hello:
         """Greets the controller; raises `NotAController` unless our firmware answers.
-        Keeps asking for `boot_wait` seconds: opening a real Arduino's port resets it, and
-        its bootloader holds the firmware back for a second or two."""
+        Keeps asking for `boot_wait` seconds (or until `cancel` is set): opening a real
+        Arduino's port resets it, and its bootloader holds the firmware back a second or two."""
         deadline = time.monotonic() + boot_wait
         while True:
             try:
                 answer = self.request(MsgType.HELLO, reply=MsgType.HELLO_REPLY)
                 break
             except ControllerTimeout:
-                if time.monotonic() >= deadline:
+                if time.monotonic() >= deadline or (cancel is not None and cancel.is_set()):
                     raise
         try:
             hello = decode_hello(answer.payload)
@@ -248,6 +248,7 @@ def open_controller(
     attempts: int = DEFAULT_ATTEMPTS,
     boot_wait: float = 3.0,
     on_button: Callable[[ButtonEvent], None] | None = None,
+    cancel: threading.Event | None = None,
 ) -> Controller:
     """Opens the port at `url` (any pyserial URL) at 115200 baud and says HELLO (the answer
     is in `controller.info`)."""
@@ -258,7 +259,7 @@ def open_controller(
         raise ControllerLost(f"cannot open {url}: {exc}") from exc
     controller = Controller(port, timeout=timeout, attempts=attempts, on_button=on_button)
     try:
-        controller.hello(boot_wait)
+        controller.hello(boot_wait, cancel)
     except ControllerError:
         controller.close()
         raise

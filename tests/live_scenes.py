@@ -1,4 +1,5 @@
-"""The live loop's end-to-end test helpers: the scene videos (`ponte.live.scenes`) and
+"""The live loop's end-to-end test helpers: game videos — the synth helper's
+`render_sequence` (`synth_video`) and the simpler scripts of `ponte.live.scenes` — and
 `GroundTruthReader`, a CLEARLY NAMED STAND-IN for the vision pipeline: it answers each frame
 with the renderer's ground truth (board, bridges, occlusion) instead of reading the pixels.
 The end-to-end tests use it while the vision pipeline cannot yet read these frames;
@@ -23,7 +24,7 @@ from ponte.live.scenes import (
     truths_to_json,
     write_video,
 )
-from ponte.live.settle import Reading
+from ponte.live.settle import BoardView, Reading
 
 __all__ = [
     "Beat",
@@ -96,3 +97,43 @@ def _digest(image: np.ndarray) -> str:
     return hashlib.sha1(np.ascontiguousarray(image).tobytes()).hexdigest()
 
 
+
+
+def synth_video(
+    path: Path, boards: Sequence[BoardView], *, fps: float = 10.0, bump_at: float | None = None,
+    size: tuple[int, int] = (640, 360),
+) -> GroundTruthReader:
+    """A game video made with the synth helper's own `render_sequence` (a hand carries each
+    tile in from the mover's side), stored as a file; returns its ground-truth reader."""
+    import dataclasses as dc
+
+    from ponte.live.scenes import rows_of
+    from ponte.live.settle import cell_key
+    from vision.synth import (
+        CameraBump,
+        CameraSpec,
+        SceneSpec,
+        SequenceTiming,
+        render_sequence,
+    )
+    from vision.synth import write_video as synth_write
+
+    positions = [
+        (rows_of(b), tuple(sorted(b.bridges, key=lambda e: (cell_key(e[0]), cell_key(e[1])))))
+        for b in boards
+    ]
+    camera = CameraSpec(width=size[0], height=size[1], focal_px=size[0] * 0.75)
+    spec = SceneSpec(board=positions[0][0], camera=camera)
+    timing = SequenceTiming(
+        fps=fps, still_s=1.0, reach_s=0.4, hover_s=0.2, place_s=0.3, leave_s=0.4,
+        bump=CameraBump(at_s=bump_at) if bump_at is not None else None,
+    )
+    seq = synth_write(path, render_sequence(positions, dc.replace(spec), timing), fps)
+    truths = [_sequence_truth(k, fps, s.frame) for k, s in enumerate(seq)]
+    return GroundTruthReader(path, truths)
+
+
+def _sequence_truth(index: int, fps: float, frame: object) -> Truth:
+    from ponte.live.scenes import _truth
+
+    return _truth(index, fps, frame)

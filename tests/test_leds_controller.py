@@ -231,3 +231,35 @@ def test_bridge_never_raises_for_a_port_that_does_not_exist(tmp_path: Path) -> N
         assert "cannot open" in bridge.last_error
     finally:
         bridge.close()
+
+
+def test_show_returns_at_once_while_the_controller_never_answers() -> None:
+    mute = FakeDevice()
+    mute.drop_next = 10**6
+    bridge = LedBridge(mute.url, "edges", boot_wait=3.0)
+    try:
+        started = time.monotonic()
+        for rank in range(10):
+            bridge.show(LedView(Turn.LIGHT, frozenset({(0, rank)}), Status.FLAGGED))
+        assert time.monotonic() - started < 0.5  # one HELLO attempt alone waits 0.1 s
+        assert not bridge.connected
+    finally:
+        started = time.monotonic()
+        bridge.close()
+        assert time.monotonic() - started < 1.0  # the HELLO's boot wait is cut short
+        mute.unplug()
+
+
+def test_a_failing_button_callback_does_not_stop_later_events(
+    controller: Controller, device: FakeDevice, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(event: ButtonEvent) -> None:
+        raise RuntimeError("bug in the caller")
+
+    controller.on_button = broken
+    device.press()
+    assert controller.buttons.get(timeout=2).seq == 0
+    device.press()
+    assert controller.buttons.get(timeout=2).seq == 1
+    assert controller.connected
+    assert "button callback failed" in caplog.text

@@ -46,6 +46,7 @@ def test_transcribe_writes_the_record_and_prints_events(
                         "t": lines[0]["t"]} and lines[0]["t"] > 0
     assert lines[4]["reason"] == "group_too_large" and "b4" in lines[4]["cells"]
     assert lines[-1]["result"] == "*" and "light" in lines[-1]["score"]
+    assert lines[-1]["t"] > lines[-2]["t"]  # the end of the recording
     assert "transcribe [" in captured.err and "100.0%" in captured.err
     record = read_record(out.read_text().splitlines())
     assert [str(m) for m in record.moves] == MOVES + ["e8,f2"]
@@ -108,5 +109,5 @@ def test_demo_runs_the_bundled_video_to_the_end(tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--headless", "--once", "--speed", "2", "--data", str(tmp_path)]) == 0
     err = capsys.readouterr().err
-    assert "303 frames" in err and "moves read" in err
+    assert "550 frames" in err and "moves read" in err
     assert Store(tmp_path).games()[0]["tags"]["Event"] == "Ponte demo"

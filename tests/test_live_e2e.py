@@ -23,7 +23,14 @@ from ponte.live.settle import BoardView
 from ponte.live.sources import RetryingSource, SourceError, open_source
 from ponte.live.store import Store
 from referee.playout import heuristic_game
-from tests.live_scenes import Beat, GroundTruthReader, boards_of_moves, render_script, write_video
+from tests.live_scenes import (
+    Beat,
+    GroundTruthReader,
+    boards_of_moves,
+    render_script,
+    synth_video,
+    write_video,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -64,8 +71,8 @@ def run(path: Path, reader: GroundTruthReader) -> tuple[list[str], Events, str]:
 def test_a_whole_game_is_transcribed_exactly(tmp_path: Path) -> None:
     moves = board_moves(1)
     assert len(moves) > 30
-    beats = [Beat(b, hand_frames=4, still_frames=6) for b in boards_of_moves(moves)]
-    path, reader = make_video(tmp_path, beats)
+    path = tmp_path / "game.mp4"
+    reader = synth_video(path, boards_of_moves(moves))  # the synth helper's game video
     seen, events, _ = run(path, reader)
     assert seen == moves
     assert not [e for e in events if e[0] in (EventType.ILLEGAL, EventType.VOID)]
@@ -124,8 +131,9 @@ def test_an_uncorrected_illegal_move_voids_the_game_after_two_rounds(tmp_path: P
 
 def test_a_camera_bump_mid_game(tmp_path: Path) -> None:
     moves = OPENING + ["e8,f2", "c8,c9"]
-    beats = [Beat(b, bump=(k == 3)) for k, b in enumerate(boards_of_moves(moves))]
-    path, reader = make_video(tmp_path, beats)
+    path = tmp_path / "bumped.mp4"
+    reader = synth_video(path, boards_of_moves(moves), bump_at=7.0)
+    assert any(t.board.tiles for t in reader.by_pixels.values())
     seen, events, _ = run(path, reader)
     assert seen == moves and all(k is EventType.MOVE for k, _ in events)
 
@@ -262,8 +270,8 @@ class _MjpegCamera:
 
 def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path) -> None:
     boards = boards_of_moves(OPENING)
-    parts = [[Beat(b, hand_frames=3) for b in boards[:3]],
-             [Beat(b, hand_frames=3) for b in boards[2:]]]
+    parts = [[Beat(b, hand_frames=3, still_frames=10) for b in boards[:3]],
+             [Beat(b, hand_frames=3, still_frames=10) for b in boards[2:]]]
     jpegs: list[list[bytes]] = []
     reader: GroundTruthReader | None = None
     for k, beats in enumerate(parts):
@@ -305,3 +313,14 @@ def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path) -> None:
     assert statuses[:3] == ["no-signal", "ok", "no-signal"]
     assert [m["move"] for m in session.state()["moves"]] == OPENING
     assert session.state()["flags"] == []
+
+
+def test_the_bundled_demo_video_holds_the_game_it_claims(tmp_path: Path) -> None:
+    from ponte.commands.demo import DEMO_VIDEO
+    from ponte.live.scenes import demo_moves, write_demo_video
+
+    truths = write_demo_video(tmp_path / "again.mp4")  # rendered afresh: same frames, truth
+    seen, events, _ = run(DEMO_VIDEO, GroundTruthReader(DEMO_VIDEO, truths))
+    moves, _, illegal = demo_moves()
+    assert seen == moves
+    assert [d.get("move") for k, d in events if k is not EventType.MOVE] == [illegal, illegal]

@@ -180,7 +180,10 @@ def test_the_calibration_page_reads_and_moves_the_corners(store: Store, tmp_path
     frame = source.read()
     source.close()
     assert frame is not None
-    camera.read(frame.image, frame.t)  # the real pipeline calibrates on the empty board
+    camera.read(frame.image, frame.t)  # the real pipeline finds the empty board ...
+    assert not camera.calibrated
+    camera.read(frame.image, frame.t)  # ... in the same place again: calibrated
+    assert camera.calibrated
     view = session.calibration()
     assert view["image_size"] == [640, 360] and len(view["corners"]) == 4
     assert len(view["readings"]) == 100

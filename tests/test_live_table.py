@@ -266,3 +266,16 @@ def test_pass_is_allowed_only_when_two_tiles_cannot_be_placed() -> None:
     assert table.state()["pass_allowed"] is True
     events = table.apply(table.control_op("pass", {}), 1)
     assert events[0][1]["move"] == "pass"
+
+
+def test_a_tile_under_a_bridge_is_flagged() -> None:
+    table = Table()
+    tiles = {"a1": "light", "c1": "light"}
+    table.judge(board(tiles), 1)
+    tiles.update(h8="dark", h9="dark")
+    table.judge(board(tiles), 2)
+    table.judge(board(tiles, [("a1", "c1")]), 3)  # light bridges a1-c1 over b1
+    tiles.update(b1="dark", j1="dark")
+    events = table.judge(board(tiles, [("a1", "c1")]), 4)
+    assert kinds(events) == ["illegal"] and events[0][1]["reason"] == "blocked"
+    assert "b1" in events[0][1]["cells"]

@@ -88,8 +88,12 @@ def learn_bridge_colour(
     reading: CellReading,
     model: ColourModel,
 ) -> Lab | None:
-    """The bridges' colour, from paths that look like a deck: one colour along their
-    length, unlike the board and the tiles, starting on a tile. None when there are none."""
+    """The bridges' colour, from paths that look like decks, or None when there are none.
+
+    A deck-like path is one colour along its length, off the board colour and not a tile
+    colour, between two cells showing one tile colour, over no whole tile. The colour most
+    such paths agree on is taken (a shadow beside one tile agrees with few others).
+    """
     n = paths.shape[1]
     flat = paths.reshape(-1, 3)
     off_board = (colour_distance(flat, model.empty) > settings.empty_distance).reshape(-1, n)
@@ -97,16 +101,22 @@ def learn_bridge_colour(
     means = paths.mean(axis=1)
     for centre in (model.light, model.dark):
         if centre is not None:
-            ok &= colour_distance(means, centre) > settings.empty_distance
-    codes = reading.codes
+            ok &= colour_distance(means, centre) > 2 * settings.cluster_min_separation
+    codes, votes = reading.codes, reading.votes
     for i in np.flatnonzero(ok):
         a, b = bridge_plan.pairs[i]
-        ends = {int(codes[a[1] * SIZE + a[0]]), int(codes[b[1] * SIZE + b[0]])}
-        if not ends & {LIGHT, DARK}:
+        ends = {_end_colour(codes, votes, a), _end_colour(codes, votes, b)} - {UNKNOWN}
+        if len(ends) != 1 or not ends <= {LIGHT, DARK} or any(
+            _whole_tile(votes[c[1] * SIZE + c[0]]) for c in cells_under(a, b)
+        ):
             ok[i] = False
     if not ok.any():
         return None
-    centre = np.median(means[ok], axis=0)
+    found = means[ok]
+    near = np.array([(colour_distance(found, c) <= settings.match_distance / 2).sum()
+                     for c in found])
+    best = found[colour_distance(found, found[int(np.argmax(near))]) <= settings.match_distance / 2]
+    centre = np.median(best, axis=0)
     return (float(centre[0]), float(centre[1]), float(centre[2]))
 
 
@@ -158,19 +168,20 @@ def find_bridges(
 
 
 def _end_colour(codes: np.ndarray, votes: np.ndarray, cell: Cell) -> int:
-    """A bridge end's tile colour: as read, or for an UNKNOWN cell the one tile colour its
-    sub-boxes show beside the bridge's foot; UNKNOWN when the foot hides it all; EMPTY
-    when it shows neither (then there is no bridge)."""
+    """A bridge end's tile colour: as read; or for a cell read otherwise, the one tile colour
+    its sub-boxes show beside the bridge's foot (a grey foot can pass for the board);
+    UNKNOWN when the foot hides it all; EMPTY when it shows neither (then no bridge)."""
     i = cell[1] * SIZE + cell[0]
     code = int(codes[i])
-    if code != UNKNOWN:
+    if code in (LIGHT, DARK):
         return code
     light, dark = votes[i][LIGHT], votes[i][DARK]
-    if light >= 1 and dark == 0:
+    least = 1 if code == UNKNOWN else 2
+    if light >= least and dark == 0:
         return LIGHT
-    if dark >= 1 and light == 0:
+    if dark >= least and light == 0:
         return DARK
-    if votes[i][BRIDGE] >= 5 and light == dark == 0:
+    if code == UNKNOWN and votes[i][BRIDGE] >= 5 and light == dark == 0:
         return UNKNOWN  # the foot hides the whole tile: the other end decides
     return EMPTY
 

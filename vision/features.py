@@ -35,6 +35,9 @@ class SamplingPlan:
     """(n, 4) int boxes along the border ring, just outside the grid."""
     ring_xy: np.ndarray
     """(n, 2) board coordinates of the ring boxes' centres."""
+    ring_leaned: np.ndarray
+    """(n,) whether a tile or bridge on the edge cell beside may appear over the box (seen
+    at an angle, raised things lean away from the camera)."""
     cell_xy: np.ndarray
     """(100, 2) board coordinates of the cell centres."""
     geometry: BoardGeometry
@@ -69,8 +72,13 @@ def plan_sampling(
     )
     inside = [_inside(map_x, map_y, box, image_size) for box in ring_boxes]
     ring_boxes, ring_xy = ring_boxes[inside], ring_xy[inside]
+    edge = np.clip(np.floor(ring_xy), 0, SIZE - 1) + 0.5
+    outward = ring_xy - edge
+    outward /= np.linalg.norm(outward, axis=1, keepdims=True)
+    lean = geometry.raised(edge, settings.bridge_height_cells) - edge
+    leaned = (lean * outward).sum(axis=1) > 0.05
     return SamplingPlan(
-        map_x, map_y, side, cell_boxes, ring_boxes, ring_xy, centres,
+        map_x, map_y, side, cell_boxes, ring_boxes, ring_xy, leaned, centres,
         geometry,
     )
 

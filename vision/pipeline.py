@@ -32,6 +32,7 @@ from vision.classify import (
     CellReading,
     blend_colours,
     classify_cells,
+    colour_distance,
     learn_colours,
 )
 from vision.errors import CalibrationMismatch
@@ -127,14 +128,23 @@ def observe(
         for f, r in cells_under(a, b):
             codes[r * SIZE + f] = EMPTY
     unknown = (codes == UNKNOWN).reshape(SIZE, SIZE)
-    ring_hit = bool(m.ring_outliers.mean() > settings.ring_occlusion_fraction)
-    occluded = bool(ring_hit or unknown.any())
-    occluded_grid = unknown.copy()
-    if unknown.any():
+    ring_hit = _ring_hit(settings, plan, m, codes)
+    # Tiles lie in groups of a few; a wide patch of one "tile colour" is a hand or a sleeve.
+    too_wide = _wide_groups(codes, settings.tile_max_group)
+    unknown |= too_wide
+    occluded = (ring_hit or too_wide.any()
+                or _largest_patch(unknown) >= settings.occlusion_min_cells)
+    if occluded:
         # Next to what is hidden, a cell read without conviction is hidden too (a sleeve's
         # edge, a finger's shadow).
         near = cv2.dilate(unknown.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
-        occluded_grid |= near & (reading.confidence.reshape(SIZE, SIZE) < 0.5)
+        occluded_grid = unknown | (near & (reading.confidence.reshape(SIZE, SIZE) < 0.5))
+    else:
+        # A stray cell nothing fits well (a glare spot, a shadow) on a board nothing hides:
+        # read it as the nearest colour, with no confidence.
+        occluded_grid = np.zeros_like(unknown)
+        for i in np.flatnonzero(codes == UNKNOWN):
+            codes[i] = _nearest_class(m.cells_lab[i], model)
     occluded_cells = frozenset(
         (f, r) for r in range(SIZE) for f in range(SIZE) if occluded_grid[r, f]
     )
@@ -154,6 +164,47 @@ def observe(
     corners = tuple((float(x), float(y)) for x, y in plan.corners)
     obs = Observation(cells, tuple(sorted(kept)), conf, occluded_cells, occluded, corners)
     return obs, reading, model
+
+
+def _ring_hit(settings: Thresholds, plan: Plan, m: Measurement, codes: np.ndarray) -> bool:
+    """Whether something lies across the board's border: enough border samples off the
+    light fit, not counting those beside an edge tile that may lean over them (seen at an
+    angle, raised things lean away from the camera)."""
+    xy = plan.sampling.ring_xy
+    cells = np.clip(np.floor(xy).astype(np.int64), 0, SIZE - 1)
+    beside = codes[cells[:, 1] * SIZE + cells[:, 0]]
+    clear = (beside == EMPTY) | (beside == UNKNOWN) | ~plan.sampling.ring_leaned
+    counted = m.ring_outliers & clear
+    return bool(counted.sum() > settings.ring_occlusion_fraction * len(xy))
+
+
+def _wide_groups(codes: np.ndarray, limit: int) -> np.ndarray:
+    """(10, 10) mask of tile cells in 4-connected one-colour groups larger than `limit`."""
+    out = np.zeros((SIZE, SIZE), bool)
+    for cls in (LIGHT, DARK):
+        grid = (codes == cls).reshape(SIZE, SIZE).astype(np.uint8)
+        count, labels = cv2.connectedComponents(grid, connectivity=4)
+        sizes = np.bincount(labels.ravel())
+        for label in range(1, count):
+            if sizes[label] > limit:
+                out |= labels == label
+    return out
+
+
+def _largest_patch(mask: np.ndarray) -> int:
+    """Cells in the largest 8-connected patch of a (10, 10) mask."""
+    count, labels = cv2.connectedComponents(mask.astype(np.uint8), connectivity=8)
+    return 0 if count <= 1 else int(np.bincount(labels.ravel())[1:].max())
+
+
+def _nearest_class(lab: np.ndarray, model: ColourModel) -> int:
+    best, code = np.inf, EMPTY
+    for cls, centre in ((EMPTY, model.empty), (LIGHT, model.light), (DARK, model.dark)):
+        if centre is not None:
+            d = float(colour_distance(lab[None, :], centre)[0])
+            if d < best:
+                best, code = d, cls
+    return code
 
 
 def read_board(

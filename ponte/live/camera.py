@@ -15,11 +15,15 @@ from typing import Any
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from ponte.live.settle import BoardView, Reading, bridge_ends
+from ponte.live.sources import Image
 
 FILES = "abcdefghijklmnopqrstuvwxyz"
 SNAPSHOT_PX = 240
+STILL_CORNERS_PX = 3.0
+"""Self-calibration waits until the board is found twice running within this many pixels."""
 _COLOURS = {"L": "light", "D": "dark"}
 
 
@@ -44,11 +48,11 @@ def observation_reading(obs: Any, t: float) -> Reading:
     )
 
 
-def _board_quad(corners: Any) -> np.ndarray:
+def _board_quad(corners: Any) -> NDArray[np.float32]:
     return np.array(corners, np.float32).reshape(4, 2)
 
 
-def warped_jpeg(image: np.ndarray, corners: Any, px: int = SNAPSHOT_PX) -> bytes | None:
+def warped_jpeg(image: Image, corners: Any, px: int = SNAPSHOT_PX) -> bytes | None:
     """The board seen from above (a1 bottom-left) as a small JPEG."""
     src = _board_quad(corners)
     dst = np.array([[0, px - 1], [px - 1, px - 1], [px - 1, 0], [0, 0]], np.float32)
@@ -58,7 +62,7 @@ def warped_jpeg(image: np.ndarray, corners: Any, px: int = SNAPSHOT_PX) -> bytes
     return bytes(data) if ok else None
 
 
-def overlay_jpeg(image: np.ndarray, obs: Any | None, width: int = 640) -> bytes | None:
+def overlay_jpeg(image: Image, obs: Any | None, width: int = 640) -> bytes | None:
     """The camera picture with the board outline, grid and readings drawn over it."""
     scale = min(1.0, width / image.shape[1])
     shown = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
@@ -98,8 +102,8 @@ class CameraError(ValueError):
 class CameraReader:
     """Frames in, `Reading`s out, through the vision pipeline.
 
-    With no calibration it calibrates itself on the first frame where the board is found
-    and nothing covers it (the empty board at the start of a game).
+    With no calibration it calibrates itself once the board has been found in the same
+    place on two frames running with nothing covering it (the board at the start of a game).
     """
 
     def __init__(self, calibration: Any | None = None) -> None:
@@ -107,6 +111,7 @@ class CameraReader:
         self._reader: Any | None = None
         self.last_observation: Any | None = None
         self.failures = 0
+        self._candidate: NDArray[np.float64] | None = None
         if calibration is not None:
             from vision.pipeline import BoardReader
 
@@ -129,7 +134,7 @@ class CameraReader:
     def bumps(self) -> int:
         return int(getattr(self._reader, "bumps", 0))
 
-    def _calibrate(self, image: np.ndarray) -> bool:
+    def _calibrate(self, image: Image) -> bool:
         from calibration.make import make_calibration
         from vision.errors import VisionError
         from vision.pipeline import BoardReader, read_board
@@ -137,14 +142,20 @@ class CameraReader:
         try:
             calibration = make_calibration(image)
             if read_board(image, calibration).occluded_cells:
+                self._candidate = None
                 return False
         except VisionError:
+            self._candidate = None
             return False
+        corners = np.array(calibration.corners)
+        previous, self._candidate = self._candidate, corners
+        if previous is None or np.abs(previous - corners).max() > STILL_CORNERS_PX:
+            return False  # the board must be found in the same place twice running
         self.calibration = calibration
         self._reader = BoardReader(calibration)
         return True
 
-    def read(self, image: np.ndarray, t: float) -> Reading:
+    def read(self, image: Image, t: float) -> Reading:
         """The frame's reading; an occluded one when the board cannot be read in it."""
         from vision.errors import VisionError
 

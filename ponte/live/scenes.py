@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
-import numpy as np
 
 from ponte.live.settle import BoardView, cell_key
+from ponte.live.sources import Image
 from referee import Game, parse_move
 from vision.synth import CameraSpec, HandSpec, SceneSpec, render
 
@@ -92,7 +92,7 @@ def _changed_cell(before: BoardView, after: BoardView) -> tuple[float, float]:
 
 
 def render_script(beats: Sequence[Beat], fps: float = FPS,
-                  size: tuple[int, int] = SIZE) -> Iterator[tuple[np.ndarray, Truth]]:
+                  size: tuple[int, int] = SIZE) -> Iterator[tuple[Image, Truth]]:
     """Every frame of the script with its ground truth."""
     camera = CameraSpec(width=size[0], height=size[1], focal_px=size[0] * 0.75)
     base = SceneSpec(board=rows_of(BoardView()), camera=camera)
@@ -144,13 +144,13 @@ def _truth(index: int, fps: float, frame: object) -> Truth:
     return Truth(
         index,
         index / fps,
-        BoardView.of(tiles, bridges),  # type: ignore[arg-type]
+        BoardView.of(tiles, bridges),
         bool(frame.occluded),  # type: ignore[attr-defined]
         frozenset(frame.occluded_cells),  # type: ignore[attr-defined]
     )
 
 
-def write_video(path: Path, frames: Iterable[tuple[np.ndarray, Truth]],
+def write_video(path: Path, frames: Iterable[tuple[Image, Truth]],
                 fps: float = FPS) -> list[Truth]:
     """Store the frames through cv2.VideoWriter (.mp4: mp4v, else MJPG); return the truths."""
     writer = None
@@ -246,8 +246,22 @@ def demo_beats(seed: int = 5, turns: int = 14) -> list[Beat]:
 
 
 def write_demo_video(path: Path, fps: float = FPS) -> list[Truth]:
-    """Render the demo game and store it (.mp4 with the mp4v codec, or .avi with MJPG)."""
-    return write_video(path, render_script(demo_beats(), fps), fps)
+    """Render the demo game with the synth helper's `render_sequence` (a hand carries each
+    piece in from the mover's side) and store it (.mp4: mp4v, .avi: MJPG)."""
+    from vision.synth import SequenceTiming, render_sequence
+    from vision.synth import write_video as synth_write
+
+    boards = [beat.board for beat in demo_beats()]
+    positions = [
+        (rows_of(b), tuple(sorted(b.bridges, key=lambda e: (cell_key(e[0]), cell_key(e[1])))))
+        for b in boards
+    ]
+    camera = CameraSpec(width=SIZE[0], height=SIZE[1], focal_px=SIZE[0] * 0.75)
+    spec = SceneSpec(board=positions[0][0], camera=camera)
+    timing = SequenceTiming(fps=fps, still_s=1.2, reach_s=0.5, hover_s=0.25, place_s=0.4,
+                            leave_s=0.5)
+    sequence = synth_write(path, render_sequence(positions, spec, timing), fps)
+    return [_truth(k, fps, item.frame) for k, item in enumerate(sequence)]
 
 
 if __name__ == "__main__":

@@ -19,28 +19,36 @@ the board within about 35 degrees of upright so the margin stays large).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import Any
 
 import cv2
 import numpy as np
+import numpy.typing as npt
 
 from vision.synth.camera import Camera, distortion_maps, intrinsics, look_at
 from vision.synth.lens import distort_normalised
 from vision.synth.position import Bridge, Cell, cell_name, parse_cell
-from vision.synth.spec import Effects, HandSpec, SceneSpec, TileLook
+from vision.synth.spec import CameraSpec, Effects, HandSpec, SceneSpec, TileLook
 from vision.synth.textures import (
     BOARD_PX_PER_CELL,
     GRAIN_TEXELS_PER_CELL,
     TABLE_TEXEL_CELLS,
     TABLE_TEXELS,
     board_texture,
+    skin_pattern,
     table_texture,
     tile_grain,
 )
 
+Array = npt.NDArray[Any]
+
 SHIFT = 4
 SCALE = 1 << SHIFT
+OCCLUSION_COVER = 0.1
+"""A pixel counts as hidden when a hand covers more than this fraction of it (motion blur
+and anti-aliasing make partial cover)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,18 +64,20 @@ class Frame:
     `encoded` holds the JPEG bytes when the spec asks for JPEG (`image` is their decoding).
     """
 
-    image: np.ndarray
+    image: Array
     board: tuple[str, ...]
     bridges: tuple[Bridge, ...]
     occluded_cells: frozenset[str]
     occluded: bool
-    corners: np.ndarray
-    homography: np.ndarray | None
-    camera_matrix: np.ndarray
+    corners: Array
+    homography: Array | None
+    camera_matrix: Array
     dist_coeffs: tuple[float, float, float, float]
     a1_margin_px: float
-    occlusion_mask: np.ndarray
+    occlusion_mask: Array
     encoded: bytes | None
+    markers: dict[int, Array] = field(default_factory=dict)
+    """ArUco id -> its 4 corners in image pixels (OpenCV's order), when the spec has markers."""
 
 
 # ---------------------------------------------------------------------------- camera set-up
@@ -76,7 +86,7 @@ class Frame:
 @dataclass(frozen=True, eq=False)
 class _Setup:
     cam: Camera
-    light: np.ndarray
+    light: Array
     a1_margin: float
     margin: tuple[int, int]
 
@@ -97,11 +107,25 @@ def _pose_for_rule(spec: SceneSpec) -> tuple[float, tuple[float, float], float]:
         target = centre + rot @ rel
         r, c = look_at(replace(cam_spec, target=(float(target[0]), float(target[1]))), az)
         px, _ = Camera(k, r, c, cam_spec.width, cam_spec.height).project(corners)
+        if cam_spec.distorted:
+            middle = np.array([cam_spec.width / 2.0, cam_spec.height / 2.0])
+            norm = (px - middle) / cam_spec.focal_px
+            px = distort_normalised(norm, cam_spec.k1, cam_spec.k2) * cam_spec.focal_px + middle
         dist = np.linalg.norm(px - bottom_left, axis=1)
         order = np.argsort(dist)
         if order[0] == 0:
             return az, (float(target[0]), float(target[1])), float(dist[order[1]] - dist[order[0]])
     raise AssertionError("no quarter turn puts a1 nearest the bottom-left")
+
+
+def a1_margin_px(camera: CameraSpec, size: int = 10) -> float:
+    """How much nearer the bottom-left image corner a1 is than the next board corner (px).
+
+    Small values mean the board is turned near 45 degrees in the image, where the
+    a1-bottom-left rule becomes ambiguous.
+    """
+    empty = tuple("." * size for _ in range(size))
+    return _pose_for_rule(SceneSpec(board=empty, size=size, camera=camera))[2]
 
 
 @lru_cache(maxsize=32)
@@ -130,38 +154,32 @@ def _setup(spec_key: SceneSpec) -> _Setup:
 # ---------------------------------------------------------------------------- drawing helpers
 
 
-def _poly(img: np.ndarray, pts: np.ndarray, color: tuple[float, ...]) -> None:
+def _poly(img: Array, pts: Array, color: tuple[float, ...]) -> None:
     cv2.fillConvexPoly(img, np.round(pts * SCALE).astype(np.int32), color, cv2.LINE_AA, SHIFT)
 
 
-def _hull(img: np.ndarray, pts: np.ndarray, color: tuple[float, ...], aa: bool = True) -> None:
+def _hull(img: Array, pts: Array, color: tuple[float, ...], aa: bool = True) -> None:
     hull = cv2.convexHull(np.round(pts * SCALE).astype(np.int32))
     cv2.fillConvexPoly(img, hull, color, cv2.LINE_AA if aa else cv2.LINE_8, SHIFT)
 
 
-def _shade(normal: np.ndarray, light: np.ndarray, ambient: float, diffuse: float) -> float:
+def _shade(normal: Array, light: Array, ambient: float, diffuse: float) -> float:
     flat = ambient + diffuse * max(0.0, float(light[2]))
     return (ambient + diffuse * max(0.0, float(normal @ light))) / flat
 
 
-def _specular(normal: np.ndarray, light: np.ndarray, view: np.ndarray, power: float) -> float:
-    half = light + view
-    half /= np.linalg.norm(half)
-    return max(0.0, float(normal @ half)) ** power
-
-
-def _color(albedo: np.ndarray, shade: float, spec: float) -> tuple[float, float, float]:
+def _color(albedo: Array, shade: float, spec: float) -> tuple[float, float, float]:
     c = albedo * shade + 255.0 * spec
     return (float(c[0]), float(c[1]), float(c[2]))
 
 
-def _to_plane(points: np.ndarray, light: np.ndarray) -> np.ndarray:
-    """Points (n, 3) pushed along the light onto the board plane z = 0 -> (n, 2)."""
-    t = points[:, 2] / light[2]
+def _to_plane(points: Array, light: Array, z: float = 0.0) -> Array:
+    """Points (n, 3) pushed along the light onto the plane at height z -> (n, 2)."""
+    t = (points[:, 2] - z) / light[2]
     return np.asarray(points[:, :2] - light[None, :2] * t[:, None])
 
 
-def _apply_h(h: np.ndarray, xy: np.ndarray) -> np.ndarray:
+def _apply_h(h: Array, xy: Array) -> Array:
     p = np.column_stack([xy, np.ones(len(xy))]) @ h.T
     return np.asarray(p[:, :2] / p[:, 2:3])
 
@@ -177,7 +195,7 @@ class _Tile:
     angle: float
 
 
-def _tile_jitter(spec: SceneSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _tile_jitter(spec: SceneSpec) -> tuple[Array, Array, Array]:
     rng = np.random.default_rng([spec.seed, 3])
     n = spec.size
     look = spec.tiles
@@ -214,15 +232,24 @@ def _tiles(spec: SceneSpec) -> list[_Tile]:
 
 
 def _box_vertices(
-    centre: tuple[float, float, float], angle: float, half: float, height: float, bevel: float
-) -> np.ndarray:
-    """12 vertices: bottom square, bevel-bottom square (z = h - bevel), inset top square."""
+    centre: tuple[float, float, float],
+    angle: float,
+    half: float,
+    height: float,
+    bevel: float,
+    half_y: float | None = None,
+) -> Array:
+    """12 vertices: bottom rectangle, bevel-bottom one (z = h - bevel), inset top one.
+
+    The box is `2 half` by `2 half_y` (square unless half_y is given), turned by `angle`.
+    """
     ca, sa = math.cos(angle), math.sin(angle)
+    hy = half if half_y is None else half_y
     square = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], np.float64)
     rot = np.array([[ca, -sa], [sa, ca]])
     out = []
-    for h_, z in ((half, 0.0), (half, height - bevel), (half - bevel, height)):
-        xy = square * h_ @ rot.T + np.array(centre[:2])
+    for inset, z in ((0.0, 0.0), (0.0, height - bevel), (bevel, height)):
+        xy = square * np.array([half - inset, hy - inset]) @ rot.T + np.array(centre[:2])
         out.append(np.column_stack([xy, np.full(4, centre[2] + z)]))
     return np.vstack(out)
 
@@ -239,18 +266,18 @@ _TOP_ONLY = np.array([1.0 if kind == "top" else 0.0 for _, kind in _BOX_FACES])
 
 
 def _draw_faces(
-    img: np.ndarray,
+    img: Array,
     cam: Camera,
-    verts: np.ndarray,
-    faces: np.ndarray,
-    albedo: np.ndarray,
-    light: np.ndarray,
+    verts: Array,
+    faces: Array,
+    albedo: Array,
+    light: Array,
     spec: SceneSpec,
     gloss: float,
     power: float,
-    mask: np.ndarray | None = None,
-    material: np.ndarray | None = None,
-    material_values: np.ndarray | None = None,
+    mask: Array | None = None,
+    material: Array | None = None,
+    material_values: Array | None = None,
 ) -> None:
     """Draw the camera-facing quads `faces` (k, 4 vertex indices) of a convex solid.
 
@@ -290,15 +317,15 @@ def _draw_faces(
 
 
 def _draw_box(
-    img: np.ndarray,
+    img: Array,
     cam: Camera,
-    verts: np.ndarray,
-    albedo: np.ndarray,
-    light: np.ndarray,
+    verts: Array,
+    albedo: Array,
+    light: Array,
     spec: SceneSpec,
     gloss: float,
-    mask: np.ndarray | None = None,
-    material: np.ndarray | None = None,
+    mask: Array | None = None,
+    material: Array | None = None,
 ) -> None:
     _draw_faces(
         img, cam, verts, _BOX_INDEX, albedo, light, spec, gloss, 30.0, mask, material, _TOP_ONLY
@@ -307,7 +334,7 @@ def _draw_box(
 
 def _bridge_segments(
     spec: SceneSpec, tiles_at: dict[Cell, _Tile], bridge: Bridge, segments: int = 14
-) -> list[np.ndarray]:
+) -> list[Array]:
     """Each segment of a bridge as 8 vertices (4 at its start, 4 at its end).
 
     The bridge is a solid arch: its feet stand on the two end tiles (overhanging their
@@ -321,9 +348,7 @@ def _bridge_segments(
     )
 
 
-def _arch_segments(
-    a: np.ndarray, b: np.ndarray, base: float, spec: SceneSpec, segments: int
-) -> list[np.ndarray]:
+def _arch_segments(a: Array, b: Array, base: float, spec: SceneSpec, segments: int) -> list[Array]:
     """A bridge's solid arch between points a and b (x, y) with its feet at height base."""
     look = spec.bridge_look
     length = float(np.linalg.norm(b - a))
@@ -361,15 +386,15 @@ _SEG_FACES = np.array(
 
 
 def _draw_segment(
-    img: np.ndarray,
+    img: Array,
     cam: Camera,
-    verts: np.ndarray,
-    albedo: np.ndarray,
-    light: np.ndarray,
+    verts: Array,
+    albedo: Array,
+    light: Array,
     spec: SceneSpec,
     first: bool,
     last: bool,
-    material: np.ndarray | None = None,
+    material: Array | None = None,
 ) -> None:
     faces = _SEG_FACES[[True, True, True, True, first, last]]
     _draw_faces(img, cam, verts, faces, albedo, light, spec, 0.12, 20.0, None, material)
@@ -379,10 +404,32 @@ def _draw_segment(
 
 
 def _static_key(spec: SceneSpec) -> SceneSpec:
-    return replace(spec, hands=(), effects=Effects())
+    """What the static layer depends on: no hands, no sensor, no overall light levels."""
+    lit = replace(
+        spec.lighting,
+        exposure=1.0,
+        tint=(1.0, 1.0, 1.0),
+        falloff=0.0,
+        gradient=0.0,
+        gradient_deg=0.0,
+        glare=0.0,
+        glare_radius=1.0,
+        vignette=0.0,
+    )
+    return replace(spec, hands=(), effects=Effects(), lighting=lit)
 
 
-def _board_layers(spec: SceneSpec, setup: _Setup) -> np.ndarray:
+def _light_key(spec: SceneSpec) -> SceneSpec:
+    """What the light maps depend on: camera and lighting only."""
+    return SceneSpec(
+        board=tuple("." * spec.size for _ in range(spec.size)),
+        size=spec.size,
+        camera=spec.camera,
+        lighting=spec.lighting,
+    )
+
+
+def _board_layers(spec: SceneSpec, setup: _Setup) -> Array:
     cam = setup.cam
     size = (cam.width, cam.height)
     look = spec.board_look
@@ -399,6 +446,8 @@ def _board_layers(spec: SceneSpec, setup: _Setup) -> np.ndarray:
         tex, h_table, half_size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP
     )
     img = cv2.resize(small, size, interpolation=cv2.INTER_LINEAR).astype(np.float32)
+    if spec.table.extent is not None:
+        _apply_table_edge(img, spec, cam, -t)
     # board edge (cardboard thickness), drawn where it shows beyond the printed top
     btex, border = board_texture(look, spec.size, spec.seed)  # BGRA, alpha 255 on the board
     n = spec.size
@@ -416,6 +465,8 @@ def _board_layers(spec: SceneSpec, setup: _Setup) -> np.ndarray:
         px, _ = cam.project(quad)
         lit = spec.lighting
         _poly(img, px, _color(edge_albedo, _shade(out, setup.light, lit.ambient, lit.diffuse), 0.0))
+    if spec.markers is not None:
+        _draw_markers(img, spec, setup, -t)
     # printed board
     p = BOARD_PX_PER_CELL
     side = btex.shape[0]
@@ -437,7 +488,123 @@ def _board_layers(spec: SceneSpec, setup: _Setup) -> np.ndarray:
     return np.asarray(img, np.float32)
 
 
-def _roi(cam: Camera, outline: np.ndarray, z: float = 0.0) -> tuple[int, int, int, int] | None:
+def _apply_table_edge(img: Array, spec: SceneSpec, cam: Camera, z: float) -> None:
+    """Show the floor beyond the table's edge (a dim, blurred, far surface)."""
+    table = spec.table
+    assert table.extent is not None
+    xx, yy, gw, gh = _coarse_grid(cam.width, cam.height, 4)
+    pts = np.stack([xx, yy, np.ones(xx.size)], axis=1) @ np.linalg.inv(cam.plane_homography(z)).T
+    w = pts[:, 2]
+    valid = w > 1e-9
+    safe = np.where(valid, w, 1.0)
+    cx = spec.size / 2.0 + table.offset[0]
+    cy = spec.size / 2.0 + table.offset[1]
+    # signed distance to the edge on the table plane (cells, positive on the table)
+    dist = np.minimum(
+        table.extent[0] - np.abs(pts[:, 0] / safe - cx),
+        table.extent[1] - np.abs(pts[:, 1] / safe - cy),
+    )
+    dist = np.where(valid, np.clip(dist, -50.0, 50.0), -50.0)
+    if dist.min() > 0.5:
+        return
+    fine = cv2.resize(
+        dist.reshape(gh, gw).astype(np.float32),
+        (cam.width, cam.height),
+        interpolation=cv2.INTER_LINEAR,
+    )
+    # distance in pixels = distance in cells / its change per pixel: a one-pixel soft edge
+    gy, gx = np.gradient(fine)
+    slope = np.maximum(np.sqrt(gx * gx + gy * gy), 1e-4)
+    on_table = np.clip(0.5 + fine / slope, 0.0, 1.0).astype(np.float32)
+    rng = np.random.default_rng([spec.seed, 37])
+    blotch = cv2.resize(
+        rng.normal(0.0, 1.0, (9, 16)).astype(np.float32),
+        (cam.width, cam.height),
+        interpolation=cv2.INTER_CUBIC,
+    )
+    floor = (
+        np.array(table.floor_color, np.float32)[None, None, :] * (1.0 + 0.08 * blotch)[..., None]
+    )
+    img[:] = cv2.blendLinear(img, floor, on_table, 1.0 - on_table)
+
+
+def _marker_squares(spec: SceneSpec) -> list[tuple[int, Array]]:
+    """(id, 4 board-plane corners of the black square, OpenCV order) for each marker."""
+    m = spec.markers
+    if m is None:
+        return []
+    n = spec.size
+    out = []
+    lo, hi = -spec.board_look.border_width, n + spec.board_look.border_width
+    for marker_id, (cx, cy, sx, sy) in zip(
+        m.ids,
+        ((lo, lo, -1, -1), (hi, lo, 1, -1), (hi, hi, 1, 1), (lo, hi, -1, 1)),
+        strict=True,
+    ):
+        x_in, y_in = cx + sx * m.gap, cy + sy * m.gap
+        x_out, y_out = x_in + sx * m.size, y_in + sy * m.size
+        left, right = min(x_in, x_out), max(x_in, x_out)
+        bottom, top = min(y_in, y_out), max(y_in, y_out)
+        # the marker is printed upright: its image's top edge faces +y (away from rank 1)
+        square = np.array([[left, top], [right, top], [right, bottom], [left, bottom]])
+        out.append((marker_id, square))
+    return out
+
+
+def _draw_markers(img: Array, spec: SceneSpec, setup: _Setup, z: float) -> None:
+    m = spec.markers
+    assert m is not None
+    dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, m.dictionary))
+    cam = setup.cam
+    px_per = 24
+    for marker_id, square in _marker_squares(spec):
+        side = int(round(m.size * px_per))
+        pad = int(round(m.paper * px_per))
+        marker = cv2.aruco.generateImageMarker(dictionary, marker_id, side, borderBits=1)
+        sheet = np.full((side + 2 * pad, side + 2 * pad), 255, np.uint8)
+        sheet[pad : pad + side, pad : pad + side] = marker
+        ink = np.where(sheet > 127, 238.0, 28.0).astype(np.float32)
+        left, top = square[0]
+        # sheet texel (u, v) centre -> board point
+        a = np.array(
+            [
+                [m.size / side, 0, left - m.paper + 0.5 * m.size / side],
+                [0, -m.size / side, top + m.paper - 0.5 * m.size / side],
+                [0, 0, 1.0],
+            ]
+        )
+        h = cam.plane_homography(z) @ a
+        outline = np.array(
+            [
+                [left - m.paper, top + m.paper],
+                [left + m.size + m.paper, top + m.paper],
+                [left + m.size + m.paper, top - m.size - m.paper],
+                [left - m.paper, top - m.size - m.paper],
+            ]
+        )
+        roi = _roi(cam, outline, z)
+        if roi is None:
+            continue
+        x0, y0, x1, y1 = roi
+        shift = np.array([[1.0, 0, -x0], [0, 1.0, -y0], [0, 0, 1.0]])
+        size = (x1 - x0, y1 - y0)
+        warped = cv2.warpPerspective(ink, shift @ h, size, flags=cv2.INTER_LINEAR)
+        alpha = cv2.warpPerspective(np.ones_like(ink), shift @ h, size, flags=cv2.INTER_LINEAR)
+        region = img[y0:y1, x0:x1]
+        region *= (1.0 - alpha)[..., None]
+        region += (warped * alpha)[..., None]
+
+
+def _marker_corners(spec: SceneSpec, setup: _Setup) -> dict[int, Array]:
+    z = -spec.board_look.thickness
+    out = {}
+    for marker_id, square in _marker_squares(spec):
+        px, _ = setup.cam.project(np.column_stack([square, np.full(4, z)]))
+        out[marker_id] = _canvas_to_image(px, spec, setup)
+    return out
+
+
+def _roi(cam: Camera, outline: Array, z: float = 0.0) -> tuple[int, int, int, int] | None:
     """Canvas bounding box (x0, y0, x1, y1) of a board-plane outline at height z, clipped."""
     pts = np.column_stack([outline, np.full(len(outline), z)])
     px, depth = cam.project(pts)
@@ -452,7 +619,7 @@ def _roi(cam: Camera, outline: np.ndarray, z: float = 0.0) -> tuple[int, int, in
     return x0, y0, x1, y1
 
 
-def _grid_outline(size: int, margin: float) -> np.ndarray:
+def _grid_outline(size: int, margin: float) -> Array:
     lo, hi = -margin, size + margin
     return np.array([[lo, lo], [hi, lo], [hi, hi], [lo, hi]], np.float64)
 
@@ -466,28 +633,33 @@ def _pixels_per_cell(spec: SceneSpec, cam: Camera) -> float:
 
 
 def _apply_shadows(
-    img: np.ndarray,
+    img: Array,
     spec: SceneSpec,
     setup: _Setup,
-    casters: list[np.ndarray],
-    footprints: list[np.ndarray],
+    casters: list[Array],
+    footprints: list[Array],
     softness: float,
     strength: float,
     contact: float,
     contact_softness: float = 0.07,
+    plane_z: float = 0.0,
+    only: Array | None = None,
 ) -> None:
     """Darken img under the casters' soft shadows and the footprints' contact shadows.
+
+    Shadows fall on the plane at height `plane_z`; `only` (0..1 per canvas pixel) limits
+    where they darken (e.g. tile tops).
 
     Casters are world point sets pushed along the light onto the board plane; footprints
     are board-plane polygons darkened straight below (ambient occlusion). The masks are
     drawn at half resolution inside the bounding box of what they cover, then blurred.
     """
     cam = setup.cam
-    h_half = np.diag([0.5, 0.5, 1.0]) @ cam.plane_homography(0.0)
+    h_half = np.diag([0.5, 0.5, 1.0]) @ cam.plane_homography(plane_z)
     ppc = _pixels_per_cell(spec, cam) / 2.0
     layers = []
     if casters and strength > 0:
-        polys = [_apply_h(h_half, _to_plane(pts, setup.light)) for pts in casters]
+        polys = [_apply_h(h_half, _to_plane(pts, setup.light, plane_z)) for pts in casters]
         layers.append((polys, max(0.8, softness * ppc), strength, False))
     if footprints and contact > 0:
         polys = [_apply_h(h_half, xy) for xy in footprints]
@@ -506,7 +678,7 @@ def _apply_shadows(
     factor = np.ones((y1 - y0, x1 - x0), np.float32)
     offset = np.array([x0, y0], np.float64)
     for polys, sigma, amount, multiply in layers:
-        mask = np.zeros_like(factor)
+        mask: Array = np.zeros_like(factor)
         for poly in polys:
             _hull(mask, poly - offset, (1.0,), aa=False)
         mask = cv2.GaussianBlur(mask, (0, 0), sigma)
@@ -517,11 +689,14 @@ def _apply_shadows(
     fx0, fy0 = 2 * x0, 2 * y0
     fx1, fy1 = min(2 * x1, cam.width), min(2 * y1, cam.height)
     full = cv2.resize(factor, (2 * (x1 - x0), 2 * (y1 - y0)), interpolation=cv2.INTER_LINEAR)
-    img[fy0:fy1, fx0:fx1] *= full[: fy1 - fy0, : fx1 - fx0, None]
+    full = full[: fy1 - fy0, : fx1 - fx0]
+    if only is not None:
+        full = 1.0 - (1.0 - full) * only[fy0:fy1, fx0:fx1]
+    img[fy0:fy1, fx0:fx1] *= full[..., None]
 
 
 @lru_cache(maxsize=6)
-def _static_layer(spec: SceneSpec) -> np.ndarray:
+def _static_layer(spec: SceneSpec) -> Array:
     """Table, board, shadows, tiles and bridges (before lamp falloff and camera effects)."""
     setup = _setup(spec)
     cam = setup.cam
@@ -548,6 +723,19 @@ def _static_layer(spec: SceneSpec) -> np.ndarray:
         boxes.append(_box_vertices((piece.x, piece.y, z0), angle, half, look.height, bevel))
         base = look.light_color if piece.colour == "L" else look.dark_color
         albedos.append(np.array(base, np.float64) * loose_rng.normal(1.0, look.color_variation))
+    for prop in spec.props:
+        z0 = -spec.board_look.thickness
+        boxes.append(
+            _box_vertices(
+                (prop.x, prop.y, z0),
+                math.radians(prop.angle_deg),
+                prop.width / 2.0,
+                prop.height,
+                min(0.08, prop.height / 3.0),
+                prop.depth / 2.0,
+            )
+        )
+        albedos.append(np.array(prop.color, np.float64))
     segments = [_bridge_segments(spec, tiles_at, br) for br in spec.bridges]
     casters = list(boxes) + [seg for segs in segments for seg in segs]
     footprints = [b[:4, :2] * 1.0 + (b[:4, :2] - b[:4, :2].mean(axis=0)) * 0.12 for b in boxes]
@@ -578,6 +766,21 @@ def _static_layer(spec: SceneSpec) -> np.ndarray:
             segs = segments[i]
             first, last = j == 0, j == len(segs) - 1
             _draw_segment(img, cam, segs[j], bridge_albedo[i], light, spec, first, last, material)
+    bridge_parts = [seg for segs in segments for seg in segs]
+    if bridge_parts and tiles:
+        # bridges also shade the tile tops they stand on and pass beside
+        _apply_shadows(
+            img,
+            spec,
+            setup,
+            bridge_parts,
+            [],
+            lit.shadow_softness * 0.6,
+            lit.shadow_strength,
+            0.0,
+            plane_z=look.height,
+            only=np.clip(material, 0.0, 1.0),
+        )
     grain_roi = _roi(cam, _grid_outline(spec.size, 0.6), look.height)
     if look.grain > 0 and tiles and grain_roi is not None:
         x0, y0, x1, y1 = grain_roi
@@ -605,16 +808,16 @@ def _static_layer(spec: SceneSpec) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Limb:
-    a: np.ndarray
-    b: np.ndarray
+    a: Array
+    b: Array
     ra: float
     rb: float
-    color: np.ndarray
+    color: Array
     shade: float
     cloth: bool = False
 
 
-def _hand_parts(hand: HandSpec, spec: SceneSpec) -> list[_Limb]:
+def _hand_parts(hand: HandSpec) -> list[_Limb]:
     """Capsules of arm, sleeve, palm, fingers and thumb, drawn in this order."""
     s = hand.scale
     ang = math.radians(hand.from_deg)
@@ -649,28 +852,42 @@ def _hand_parts(hand: HandSpec, spec: SceneSpec) -> list[_Limb]:
             )
         )
     spread = math.radians(hand.spread_deg)
-    for k, (offset, length) in enumerate(((-1.0, 2.0), (-0.35, 2.5), (0.35, 2.6), (1.0, 2.3))):
+    pinch = bool(hand.holding)
+    index_end = tip
+    # index finger next to the thumb (on the -side), then middle, ring, little
+    for k, (offset, length) in enumerate(((-1.0, 2.4), (-0.35, 2.65), (0.35, 2.5), (1.0, 2.0))):
         base = knuckle + side * offset * 0.62 * s
+        if pinch and k >= 2:
+            # ring and little fingers curl under the palm while the others pinch the piece
+            middle = base - d * 1.0 * s - z * 0.7 * s
+            curled = middle + d * 0.7 * s - z * 0.5 * s
+            parts.append(_Limb(base, middle, 0.33 * s, 0.3 * s, skin, 1.0 - 0.02 * k))
+            parts.append(_Limb(middle, curled, 0.3 * s, 0.27 * s, skin, 0.98 - 0.02 * k))
+            continue
         direction = -d * math.cos(spread * offset) + side * math.sin(spread * offset) * 0.5
+        if pinch:
+            direction = -d + side * (0.25 if k == 0 else -0.1)
+            direction /= np.linalg.norm(direction)
         end = base + direction * length * s - z * (0.8 * s)
+        if k == 0:
+            index_end = end
         parts.append(_Limb(base, end, 0.33 * s, 0.27 * s, skin, 1.02 - 0.02 * k))
     thumb_base = wrist - side * 0.9 * s - d * 0.8 * s
     thumb_tip = tip - side * 1.3 * s + d * 0.6 * s
+    if pinch:
+        thumb_tip = index_end - side * 0.55 * s + d * 0.2 * s
     parts.append(_Limb(thumb_base, thumb_tip, 0.45 * s, 0.33 * s, skin, 0.97))
-    del spec
     return parts
 
 
-def _draw_hands(
-    img: np.ndarray, spec: SceneSpec, setup: _Setup, hands: tuple[HandSpec, ...]
-) -> np.ndarray:
+def _draw_hands(img: Array, spec: SceneSpec, setup: _Setup, hands: tuple[HandSpec, ...]) -> Array:
     """Draw hands (with their shadows) onto img; return their coverage mask (float 0..1)."""
     cam = setup.cam
     mask = np.zeros((cam.height, cam.width), np.float32)
     if not hands:
         return mask
     near = 0.25 * spec.camera.distance
-    all_parts = [_hand_parts(h, spec) for h in hands]
+    all_parts = [_hand_parts(h) for h in hands]
     # shadows: soft, from the lamp, plus a broad darkening straight below
     casters = []
     below = []
@@ -696,17 +913,22 @@ def _draw_hands(
     for hand, parts in zip(hands, all_parts, strict=True):
         if hand.holding:
             _draw_held_piece(img, mask, cam, hand, spec, f_light)
-        _draw_limbs(img, mask, cam, parts, f_light, lit.ambient, lit.diffuse, near)
+        blur = None
+        if any(hand.motion):
+            tip = np.array([hand.target[0], hand.target[1], hand.height])
+            ends, _ = cam.project(np.array([tip, tip + np.array(hand.motion)]))
+            blur = ends[1] - ends[0]
+        _draw_limbs(img, mask, cam, parts, f_light, lit.ambient, lit.diffuse, near, blur)
     return mask
 
 
 def _draw_held_piece(
-    img: np.ndarray,
-    mask: np.ndarray,
+    img: Array,
+    mask: Array,
     cam: Camera,
     hand: HandSpec,
     spec: SceneSpec,
-    light: np.ndarray,
+    light: Array,
 ) -> None:
     """The tile or bridge pinched under the fingertips."""
     tile_look = spec.tiles
@@ -751,16 +973,19 @@ def _clip_near(limb: _Limb, cam: Camera, near: float) -> _Limb | None:
 
 
 def _draw_limbs(
-    img: np.ndarray,
-    mask: np.ndarray,
+    img: Array,
+    mask: Array,
     cam: Camera,
     parts: list[_Limb],
-    light: np.ndarray,
+    light: Array,
     ambient: float,
     diffuse: float,
     near: float,
+    blur: Array | None = None,
 ) -> None:
     """Ray-cast tapered capsules into a local z-buffer, shade each pixel, composite onto img.
+
+    `blur` (dx, dy pixels) smears the drawn hand along its motion during the exposure.
 
     Each pixel's normal comes from the capsule's round cross-section, so arms, palms and
     fingers get smooth cylinder shading and overlapping parts meet where their surfaces do.
@@ -774,16 +999,17 @@ def _draw_limbs(
         px, depth = cam.project(np.array([limb.a, limb.b]))
         ra, rb = limb.ra * f / depth[0], limb.rb * f / depth[1]
         geo.append((px, depth, ra, rb))
-    lo = np.min([np.minimum(g[0].min(axis=0) - max(g[2], g[3]) - 2, 1e9) for g in geo], axis=0)
-    hi = np.max([g[0].max(axis=0) + max(g[2], g[3]) + 2 for g in geo], axis=0)
+    smear = 0.0 if blur is None else float(np.abs(blur).max())
+    lo = np.min([g[0].min(axis=0) - max(g[2], g[3]) - 2 - smear for g in geo], axis=0)
+    hi = np.max([g[0].max(axis=0) + max(g[2], g[3]) + 2 + smear for g in geo], axis=0)
     x0, y0 = max(int(lo[0]), 0), max(int(lo[1]), 0)
     x1, y1 = min(int(hi[0]) + 1, cam.width), min(int(hi[1]) + 1, cam.height)
     if x1 <= x0 or y1 <= y0:
         return
     h, w = y1 - y0, x1 - x0
     zbuf = np.full((h, w), np.inf, np.float32)
-    colour = np.zeros((h, w, 3), np.float32)
-    cover = np.zeros((h, w), np.float32)
+    colour: Array = np.zeros((h, w, 3), np.float32)
+    cover: Array = np.zeros((h, w), np.float32)
     light_cam = cam.R @ light
     flat = ambient + diffuse * max(0.0, float(light[2]))
     half_vec = light_cam + np.array([0.0, 0.0, -1.0])
@@ -814,13 +1040,17 @@ def _draw_limbs(
         nx, ny = dx * inv * s_, dy * inv * s_
         lambert = np.maximum(0.0, nx * light_cam[0] + ny * light_cam[1] - nz * light_cam[2])
         shade = (ambient + diffuse * lambert) / flat * limb.shade
+        texture = skin_pattern()
+        tex = texture[
+            yy.astype(np.int32) % texture.shape[0], xx.astype(np.int32) % texture.shape[1]
+        ]
         if limb.cloth:
             along = t * np.float32(np.linalg.norm(limb.b - limb.a))
             phase = float(limb.a[0] * 3.1 + limb.a[1] * 1.7)
             folds = np.sin(along * 4.1 + phase + 2.0 * s_) + 0.6 * np.sin(along * 9.3 - phase)
-            shade = shade * (1.0 + 0.07 * folds) * (1.0 - 0.25 * s_**4)
+            shade = shade * (1.0 + 0.07 * folds + 0.05 * tex) * (1.0 - 0.25 * s_**4)
         else:
-            shade = shade * (1.0 - 0.18 * s_**6)
+            shade = shade * (1.0 - 0.18 * s_**6) * (1.0 + 0.035 * tex)
         shine = (
             0.05
             * 255.0
@@ -835,6 +1065,11 @@ def _draw_limbs(
         colour[sub][win] = col[win]
         cv_ = cover[sub]
         cover[sub] = np.maximum(cv_, np.where(inside, cov, 0.0))
+    if blur is not None and smear >= 1.0:
+        kernel = _motion_kernel(blur)
+        colour = cv2.filter2D(colour * cover[..., None], -1, kernel)
+        cover = cv2.filter2D(cover, -1, kernel)
+        colour = colour / np.maximum(cover, 1e-4)[..., None]
     region = img[y0:y1, x0:x1]
     a = cover[..., None]
     region *= 1.0 - a
@@ -843,7 +1078,29 @@ def _draw_limbs(
     np.maximum(mregion, cover, out=mregion)
 
 
-def _ring_points(limb: _Limb) -> np.ndarray:
+def _motion_kernel(blur: Array) -> Array:
+    """A normalised line kernel along the blur vector (centred: the exposure's middle)."""
+    half = int(np.ceil(np.abs(blur).max() / 2.0)) + 1
+    kernel = np.zeros((2 * half + 1, 2 * half + 1), np.float32)
+    start = np.array([half, half]) - blur / 2.0
+    end = np.array([half, half]) + blur / 2.0
+    cv2.line(
+        kernel,
+        tuple(int(v) for v in np.round(start * SCALE)),
+        tuple(int(v) for v in np.round(end * SCALE)),
+        (1.0,),
+        1,
+        cv2.LINE_AA,
+        SHIFT,
+    )
+    total = float(kernel.sum())
+    if total <= 0:
+        kernel[half, half] = 1.0
+        total = 1.0
+    return np.asarray(kernel / total, np.float32)
+
+
+def _ring_points(limb: _Limb) -> Array:
     axis = limb.b - limb.a
     axis = axis / max(float(np.linalg.norm(axis)), 1e-9)
     e1 = np.cross(axis, [0.0, 0.0, 1.0])
@@ -863,9 +1120,7 @@ def _ring_points(limb: _Limb) -> np.ndarray:
 # ---------------------------------------------------------------------------- light and lens
 
 
-def _coarse_grid(
-    width: int, height: int, step: int = 16
-) -> tuple[np.ndarray, np.ndarray, int, int]:
+def _coarse_grid(width: int, height: int, step: int = 16) -> tuple[Array, Array, int, int]:
     """Pixel positions (flattened x, y) of a coarse grid that cv2.resize maps exactly onto
     a (width, height) image, and the grid's size (gw, gh)."""
     gw, gh = -(-width // step), -(-height // step)
@@ -876,7 +1131,7 @@ def _coarse_grid(
 
 
 @lru_cache(maxsize=4)
-def _light_maps(spec_key: SceneSpec) -> tuple[np.ndarray, np.ndarray]:
+def _light_maps(spec_key: SceneSpec) -> tuple[Array, Array]:
     """(illumination (h, w, 3) multiplier, glare (h, w, 3) additive 0..255) on the canvas."""
     setup = _setup(spec_key)
     cam = setup.cam
@@ -919,7 +1174,7 @@ def _light_maps(spec_key: SceneSpec) -> tuple[np.ndarray, np.ndarray]:
 
 
 @lru_cache(maxsize=8)
-def _defocus_weight(spec_key: SceneSpec) -> np.ndarray:
+def _defocus_weight(spec_key: SceneSpec) -> Array:
     """0..1 per canvas pixel: how far the board plane there is from the focus distance."""
     cam = _setup(spec_key).cam
     xx, yy, _, _ = _coarse_grid(cam.width, cam.height)
@@ -939,29 +1194,46 @@ def _defocus_weight(spec_key: SceneSpec) -> np.ndarray:
     return out
 
 
+def _chromatic_aberration(img: Array, corner_px: float) -> Array:
+    """Lateral colour: red scaled out and blue scaled in about the image centre, so the
+    channels part by `corner_px` at the image corners (cheap lenses)."""
+    h, w = img.shape[:2]
+    cx, cy = (w - 1) / 2.0, (h - 1) / 2.0
+    eps = corner_px / math.hypot(cx, cy)
+    out = img.copy()
+    for channel, scale in ((0, 1.0 - eps / 2.0), (2, 1.0 + eps / 2.0)):
+        # sample the source at the centre-scaled position: a larger scale shrinks the channel
+        m = np.array([[scale, 0, cx * (1 - scale)], [0, scale, cy * (1 - scale)]], np.float64)
+        out[..., channel] = cv2.warpAffine(
+            np.ascontiguousarray(img[..., channel]),
+            m,
+            (w, h),
+            flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+            borderMode=cv2.BORDER_REPLICATE,
+        )
+    return out
+
+
 NOISE_PAD = 64
 NOISE_VARIANTS = 3
 
 
 @lru_cache(maxsize=NOISE_VARIANTS)
-def _noise_bank(height: int, width: int, variant: int) -> np.ndarray:
+def _noise_bank(height: int, width: int, variant: int) -> Array:
     """Unit sensor noise (luminance plus coarser chroma), a little larger than the image."""
     rng = np.random.default_rng([variant, 17])
     h, w = height + NOISE_PAD, width + NOISE_PAD
     lum = rng.standard_normal((h, w), dtype=np.float32)
-    chroma = rng.standard_normal((h // 2 + 1, w // 2 + 1, 3), dtype=np.float32)
+    chroma: Array = rng.standard_normal((h // 2 + 1, w // 2 + 1, 3), dtype=np.float32)
     chroma = cv2.resize(chroma, (w, h), interpolation=cv2.INTER_LINEAR)
     bank = lum[..., None] + 0.6 * chroma
     bank.setflags(write=False)
     return np.asarray(bank, np.float32)
 
 
-def _finish(
-    canvas: np.ndarray, hand_mask: np.ndarray, spec: SceneSpec, setup: _Setup
-) -> tuple[np.ndarray, np.ndarray, bytes | None]:
+def _finish(canvas: Array, hand_mask: Array, spec: SceneSpec) -> tuple[Array, Array, bytes | None]:
     """Light, lens, blur, noise, JPEG: canvas (float) -> (image uint8, mask uint8, jpeg)."""
-    key = _static_key(spec)
-    illum, glare = _light_maps(key)
+    illum, glare = _light_maps(_light_key(spec))
     img = canvas
     img *= illum
     if spec.lighting.glare > 0:
@@ -975,8 +1247,10 @@ def _finish(
         img = cv2.remap(img, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         mask = cv2.remap(mask, map_x, map_y, cv2.INTER_LINEAR)
     fx = spec.effects
+    if fx.chromatic > 0.05:
+        img = _chromatic_aberration(img, fx.chromatic)
     if fx.depth_blur > 0.05:
-        weight = _defocus_weight(_static_key(spec))
+        weight = _defocus_weight(_light_key(spec))
         if cam_spec.distorted:
             weight = cv2.remap(weight, map_x, map_y, cv2.INTER_LINEAR)
         far = cv2.GaussianBlur(img, (0, 0), fx.depth_blur)
@@ -995,29 +1269,32 @@ def _finish(
         level += np.float32(fx.noise_sigma * 0.55)
         level *= bank[dy : dy + h, dx : dx + w]
         img += level
-    out = np.clip(img, 0.0, 255.0, out=img).astype(np.uint8)
+    out: Array = np.clip(img, 0.0, 255.0, out=img).astype(np.uint8)
     encoded = None
     if fx.jpeg_quality is not None:
         ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(fx.jpeg_quality)])
         if not ok:
             raise RuntimeError("JPEG encoding failed")
         encoded = buf.tobytes()
-        out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
-    mask_u8 = (mask > 0.5).astype(np.uint8) * 255
+        decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        if decoded is None:
+            raise RuntimeError("JPEG decoding failed")
+        out = decoded
+    mask_u8 = (mask > OCCLUSION_COVER).astype(np.uint8) * 255
     return out, mask_u8, encoded
 
 
 # ---------------------------------------------------------------------------- truth
 
 
-def _grid_corners(spec: SceneSpec, setup: _Setup) -> np.ndarray:
+def _grid_corners(spec: SceneSpec, setup: _Setup) -> Array:
     n = spec.size
     world = np.array([[0, 0, 0], [n, 0, 0], [n, n, 0], [0, n, 0]], np.float64)
     px, _ = setup.cam.project(world)
     return _canvas_to_image(px, spec, setup)
 
 
-def _canvas_to_image(px: np.ndarray, spec: SceneSpec, setup: _Setup) -> np.ndarray:
+def _canvas_to_image(px: Array, spec: SceneSpec, setup: _Setup) -> Array:
     out = px - np.array(setup.margin, np.float64)
     cam_spec = spec.camera
     if cam_spec.distorted:
@@ -1027,7 +1304,7 @@ def _canvas_to_image(px: np.ndarray, spec: SceneSpec, setup: _Setup) -> np.ndarr
     return np.asarray(out)
 
 
-def _occluded_cells(spec: SceneSpec, setup: _Setup, mask: np.ndarray) -> frozenset[str]:
+def _occluded_cells(spec: SceneSpec, setup: _Setup, mask: Array) -> frozenset[str]:
     """Cells whose column (floor up to tile / bridge top) the hand mask touches."""
     if not mask.any():
         return frozenset()
@@ -1053,11 +1330,11 @@ def _occluded_cells(spec: SceneSpec, setup: _Setup, mask: np.ndarray) -> frozens
             if x1 <= x0 or y1 <= y0:
                 continue
             crop = mask[y0:y1, x0:x1]
-            if not (crop > 0.5).any():
+            if not (crop > OCCLUSION_COVER).any():
                 continue
             poly = np.zeros_like(crop)
             _hull(poly, px - np.array([x0, y0]), (1.0,), aa=False)
-            if ((poly > 0.5) & (crop > 0.5)).any():
+            if ((poly > 0.5) & (crop > OCCLUSION_COVER)).any():
                 out.add(cell_name((f, r)))
     return frozenset(out)
 
@@ -1069,7 +1346,7 @@ def render(spec: SceneSpec) -> Frame:
     canvas = np.array(_static_layer(key), np.float32)
     hand_mask = _draw_hands(canvas, spec, setup, spec.hands)
     occluded = _occluded_cells(spec, setup, hand_mask)
-    image, mask_u8, encoded = _finish(canvas, hand_mask, spec, setup)
+    image, mask_u8, encoded = _finish(canvas, hand_mask, spec)
     cam_spec = spec.camera
     homography = None
     if not cam_spec.distorted:
@@ -1090,4 +1367,5 @@ def render(spec: SceneSpec) -> Frame:
         a1_margin_px=setup.a1_margin,
         occlusion_mask=mask_u8,
         encoded=encoded,
+        markers=_marker_corners(spec, setup),
     )

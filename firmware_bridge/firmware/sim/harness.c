@@ -369,8 +369,8 @@ int main(int argc, char **argv)
 
         double emulated = (double)(avr->cycle - cycle_start) / (double)FREQUENCY;
         double ahead = emulated - (wall_seconds() - wall_start);
-        if (-ahead > worst_behind) {
-            worst_behind = -ahead;
+        if (-ahead > worst_behind && emulated > 0.1) {
+            worst_behind = -ahead; /* after start-up */
         }
         if (ahead < -0.1) {
             /* the host machine was busy: do not rush to catch up, just carry on from now */
@@ -395,7 +395,9 @@ int main(int argc, char **argv)
     if (link_path) {
         unlink(link_path);
     }
-    fprintf(stderr, "ponte-sim: emulated %.3f s in %.3f s; at most %.2f ms behind real time\n",
+    fprintf(stderr,
+            "ponte-sim: emulated %.3f s in %.3f s; after start-up at most %.2f ms behind "
+            "real time\n",
             (double)(avr->cycle - cycle_start) / (double)FREQUENCY, wall_seconds() - wall_first,
             worst_behind * 1000);
     return 0;
