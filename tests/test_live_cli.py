@@ -46,6 +46,7 @@ def test_transcribe_writes_the_record_and_prints_events(
                         "t": lines[0]["t"]} and lines[0]["t"] > 0
     assert lines[4]["reason"] == "group_too_large" and "b4" in lines[4]["cells"]
     assert lines[-1]["result"] == "*" and "light" in lines[-1]["score"]
+    assert lines[-1]["t"] > lines[-2]["t"]  # the end of the recording
     assert "transcribe [" in captured.err and "100.0%" in captured.err
     record = read_record(out.read_text().splitlines())
     assert [str(m) for m in record.moves] == MOVES + ["e8,f2"]

@@ -113,24 +113,35 @@ def game(game_id: int) -> Response:
     return jsonify(live_api(current_app).game(game_id))
 
 
-_REPLAYS: OrderedDict[tuple[int, str], tuple[dict[str, str], list[dict[str, Any]]]]
-_REPLAYS = OrderedDict()
-_REPLAYS_LOCK = Lock()
+Replayed = tuple[dict[str, str], list[dict[str, Any]]]
 
 
-def _replayed(game_id: int) -> tuple[dict[str, str], list[dict[str, Any]]]:
-    text = live_api(current_app).export(game_id, "pdd")
-    key = (game_id, text)
-    with _REPLAYS_LOCK:
-        if key in _REPLAYS:
-            _REPLAYS.move_to_end(key)
-            return _REPLAYS[key]
-    found = replay(text)
-    with _REPLAYS_LOCK:
-        _REPLAYS[key] = found
-        while len(_REPLAYS) > 8:
-            _REPLAYS.popitem(last=False)
-    return found
+class ReplayCache:
+    """The last few replays, keyed by game and record text (a game still being played
+    has a new text after each move, so it is replayed again)."""
+
+    def __init__(self, size: int = 8) -> None:
+        self._size = size
+        self._lock = Lock()
+        self._items: OrderedDict[tuple[int, str], Replayed] = OrderedDict()
+
+    def get(self, game_id: int, text: str) -> Replayed:
+        key = (game_id, text)
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        found = replay(text)
+        with self._lock:
+            self._items[key] = found
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return found
+
+
+def _replayed(game_id: int) -> Replayed:
+    cache: ReplayCache = current_app.extensions.setdefault("ponte_replays", ReplayCache())
+    return cache.get(game_id, live_api(current_app).export(game_id, "pdd"))
 
 
 @bp.get("/api/games/<int:game_id>/replay")

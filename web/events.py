@@ -66,9 +66,11 @@ def _event_stream(
     """The stream of one client; its subscription exists only while the stream runs."""
     subscription = bus.subscribe(last_id)
     registry.add(subscription.close)
+    if registry.closing.is_set():  # the server began shutting down meanwhile
+        subscription.close()
     try:
         yield f"retry: {retry}\n: connected\n\n"
-        while not registry.closing.is_set():
+        while True:  # closing the subscription (client dropped, shutdown) ends it, drained
             event = subscription.get(timeout=heartbeat)
             if event is not None:
                 yield event.to_sse()

@@ -44,7 +44,7 @@ def _page(template: str, **context: Any) -> Any:
         may_control=may_control(),
         token_required=bool(current_app.config["CONTROL_TOKEN"]),
         control_url=control_url if show_link else None,
-        control_qr=Markup(qr.to_svg(qr.encode(control_url), scale=4))
+        control_qr=Markup(qr.to_svg(qr.encode(control_url), scale=5))
         if show_link and control_url
         else None,
         page=template.removesuffix(".html"),

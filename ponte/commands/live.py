@@ -164,7 +164,7 @@ def run_transcribe(args: argparse.Namespace) -> int:
         print(json.dumps(event_line(EventType.END, {
             "ply": len(table.game.moves), "score": score.to_dict(breakdown=True),
             "winner": leader.value if leader else None, "result": "*",
-            "termination": "unfinished", "t": 0.0})))
+            "termination": "unfinished", "t": result.last_t})))
     record = record_of(table.game, {"Event": f"Transcribed from {Path(args.video).name}"})
     try:
         with open(args.out, "w", encoding="utf-8") as handle:

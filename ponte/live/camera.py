@@ -15,8 +15,10 @@ from typing import Any
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from ponte.live.settle import BoardView, Reading, bridge_ends
+from ponte.live.sources import Image
 
 FILES = "abcdefghijklmnopqrstuvwxyz"
 SNAPSHOT_PX = 240
@@ -46,11 +48,11 @@ def observation_reading(obs: Any, t: float) -> Reading:
     )
 
 
-def _board_quad(corners: Any) -> np.ndarray:
+def _board_quad(corners: Any) -> NDArray[np.float32]:
     return np.array(corners, np.float32).reshape(4, 2)
 
 
-def warped_jpeg(image: np.ndarray, corners: Any, px: int = SNAPSHOT_PX) -> bytes | None:
+def warped_jpeg(image: Image, corners: Any, px: int = SNAPSHOT_PX) -> bytes | None:
     """The board seen from above (a1 bottom-left) as a small JPEG."""
     src = _board_quad(corners)
     dst = np.array([[0, px - 1], [px - 1, px - 1], [px - 1, 0], [0, 0]], np.float32)
@@ -60,7 +62,7 @@ def warped_jpeg(image: np.ndarray, corners: Any, px: int = SNAPSHOT_PX) -> bytes
     return bytes(data) if ok else None
 
 
-def overlay_jpeg(image: np.ndarray, obs: Any | None, width: int = 640) -> bytes | None:
+def overlay_jpeg(image: Image, obs: Any | None, width: int = 640) -> bytes | None:
     """The camera picture with the board outline, grid and readings drawn over it."""
     scale = min(1.0, width / image.shape[1])
     shown = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
@@ -109,7 +111,7 @@ class CameraReader:
         self._reader: Any | None = None
         self.last_observation: Any | None = None
         self.failures = 0
-        self._candidate: np.ndarray | None = None
+        self._candidate: NDArray[np.float64] | None = None
         if calibration is not None:
             from vision.pipeline import BoardReader
 
@@ -132,7 +134,7 @@ class CameraReader:
     def bumps(self) -> int:
         return int(getattr(self._reader, "bumps", 0))
 
-    def _calibrate(self, image: np.ndarray) -> bool:
+    def _calibrate(self, image: Image) -> bool:
         from calibration.make import make_calibration
         from vision.errors import VisionError
         from vision.pipeline import BoardReader, read_board
@@ -153,7 +155,7 @@ class CameraReader:
         self._reader = BoardReader(calibration)
         return True
 
-    def read(self, image: np.ndarray, t: float) -> Reading:
+    def read(self, image: Image, t: float) -> Reading:
         """The frame's reading; an occluded one when the board cannot be read in it."""
         from vision.errors import VisionError
 

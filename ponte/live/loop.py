@@ -100,6 +100,8 @@ class Transcript:
     events: list[Emitted]
     frames: int
     calibrated: bool
+    last_t: float = 0.0
+    """The time of the last frame read (seconds into the recording)."""
 
 
 def transcribe(
@@ -116,8 +118,10 @@ def transcribe(
     judged = None
     events: list[Emitted] = []
     frames = 0
+    last_t = 0.0
     while (frame := source.read()) is not None:
         frames += 1
+        last_t = frame.t
         if progress is not None:
             progress(frames)
         reading = camera.read(frame.image, frame.t)
@@ -131,7 +135,7 @@ def transcribe(
             on_events(emitted)
         if table.over:
             break
-    return Transcript(table, events, frames, camera.calibrated)
+    return Transcript(table, events, frames, camera.calibrated, last_t)
 
 
 def event_line(kind: EventType, data: dict[str, object]) -> dict[str, object]:

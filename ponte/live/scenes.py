@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
-import numpy as np
 
 from ponte.live.settle import BoardView, cell_key
+from ponte.live.sources import Image
 from referee import Game, parse_move
 from vision.synth import CameraSpec, HandSpec, SceneSpec, render
 
@@ -92,7 +92,7 @@ def _changed_cell(before: BoardView, after: BoardView) -> tuple[float, float]:
 
 
 def render_script(beats: Sequence[Beat], fps: float = FPS,
-                  size: tuple[int, int] = SIZE) -> Iterator[tuple[np.ndarray, Truth]]:
+                  size: tuple[int, int] = SIZE) -> Iterator[tuple[Image, Truth]]:
     """Every frame of the script with its ground truth."""
     camera = CameraSpec(width=size[0], height=size[1], focal_px=size[0] * 0.75)
     base = SceneSpec(board=rows_of(BoardView()), camera=camera)
@@ -144,13 +144,13 @@ def _truth(index: int, fps: float, frame: object) -> Truth:
     return Truth(
         index,
         index / fps,
-        BoardView.of(tiles, bridges),  # type: ignore[arg-type]
+        BoardView.of(tiles, bridges),
         bool(frame.occluded),  # type: ignore[attr-defined]
         frozenset(frame.occluded_cells),  # type: ignore[attr-defined]
     )
 
 
-def write_video(path: Path, frames: Iterable[tuple[np.ndarray, Truth]],
+def write_video(path: Path, frames: Iterable[tuple[Image, Truth]],
                 fps: float = FPS) -> list[Truth]:
     """Store the frames through cv2.VideoWriter (.mp4: mp4v, else MJPG); return the truths."""
     writer = None

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ponte.live.api import ControlError, EventBus, EventType
+from ponte.live.api import ControlError, EventBus, EventType, LiveApi
 from ponte.live.settle import DEFAULT_WINDOW, BoardView, Reading, SettleDetector
 from ponte.live.store import Store, StoreError
 from ponte.live.table import Emitted, Op, OpError
@@ -284,3 +284,8 @@ class LiveSession:
             return self.store.snapshot(game_id, ply)
         except StoreError as exc:
             raise ControlError(str(exc), exc.status) from None
+
+
+def _implements_live_api(session: LiveSession) -> LiveApi:
+    """Lets mypy check that LiveSession fulfils the web page's contract."""
+    return session

@@ -22,6 +22,10 @@ from typing import Protocol
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
+
+Image = NDArray[np.uint8]
+"""A BGR frame."""
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 URL_SCHEMES = ("rtsp://", "rtsps://", "http://", "https://", "udp://", "tcp://")
@@ -33,7 +37,7 @@ class SourceError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Frame:
-    image: np.ndarray
+    image: Image
     t: float
     """Seconds: the position in a file, or since the source was opened for a live one."""
     index: int
@@ -75,7 +79,7 @@ class CaptureSource:
         index = self._index
         self._index += 1
         t = time.monotonic() - self._opened if self.live else index / self.fps
-        return Frame(image, t, index)
+        return Frame(np.asarray(image, np.uint8), t, index)
 
     def close(self) -> None:
         self._capture.release()
@@ -102,7 +106,7 @@ class FolderSource:
             self._index += 1
             image = cv2.imread(str(path), cv2.IMREAD_COLOR)
             if image is not None:
-                return Frame(image, index / self.fps, index)
+                return Frame(np.asarray(image, np.uint8), index / self.fps, index)
         return None
 
     def close(self) -> None:

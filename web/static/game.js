@@ -97,7 +97,7 @@
         const banks = g.sandbanks.length ? `, ${g.sandbanks.length} sandbank(s)` : "";
         const bridges = g.bridges.length ? ` via ${g.bridges.join(", ")}` : "";
         items.push(el("li", {}, el("span", { class: `chip ${colour}` }),
-          `${g.islands.length} island(s)${banks}${bridges} = ${g.points} pt`));
+          `${cap(colour)}: ${g.islands.length} island(s)${banks}${bridges} = ${g.points} pt`));
       }
     }
     groups.replaceChildren(...(items.length ? items : [el("li", { class: "muted", text: "No islands yet." })]));
