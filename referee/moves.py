@@ -39,8 +39,8 @@ class IllegalMoveError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Tiles:
-    """Two tiles of the mover's colour; the cells are kept sorted (the order never matters)."""
+class _CellPair:
+    """Two cells kept sorted by (file, rank), so the order they were given never matters."""
 
     a: Cell
     b: Cell
@@ -54,27 +54,19 @@ class Tiles:
     @property
     def cells(self) -> tuple[Cell, Cell]:
         return (self.a, self.b)
+
+
+@dataclass(frozen=True, slots=True)
+class Tiles(_CellPair):
+    """Two tiles of the mover's colour."""
 
     def __str__(self) -> str:
         return f"{self.a.name},{self.b.name}"
 
 
 @dataclass(frozen=True, slots=True)
-class Bridge:
-    """A bridge between two tiles of the mover's colour; the ends are kept sorted."""
-
-    a: Cell
-    b: Cell
-
-    def __post_init__(self) -> None:
-        if self.b < self.a:
-            a, b = self.b, self.a
-            object.__setattr__(self, "a", a)
-            object.__setattr__(self, "b", b)
-
-    @property
-    def cells(self) -> tuple[Cell, Cell]:
-        return (self.a, self.b)
+class Bridge(_CellPair):
+    """A bridge between two tiles of the mover's colour."""
 
     def __str__(self) -> str:
         return f"{self.a.name}-{self.b.name}"

@@ -135,14 +135,16 @@ class Position:
 
     # ----------------------------------------------------------------- judging
 
-    def _cell_index(self, cell: Cell) -> int | Illegal:
-        if not self.geo.contains(cell):
-            return Illegal(
-                Reason.OFF_BOARD,
-                (cell.name,),
-                f"{cell.name} is not on the {self.size} x {self.size} board",
-            )
-        return self.geo.index(cell)
+    def _indices(self, move: Tiles | Bridge) -> tuple[int, int] | Illegal:
+        """The cell indices of a move's two cells, or why one is not on the board."""
+        for cell in move.cells:
+            if not self.geo.contains(cell):
+                return Illegal(
+                    Reason.OFF_BOARD,
+                    (cell.name,),
+                    f"{cell.name} is not on the {self.size} x {self.size} board",
+                )
+        return self.geo.index(move.a), self.geo.index(move.b)
 
     def _free_problem(self, i: int) -> Illegal | None:
         name = self.geo.names[i]
@@ -161,12 +163,10 @@ class Position:
 
     def tiles_verdict(self, colour: Colour, move: Tiles) -> Illegal | None:
         """None if the colour may place these two tiles now, else why not."""
-        ia = self._cell_index(move.a)
-        if isinstance(ia, Illegal):
-            return ia
-        ib = self._cell_index(move.b)
-        if isinstance(ib, Illegal):
-            return ib
+        indices = self._indices(move)
+        if isinstance(indices, Illegal):
+            return indices
+        ia, ib = indices
         if ia == ib:
             name = move.a.name
             return Illegal(Reason.SAME_CELL, (name,), f"both tiles are on {name}")
@@ -239,12 +239,10 @@ class Position:
 
     def bridge_verdict(self, colour: Colour, move: Bridge) -> Illegal | None:
         """None if the colour may build this bridge now, else why not."""
-        ia = self._cell_index(move.a)
-        if isinstance(ia, Illegal):
-            return ia
-        ib = self._cell_index(move.b)
-        if isinstance(ib, Illegal):
-            return ib
+        indices = self._indices(move)
+        if isinstance(indices, Illegal):
+            return indices
+        ia, ib = indices
         names = (move.a.name, move.b.name)
         under = cells_under(move.a, move.b)
         if not under:
