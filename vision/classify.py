@@ -99,28 +99,47 @@ def learn_colours(
 def _name_tiles(
     settings: Thresholds, tiles: list[Lab], empty: Lab, hint: ColourModel | None
 ) -> tuple[Lab | None, Lab | None]:
-    light: Lab | None = None
-    dark: Lab | None = None
-    if hint is not None and (hint.light is not None or hint.dark is not None):
-        for centre in tiles:
-            known = [(n, c) for n, c in (("light", hint.light), ("dark", hint.dark)) if c]
-            name, ref = min(known, key=lambda nc: float(colour_distance(np.array([centre]),
-                                                                         nc[1])[0]))
-            if float(colour_distance(np.array([centre]), ref)[0]) > 2 * settings.match_distance:
-                continue
-            if name == "light" and light is None:
-                light = centre
-            elif name == "dark" and dark is None:
-                dark = centre
-        return light, dark
-    ordered = sorted(tiles, key=lambda c: -c[0])[:2]
-    if len(ordered) == 2:
-        return ordered[0], ordered[1]
-    if len(ordered) == 1:
-        if ordered[0][0] > empty[0] + settings.light_vs_board_lightness:
-            return ordered[0], None
-        return None, ordered[0]
-    return None, None
+    """Which tile cluster is light and which dark.
+
+    With a hint, each cluster takes the name of the nearest hint colour (when near enough);
+    a cluster like neither takes the name still free if its lightness fits (a dark tile
+    colour darker than the light one). Without a hint, of two the lighter is light, and a
+    single one is light when lighter than the board.
+    """
+    known: dict[str, Lab] = {}
+    if hint is not None:
+        known = {n: c for n, c in (("light", hint.light), ("dark", hint.dark)) if c is not None}
+    if not known:
+        ordered = sorted(tiles, key=lambda c: -c[0])[:2]
+        if len(ordered) == 2:
+            return ordered[0], ordered[1]
+        if len(ordered) == 1:
+            if ordered[0][0] > empty[0] + settings.light_vs_board_lightness:
+                return ordered[0], None
+            return None, ordered[0]
+        return None, None
+    named: dict[str, Lab] = {}
+    pairs = sorted(
+        ((float(colour_distance(np.array([c]), ref)[0]), name, i)
+         for i, c in enumerate(tiles) for name, ref in known.items()),
+    )
+    used: set[int] = set()
+    for dist, name, i in pairs:
+        if dist <= 2 * settings.match_distance and name not in named and i not in used:
+            named[name] = tiles[i]
+            used.add(i)
+    for i, centre in enumerate(tiles):
+        if i in used:
+            continue
+        light_ref = named.get("light", known.get("light"))
+        dark_ref = named.get("dark", known.get("dark"))
+        if "dark" not in named and light_ref is not None and centre[0] < light_ref[0]:
+            named["dark"] = centre
+            used.add(i)
+        elif "light" not in named and dark_ref is not None and centre[0] > dark_ref[0]:
+            named["light"] = centre
+            used.add(i)
+    return named.get("light"), named.get("dark")
 
 
 def _largest_group(mask: np.ndarray) -> int:
