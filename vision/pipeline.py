@@ -92,12 +92,12 @@ def make_plan(
     return Plan(np.asarray(corners, np.float64), sampling, plan_bridges(settings, sampling))
 
 
-def measure(plan: Plan, image: np.ndarray) -> Measurement:
+def measure(settings: Thresholds, plan: Plan, image: np.ndarray) -> Measurement:
     """Warp to top-down and measure light-normalised cell colours and the ring."""
     topdown = warp_topdown(plan.sampling, image)
     ii = integral(topdown)
     ring = box_means(ii, plan.sampling.ring_boxes)
-    coef, keep = light_field(ring, plan.sampling.ring_xy)
+    coef, keep = light_field(ring, plan.sampling.ring_xy, settings.ring_outlier_error)
     subs = cell_colours(ii, plan.sampling)
     field = field_at(coef, plan.sampling.cell_xy)
     sub_lab = to_lab((subs / field[:, None, :]).reshape(-1, 3)).reshape(subs.shape)
@@ -225,7 +225,7 @@ def read_board(
     else:
         corners = orient_corners(locate_board(settings, image), A1Corner.BOTTOM_LEFT, (w, h))
     plan = make_plan(settings, corners, (w, h), k, dist)
-    m = measure(plan, image)
+    m = measure(settings, plan, image)
     hint = calibration.colours if calibration is not None else None
     model = learn_colours(settings, m.sub_lab, _lab3(m.ring_lab), hint)
     obs, _, _ = observe(settings, plan, m, model)
@@ -285,10 +285,10 @@ class BoardReader:
     def read(self, frame: np.ndarray | bytes) -> Observation:
         """Read one frame (BGR array at calibration size, or encoded bytes)."""
         image = self._image(frame)
-        m = measure(self._plan, image)
+        m = measure(self.settings, self._plan, image)
         if self._moved(m):
             self._relocate(image)
-            m = measure(self._plan, image)
+            m = measure(self.settings, self._plan, image)
             self._reference = None
         if self._reference is None and not m.ring_outliers.any():
             self._reference = _ring_strips(self._plan, m.topdown)
