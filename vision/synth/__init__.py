@@ -4,13 +4,20 @@
 jitter, arched bridges, lighting, shadows, hands, lens distortion, noise, JPEG);
 `random_spec(rng, setup)` samples a scene from one of the named `SETUPS`;
 `render_sequence(...)` makes a game video (a hand places each move, the board settles);
-`python -m vision.synth.dataset` writes an evaluation set. Imports numpy and OpenCV only.
+`python -m vision.synth.dataset` writes an evaluation set and `python -m vision.synth.video`
+a game video with per-frame truth. Imports numpy and OpenCV only.
 """
 
 from __future__ import annotations
 
-from vision.synth.position import cell_name, parse_cell, random_position, validate_position
-from vision.synth.render import Frame, render
+from vision.synth.position import (
+    cell_name,
+    parse_cell,
+    random_game,
+    random_position,
+    validate_position,
+)
+from vision.synth.render import Frame, a1_margin_px, render
 from vision.synth.sequence import (
     CameraBump,
     Phase,
@@ -28,6 +35,9 @@ from vision.synth.spec import (
     HandSpec,
     InvalidScene,
     Lighting,
+    LooseTile,
+    MarkerSpec,
+    Prop,
     SceneSpec,
     TableKind,
     TableLook,
@@ -44,7 +54,10 @@ __all__ = [
     "HandSpec",
     "InvalidScene",
     "Lighting",
+    "LooseTile",
+    "MarkerSpec",
     "Phase",
+    "Prop",
     "SETUPS",
     "SceneSpec",
     "SequenceTiming",
@@ -53,8 +66,10 @@ __all__ = [
     "TableKind",
     "TableLook",
     "TileLook",
+    "a1_margin_px",
     "cell_name",
     "parse_cell",
+    "random_game",
     "random_position",
     "random_spec",
     "render",

@@ -5,12 +5,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import cv2
 import numpy as np
+import numpy.typing as npt
 
 from vision.synth.lens import undistort_normalised
 from vision.synth.spec import CameraSpec
+
+Array = npt.NDArray[Any]
 
 
 @dataclass(frozen=True)
@@ -22,18 +26,18 @@ class Camera:
     needs a margin: `offset` is where the output image's (0, 0) lies on the canvas).
     """
 
-    K: np.ndarray
-    R: np.ndarray
-    C: np.ndarray
+    K: Array
+    R: Array
+    C: Array
     width: int
     height: int
     offset: tuple[int, int] = (0, 0)
 
-    def to_camera(self, points: np.ndarray) -> np.ndarray:
+    def to_camera(self, points: Array) -> Array:
         """World points (n, 3) in camera coordinates (n, 3)."""
         return (points - self.C) @ self.R.T
 
-    def project(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def project(self, points: Array) -> tuple[Array, Array]:
         """Canvas pixels (n, 2) and depths (n,) of world points (n, 3)."""
         cam = self.to_camera(np.asarray(points, np.float64))
         depth = cam[:, 2]
@@ -41,7 +45,7 @@ class Camera:
         px = cam[:, :2] / safe[:, None] * np.array([self.K[0, 0], self.K[1, 1]]) + self.K[:2, 2]
         return px, depth
 
-    def plane_homography(self, z: float = 0.0) -> np.ndarray:
+    def plane_homography(self, z: float = 0.0) -> Array:
         """3x3 homography from board-plane points (x, y) at height z to canvas pixels."""
         t = -self.R @ self.C
         m = np.column_stack([self.R[:, 0], self.R[:, 1], self.R[:, 2] * z + t])
@@ -49,7 +53,7 @@ class Camera:
         return np.asarray(h / h[2, 2])
 
 
-def look_at(spec: CameraSpec, azimuth_deg: float) -> tuple[np.ndarray, np.ndarray]:
+def look_at(spec: CameraSpec, azimuth_deg: float) -> tuple[Array, Array]:
     """Rotation R (world -> camera) and centre C for the spec at a given azimuth."""
     e = math.radians(spec.elevation_deg)
     a = math.radians(azimuth_deg)
@@ -67,7 +71,7 @@ def look_at(spec: CameraSpec, azimuth_deg: float) -> tuple[np.ndarray, np.ndarra
     return rot, centre
 
 
-def intrinsics(spec: CameraSpec, margin: tuple[int, int] = (0, 0)) -> np.ndarray:
+def intrinsics(spec: CameraSpec, margin: tuple[int, int] = (0, 0)) -> Array:
     """K for the output image, shifted by a canvas margin (left, top)."""
     return np.array(
         [
@@ -81,7 +85,7 @@ def intrinsics(spec: CameraSpec, margin: tuple[int, int] = (0, 0)) -> np.ndarray
 @lru_cache(maxsize=8)
 def distortion_maps(
     width: int, height: int, focal: float, k1: float, k2: float
-) -> tuple[np.ndarray, np.ndarray, tuple[int, int], tuple[int, int]]:
+) -> tuple[Array, Array, tuple[int, int], tuple[int, int]]:
     """cv2.remap maps that bend an ideal canvas into the distorted output image.
 
     Returns (map_x, map_y, canvas_size, margin): render the ideal image on a canvas of

@@ -5,7 +5,8 @@ the frame) and their truth to DIR/truth.jsonl, one JSON object per line:
 `{"image": "images/00000.jpg", "setup": ..., "board": [10 strings, top rank first],
 "bridges": [["a1", "c2"], ...], "occluded": bool, "occluded_cells": [...], "corners":
 [[x, y] x 4: a1, j1, j10, a10], "homography": 3x3 or null, "camera_matrix": 3x3,
-"dist_coeffs": [k1, k2, p1, p2], "a1_margin_px": float, "spec": {the full SceneSpec}}`.
+"dist_coeffs": [k1, k2, p1, p2], "a1_margin_px": float, "markers": {id: 4 corners} (ArUco
+markers, when the scene has them), "spec": {the full SceneSpec}}`.
 Images are spread round-robin over the chosen setups; image i is drawn from the seed
 sequence (seed, i), so any one image can be made again on its own.
 """
@@ -42,6 +43,7 @@ def truth_record(frame: Frame, spec: SceneSpec, setup: str, image: str) -> dict[
         "camera_matrix": frame.camera_matrix.tolist(),
         "dist_coeffs": list(frame.dist_coeffs),
         "a1_margin_px": round(frame.a1_margin_px, 2),
+        "markers": {str(k): v.round(3).tolist() for k, v in sorted(frame.markers.items())},
         "spec": dataclasses.asdict(spec),
     }
 

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
+
+Array = npt.NDArray[Any]
 
 
-def distort_normalised(xy: np.ndarray, k1: float, k2: float) -> np.ndarray:
+def distort_normalised(xy: Array, k1: float, k2: float) -> Array:
     """OpenCV's radial model: ideal normalised coordinates -> distorted ones."""
     r2 = np.sum(xy * xy, axis=-1, keepdims=True)
     return np.asarray(xy * (1.0 + k1 * r2 + k2 * r2 * r2))
 
 
-def undistort_normalised(xy: np.ndarray, k1: float, k2: float, iterations: int = 12) -> np.ndarray:
+def undistort_normalised(xy: Array, k1: float, k2: float, iterations: int = 12) -> Array:
     """Inverse of `distort_normalised` (Newton on the radius; see `lens_is_invertible`)."""
     rd = np.sqrt(np.sum(xy * xy, axis=-1, keepdims=True))
     ru = rd.copy()

@@ -10,7 +10,12 @@ samples boards that look like real play: tiles in groups of at most four.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
+
+Array = npt.NDArray[Any]
 
 Cell = tuple[int, int]
 """(file, rank), both 0-based: (0, 0) is a1."""
@@ -124,7 +129,7 @@ def validate_position(board: tuple[str, ...], bridges: tuple[Bridge, ...], size:
         segments.append((a, b))
 
 
-def board_from_grid(grid: np.ndarray) -> tuple[str, ...]:
+def board_from_grid(grid: Array) -> tuple[str, ...]:
     """Board strings (top rank first) from an int grid indexed [file, rank]: 0 . 1 L 2 D."""
     chars = ".LD"
     size = grid.shape[0]
@@ -133,7 +138,7 @@ def board_from_grid(grid: np.ndarray) -> tuple[str, ...]:
     )
 
 
-def grid_from_board(board: tuple[str, ...]) -> np.ndarray:
+def grid_from_board(board: tuple[str, ...]) -> Array:
     """The inverse of `board_from_grid`."""
     size = len(board)
     grid = np.zeros((size, size), np.int8)
@@ -156,7 +161,7 @@ def _neighbours(cell: Cell, size: int, diagonal: bool) -> list[Cell]:
 
 
 def _try_group(
-    grid: np.ndarray, colour: int, island_of: np.ndarray, rng: np.random.Generator, want: int
+    grid: Array, colour: int, island_of: Array, rng: np.random.Generator, want: int
 ) -> list[Cell]:
     size = grid.shape[0]
     seed = (int(rng.integers(size)), int(rng.integers(size)))
@@ -248,3 +253,118 @@ def random_position(
         used.update((a, b))
     chosen.sort()
     return board_from_grid(grid), tuple((cell_name(a), cell_name(b)) for a, b in chosen)
+
+
+def _groups(grid: Array) -> list[list[Cell]]:
+    """Orthogonally connected groups of one colour."""
+    size = grid.shape[0]
+    seen = np.zeros(grid.shape, bool)
+    out = []
+    for f in range(size):
+        for r in range(size):
+            if grid[f, r] == 0 or seen[f, r]:
+                continue
+            colour, stack, group = grid[f, r], [(f, r)], []
+            seen[f, r] = True
+            while stack:
+                c = stack.pop()
+                group.append(c)
+                for n in _neighbours(c, size, diagonal=False):
+                    if not seen[n] and grid[n] == colour:
+                        seen[n] = True
+                        stack.append(n)
+            out.append(group)
+    return out
+
+
+def looks_plausible(grid: Array) -> bool:
+    """Groups of at most four, and no island (group of four) touching its colour diagonally."""
+    size = grid.shape[0]
+    for group in _groups(grid):
+        if len(group) > 4:
+            return False
+        if len(group) == 4:
+            members = set(group)
+            colour = grid[group[0]]
+            for c in group:
+                for n in _neighbours(c, size, diagonal=True):
+                    if n not in members and grid[n] == colour:
+                        return False
+    return True
+
+
+def random_game(
+    rng: np.random.Generator, moves: int, size: int = 10, bridge_chance: float = 0.2
+) -> list[tuple[tuple[str, ...], tuple[Bridge, ...]]]:
+    """Successive plausible positions of a game, starting from the empty board.
+
+    Light and dark alternate; a move puts two tiles of the mover's colour on free cells
+    that are not under a bridge (keeping `looks_plausible`), or builds one bridge
+    (sometimes, when one is physically possible). A player who can do neither passes and
+    the position repeats. Not a referee: legality beyond what the camera sees is not judged.
+    """
+    grid = np.zeros((size, size), np.int8)
+    bridges: list[tuple[Cell, Cell]] = []
+    blocked: set[Cell] = set()
+    out: list[tuple[tuple[str, ...], tuple[Bridge, ...]]] = [(board_from_grid(grid), ())]
+
+    def bridge_options(colour: int) -> list[tuple[Cell, Cell]]:
+        used = {c for br in bridges for c in br}
+        options = []
+        for f in range(size):
+            for r in range(size):
+                if grid[f, r] != colour or (f, r) in used:
+                    continue
+                for df, dr in BRIDGE_OFFSETS:
+                    b = (f + df, r + dr)
+                    if not (0 <= b[0] < size and 0 <= b[1] < size) or b in used:
+                        continue
+                    if grid[b] != colour or not all(grid[c] == 0 for c in crossed_cells((f, r), b)):
+                        continue
+                    if any(segments_cross((f, r), b, c, d) for c, d in bridges):
+                        continue
+                    options.append(((f, r), b))
+        return options
+
+    def try_tiles(colour: int) -> bool:
+        own = [c for c in zip(*np.nonzero(grid == colour), strict=True)]
+        for _ in range(300):
+            picks: list[Cell] = []
+            for _k in range(2):
+                if own and rng.random() < 0.6:
+                    base = own[int(rng.integers(len(own)))]
+                    cell = (
+                        int(base[0]) + int(rng.integers(-2, 3)),
+                        int(base[1]) + int(rng.integers(-2, 3)),
+                    )
+                else:
+                    cell = (int(rng.integers(size)), int(rng.integers(size)))
+                picks.append(cell)
+            if picks[0] == picks[1]:
+                continue
+            if not all(0 <= c[0] < size and 0 <= c[1] < size for c in picks):
+                continue
+            if any(grid[c] != 0 or c in blocked for c in picks):
+                continue
+            for c in picks:
+                grid[c] = colour
+            if looks_plausible(grid):
+                return True
+            for c in picks:
+                grid[c] = 0
+        return False
+
+    for move in range(moves):
+        colour = 1 if move % 2 == 0 else 2
+        options = bridge_options(colour)
+        if options and rng.random() < bridge_chance:
+            a, b = options[int(rng.integers(len(options)))]
+            bridges.append((a, b))
+            blocked.update(crossed_cells(a, b))
+        elif not try_tiles(colour) and options:
+            a, b = options[int(rng.integers(len(options)))]
+            bridges.append((a, b))
+            blocked.update(crossed_cells(a, b))
+        named = tuple((cell_name(a), cell_name(b)) for a, b in sorted(bridges))
+        out.append((board_from_grid(grid), named))
+    return out

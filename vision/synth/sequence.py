@@ -16,13 +16,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import cv2
-import numpy as np
+import numpy.typing as npt
 
 from vision.synth.position import Bridge, Cell, cell_at, parse_cell
 from vision.synth.render import Frame, render
-from vision.synth.spec import HandSpec, InvalidScene, SceneSpec
+from vision.synth.spec import CameraSpec, HandSpec, InvalidScene, SceneSpec
+
+Array = npt.NDArray[Any]
 
 Position = tuple[tuple[str, ...], tuple[Bridge, ...]]
 """(board strings top rank first, sorted bridges): one state of the game on the board."""
@@ -39,12 +42,29 @@ class Phase(StrEnum):
 
 @dataclass(frozen=True)
 class CameraBump:
-    """A knock on the camera (or the board): the view shifts and stays shifted."""
+    """A knock on the camera (or the board): the view shakes for `shake_s`, then stays
+    shifted by the given amounts."""
 
     at_s: float
     azimuth_deg: float = 1.5
     elevation_deg: float = -1.0
     shift: tuple[float, float] = (0.15, -0.1)
+    shake_s: float = 0.3
+
+
+def _bumped(camera: CameraSpec, bump: CameraBump, now: float) -> CameraSpec:
+    """The camera at time `now` (>= bump.at_s): a damped swing settling on the new pose."""
+    u = (now - bump.at_s) / bump.shake_s if bump.shake_s > 0 else 1.0
+    amount = 1.0 if u >= 1.0 else 1.0 - math.exp(-4.0 * u) * math.cos(3.0 * math.pi * u)
+    return replace(
+        camera,
+        azimuth_deg=camera.azimuth_deg + bump.azimuth_deg * amount,
+        elevation_deg=min(90.0, camera.elevation_deg + bump.elevation_deg * amount),
+        target=(
+            camera.target[0] + bump.shift[0] * amount,
+            camera.target[1] + bump.shift[1] * amount,
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -59,6 +79,11 @@ class SequenceTiming:
     leave_s: float = 0.7
     light_side_deg: float = 270.0
     """Where the light player sits (board frame, as HandSpec.from_deg); dark sits opposite."""
+    exposure_s: float = 0.03
+    """Shutter time: a moving hand is blurred over the distance it moves meanwhile."""
+    light_drift: float = 0.0
+    """Slow change of the room light: exposure varies by up to this fraction (e.g. 0.15)."""
+    light_drift_period_s: float = 20.0
     bump: CameraBump | None = None
 
 
@@ -175,14 +200,14 @@ def _plan_move(
     t = start + timing.reach_s
     holding = ""
     for act in actions:
-        carry = act.colour if act.kind == "place" else holding
+        carry = {"place": act.colour, "bridge": "B"}.get(act.kind, holding)
         keys.append(_Key(t, act.where[0], act.where[1], 2.4, carry))
         t += timing.hover_s
         keys.append(_Key(t, act.where[0], act.where[1], 2.4, carry))
         t += timing.place_s / 2
         keys.append(_Key(t, act.where[0], act.where[1], 0.9, carry))
         events.append((t, act))
-        holding = act.colour if act.kind == "remove" else ""
+        holding = {"remove": act.colour, "unbridge": "B"}.get(act.kind, "")
         t += timing.place_s / 2
         keys.append(_Key(t, act.where[0], act.where[1], 2.4, holding))
     last = actions[-1].where
@@ -212,7 +237,7 @@ def render_sequence(
     spec: SceneSpec,
     timing: SequenceTiming = SequenceTiming(),  # noqa: B008 - frozen value
     hand: HandSpec | None = None,
-) -> Iterator[tuple[np.ndarray, SequenceTruth]]:
+) -> Iterator[tuple[Array, SequenceTruth]]:
     """Frames of a game video through `positions` (the first is shown at the start).
 
     `spec` gives camera, looks and lighting (its own board and hands are ignored); `hand`
@@ -242,16 +267,6 @@ def render_sequence(
         t = end + timing.still_s
     total = t
     frame_count = int(math.floor(total * timing.fps + 1e-9))
-    bumped_camera = None
-    if timing.bump is not None:
-        b = timing.bump
-        cam = spec.camera
-        bumped_camera = replace(
-            cam,
-            azimuth_deg=cam.azimuth_deg + b.azimuth_deg,
-            elevation_deg=min(90.0, cam.elevation_deg + b.elevation_deg),
-            target=(cam.target[0] + b.shift[0], cam.target[1] + b.shift[1]),
-        )
     for index in range(frame_count):
         now = index / timing.fps
         position = positions[0]
@@ -267,11 +282,27 @@ def render_sequence(
                 if now >= ev_t:
                     position = _apply(position, act)
             hand_spec = _hand_at(plan.keys, now, plan.side, template)
+            later = _hand_at(plan.keys, now + timing.exposure_s, plan.side, template)
+            if hand_spec is not None and later is not None and timing.exposure_s > 0:
+                motion = (
+                    later.target[0] - hand_spec.target[0],
+                    later.target[1] - hand_spec.target[1],
+                    later.height - hand_spec.height,
+                )
+                hand_spec = replace(hand_spec, motion=motion)
             break
-        bumped = bumped_camera is not None and timing.bump is not None and now >= timing.bump.at_s
-        camera = bumped_camera if bumped and bumped_camera is not None else spec.camera
+        bump = timing.bump
+        bumped = bump is not None and now >= bump.at_s
+        camera = _bumped(spec.camera, bump, now) if bump is not None and bumped else spec.camera
+        lighting = spec.lighting
+        if timing.light_drift > 0:
+            swing = math.sin(2.0 * math.pi * now / max(timing.light_drift_period_s, 1e-3))
+            # quantised so the cached light maps are reused between nearby frames
+            gain = 1.0 + round(timing.light_drift * swing * 50.0) / 50.0
+            lighting = replace(lighting, exposure=lighting.exposure * gain)
         frame_spec = replace(
             spec,
+            lighting=lighting,
             board=position[0],
             bridges=position[1],
             camera=camera,
@@ -284,7 +315,7 @@ def render_sequence(
 
 
 def write_video(
-    path: str | Path, frames: Iterator[tuple[np.ndarray, SequenceTruth]], fps: float
+    path: str | Path, frames: Iterator[tuple[Array, SequenceTruth]], fps: float
 ) -> list[SequenceTruth]:
     """Write frames to an .mp4 ('mp4v') or .avi ('MJPG') file; return their truths."""
     path = Path(path)

@@ -8,8 +8,11 @@ on the 0-255 scale (OpenCV order). Angles are in degrees.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+import cv2
 
 from vision.synth.lens import lens_is_invertible
 from vision.synth.position import Bridge, validate_position
@@ -63,6 +66,9 @@ class BoardLook:
     border_width: float = 0.8
     thickness: float = 0.08
     mottling: float = 0.06
+    frame_lines: int = 0
+    """Decorative lines printed in the border around the grid (0-2)."""
+    frame_color: BGR = (60.0, 55.0, 40.0)
 
 
 class TableKind(StrEnum):
@@ -84,6 +90,11 @@ class TableLook:
     kind: TableKind = TableKind.WOOD
     contrast: float = 0.25
     scale: float = 1.0
+    extent: tuple[float, float] | None = None
+    """Half width and half depth of the table top (cells, around the board centre plus
+    `offset`); None for a table wider than the view. Beyond its edge is the floor."""
+    offset: tuple[float, float] = (0.0, 0.0)
+    floor_color: BGR = (55.0, 60.0, 65.0)
 
 
 @dataclass(frozen=True)
@@ -106,6 +117,8 @@ class TileLook:
     jitter_rotation_deg: float = 5.0
     color_variation: float = 0.04
     gloss: float = 0.15
+    grain: float = 0.04
+    """Strength of the wood/paint grain on tile tops (relative brightness)."""
 
 
 @dataclass(frozen=True)
@@ -143,6 +156,8 @@ class Lighting:
     shadow_softness: float = 0.12
     glare: float = 0.0
     glare_radius: float = 1.5
+    glare_spots: tuple[tuple[float, float, float, float], ...] = ()
+    """Further reflections (other lights, a window): (x, y, radius in cells, strength)."""
     vignette: float = 0.15
 
 
@@ -152,6 +167,13 @@ class Effects:
 
     noise_sigma: float = 2.0
     blur_sigma: float = 0.6
+    chromatic: float = 0.0
+    """Lateral chromatic aberration: red and blue part by this many pixels at the corners."""
+    sharpen: float = 0.0
+    """Unsharp-mask strength (phones sharpen their pictures; 0.5 is strong)."""
+    depth_blur: float = 0.0
+    """Extra defocus blur (sigma, px) reached where the board plane is 30% nearer or farther
+    than the focused target (shallow depth of field in angled views)."""
     jpeg_quality: int | None = 90
     noise_seed: int = 0
     """Varies the noise alone (successive video frames of one scene)."""
@@ -163,9 +185,10 @@ class HandSpec:
 
     The hand's fingertips point at `target` (board coordinates, cells) from `height` cells
     above the printed surface; the arm comes from direction `from_deg` (board frame: 0 from
-    the j side (+x), 90 from the rank-10 side, 270 from the rank-1 side). `holding` is '' or
-    'L'/'D' for a tile pinched between the fingers. `sleeve_reach` is the fraction of the
-    forearm covered by the sleeve, from the elbow (0 = bare forearm, 1 = sleeve to the wrist).
+    the j side (+x), 90 from the rank-10 side, 270 from the rank-1 side). `holding` is '',
+    'L'/'D' for a tile pinched between the fingers, or 'B' for a bridge. `sleeve_reach` is
+    the fraction of the forearm covered by the sleeve, from the elbow (0 = bare forearm,
+    1 = sleeve to the wrist).
     """
 
     target: tuple[float, float] = (5.0, 5.0)
@@ -177,6 +200,52 @@ class HandSpec:
     scale: float = 1.0
     spread_deg: float = 0.0
     holding: str = ""
+    motion: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """How far the hand moves during the exposure (cells): blurs the hand along it."""
+
+
+@dataclass(frozen=True)
+class LooseTile:
+    """A tile lying on the table beside the board (the players' supply): not on the board."""
+
+    x: float
+    y: float
+    colour: str = "L"
+    angle_deg: float = 0.0
+
+
+@dataclass(frozen=True)
+class Prop:
+    """A box-shaped object on the table beside the board (game box, phone, score pad...).
+
+    Centre (x, y) and sizes in cells, board frame; `width` along x before turning by
+    `angle_deg`. Props are distractors: they are not part of the truth.
+    """
+
+    x: float
+    y: float
+    width: float
+    depth: float
+    height: float
+    angle_deg: float = 0.0
+    color: BGR = (60.0, 60.0, 60.0)
+
+
+@dataclass(frozen=True)
+class MarkerSpec:
+    """Printed ArUco markers lying on the table just outside the board's four corners.
+
+    `ids` are given for the corners a1, j1, j10, a10 in that order (as the image shows
+    them, see the orientation rule). `size` is the side of the black marker square and
+    `gap` the distance from the board's outer corner to the marker's inner corner, along
+    both axes, in cells; `paper` is the white margin around the marker.
+    """
+
+    dictionary: str = "DICT_4X4_50"
+    ids: tuple[int, int, int, int] = (0, 1, 2, 3)
+    size: float = 1.6
+    gap: float = 0.3
+    paper: float = 0.25
 
 
 @dataclass(frozen=True)
@@ -185,8 +254,9 @@ class SceneSpec:
 
     `board` holds `size` strings, top rank first ('.', 'L', 'D'), the format of
     `ponte read --json`; `bridges` are pairs of cell names, each pair sorted by (file, rank)
-    and the tuple sorted. `seed` drives every random detail the spec leaves open (tile
-    jitter, textures, noise), so the same spec always renders the same image.
+    and the tuple sorted. `loose_tiles` lie on the table beside the board (distractors).
+    `seed` drives every random detail the spec leaves open (tile jitter, textures, noise),
+    so the same spec always renders the same image.
     """
 
     board: tuple[str, ...]
@@ -200,6 +270,9 @@ class SceneSpec:
     lighting: Lighting = field(default_factory=Lighting)
     effects: Effects = field(default_factory=Effects)
     hands: tuple[HandSpec, ...] = ()
+    loose_tiles: tuple[LooseTile, ...] = ()
+    markers: MarkerSpec | None = None
+    props: tuple[Prop, ...] = ()
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -221,6 +294,29 @@ class SceneSpec:
                 f"lens distortion k1={cam.k1}, k2={cam.k2} folds over before the image corners"
                 f" at focal length {cam.focal_px}px"
             )
+        reach = self.size / 2.0 + self.board_look.border_width + 0.75
+        for piece in self.loose_tiles:
+            if piece.colour not in ("L", "D"):
+                raise InvalidScene(f"loose tile colour {piece.colour!r}: expected 'L' or 'D'")
+            if max(abs(piece.x - self.size / 2.0), abs(piece.y - self.size / 2.0)) < reach:
+                raise InvalidScene(f"loose tile at ({piece.x}, {piece.y}) lies on the board")
+        if self.table.extent is not None:
+            half = self.size / 2.0 + self.board_look.border_width + 0.5
+            for axis in (0, 1):
+                if self.table.extent[axis] < half + abs(self.table.offset[axis]):
+                    raise InvalidScene("the table must be larger than the board it carries")
+        for prop in self.props:
+            if min(prop.width, prop.depth, prop.height) <= 0:
+                raise InvalidScene("prop sizes must be positive")
+            gap = max(abs(prop.x - self.size / 2.0), abs(prop.y - self.size / 2.0))
+            if gap < reach - 0.75 + math.hypot(prop.width, prop.depth) / 2.0:
+                raise InvalidScene(f"prop at ({prop.x}, {prop.y}) overlaps the board")
+        if self.markers is not None:
+            name = self.markers.dictionary
+            if not name.startswith("DICT_") or not hasattr(cv2.aruco, name):
+                raise InvalidScene(f"unknown ArUco dictionary {name!r}")
+            if self.markers.size <= 0 or self.markers.gap < 0 or self.markers.paper < 0:
+                raise InvalidScene("marker size must be positive, gap and paper not negative")
         for hand in self.hands:
-            if hand.holding not in ("", "L", "D"):
-                raise InvalidScene(f"hand holding {hand.holding!r}: expected '', 'L' or 'D'")
+            if hand.holding not in ("", "L", "D", "B"):
+                raise InvalidScene(f"hand holding {hand.holding!r}: expected '', 'L', 'D' or 'B'")

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import cv2
 import numpy as np
+import numpy.typing as npt
 
 from vision.synth.spec import BoardLook, TableKind, TableLook
+
+Array = npt.NDArray[Any]
 
 TABLE_TEXELS = 512
 """Side of the (periodic) table texture in texels."""
@@ -19,7 +23,7 @@ BOARD_PX_PER_CELL = 48
 
 def periodic_noise(
     rng: np.random.Generator, shape: tuple[int, int], scale: tuple[float, float]
-) -> np.ndarray:
+) -> Array:
     """Smooth noise that tiles seamlessly (FFT-filtered white noise), unit std.
 
     `scale` is the feature size in texels along (rows, columns).
@@ -39,7 +43,7 @@ TEXTURE_VARIANTS = 16
 
 
 @lru_cache(maxsize=3 * TEXTURE_VARIANTS)
-def _table_pattern(kind: TableKind, variant: int) -> np.ndarray:
+def _table_pattern(kind: TableKind, variant: int) -> Array:
     """Brightness pattern (unit scale, zero mean-ish) of a periodic table texture."""
     rng = np.random.default_rng([variant, 11])
     n = TABLE_TEXELS
@@ -61,13 +65,13 @@ def _table_pattern(kind: TableKind, variant: int) -> np.ndarray:
         value = 0.35 * weave + 0.4 * fine + 0.5 * periodic_noise(rng, (n, n), (60.0, 60.0))
     else:
         value = 0.15 * fine + 0.8 * periodic_noise(rng, (n, n), (80.0, 80.0))
-    out = np.clip(value, -3.0, 3.0).astype(np.float32)
+    out: Array = np.clip(value, -3.0, 3.0).astype(np.float32)
     out.setflags(write=False)
     return out
 
 
 @lru_cache(maxsize=16)
-def table_texture(look: TableLook, seed: int) -> np.ndarray:
+def table_texture(look: TableLook, seed: int) -> Array:
     """A periodic BGR uint8 table texture (TABLE_TEXELS square)."""
     pattern = _table_pattern(look.kind, seed % TEXTURE_VARIANTS)
     shade = 1.0 + look.contrast * 0.5 * pattern
@@ -79,7 +83,7 @@ PAPER_TEXELS = 640
 
 
 @lru_cache(maxsize=TEXTURE_VARIANTS)
-def _paper_pattern(variant: int) -> np.ndarray:
+def _paper_pattern(variant: int) -> Array:
     """Periodic (2, PAPER_TEXELS, PAPER_TEXELS): printed-colour blotches, paper grain."""
     rng = np.random.default_rng([variant, 13])
     p = BOARD_PX_PER_CELL
@@ -92,7 +96,7 @@ def _paper_pattern(variant: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=16)
-def board_texture(look: BoardLook, size: int, seed: int) -> tuple[np.ndarray, float]:
+def board_texture(look: BoardLook, size: int, seed: int) -> tuple[Array, float]:
     """The printed board as BGRA uint8 (alpha 255), and the border width (cells) it has.
 
     Texel centre (u, v) lies at board point x = (u + 0.5) / P - border,
@@ -134,6 +138,93 @@ def board_texture(look: BoardLook, size: int, seed: int) -> tuple[np.ndarray, fl
         ):
             pts = np.round(np.array(quad) * 16).astype(np.int32)
             cv2.fillConvexPoly(tex, pts, color, cv2.LINE_AA, 4)
+    specks = np.random.default_rng([seed, 31])
+    for _ in range(int(specks.integers(10, 60))):
+        centre = specks.uniform(0, side, 2)
+        radius = specks.uniform(0.4, 1.6)
+        shade = float(specks.choice([0.55, 1.35]))
+        colour = tuple(float(c) * shade for c in look.board_color)
+        cv2.circle(
+            tex,
+            (int(centre[0] * 16), int(centre[1] * 16)),
+            int(radius * 16),
+            colour,
+            -1,
+            cv2.LINE_AA,
+            4,
+        )
+    frame_color = tuple(float(c) for c in look.frame_color)
+    for k in range(look.frame_lines):
+        gap = border * p * (0.35 + 0.25 * k)
+        _square_outline(tex, lo - 0.5 - gap, hi - 0.5 + gap, half * 0.8, frame_color)
     bgra = np.full((side, side, 4), 255, np.uint8)
     bgra[..., :3] = np.clip(tex, 0, 255)
     return bgra, border
+
+
+def _square_outline(
+    tex: Array, lo: float, hi: float, half: float, color: tuple[float, ...]
+) -> None:
+    """A thin square outline with corners (lo, lo) and (hi, hi), anti-aliased."""
+    for quad in (
+        [
+            (lo - half, lo - half),
+            (hi + half, lo - half),
+            (hi + half, lo + half),
+            (lo - half, lo + half),
+        ],
+        [
+            (lo - half, hi - half),
+            (hi + half, hi - half),
+            (hi + half, hi + half),
+            (lo - half, hi + half),
+        ],
+        [
+            (lo - half, lo - half),
+            (lo + half, lo - half),
+            (lo + half, hi + half),
+            (lo - half, hi + half),
+        ],
+        [
+            (hi - half, lo - half),
+            (hi + half, lo - half),
+            (hi + half, hi + half),
+            (hi - half, hi + half),
+        ],
+    ):
+        pts = np.round(np.array(quad) * 16).astype(np.int32)
+        cv2.fillConvexPoly(tex, pts, color, cv2.LINE_AA, 4)
+
+
+GRAIN_TEXELS_PER_CELL = 64
+"""Resolution of the tile-top grain pattern (it repeats every 4 cells)."""
+
+
+@lru_cache(maxsize=TEXTURE_VARIANTS)
+def _grain_pattern(variant: int) -> Array:
+    rng = np.random.default_rng([variant, 19])
+    n = 4 * GRAIN_TEXELS_PER_CELL
+    streaks = periodic_noise(rng, (n, n), (0.7, 14.0))
+    blotch = periodic_noise(rng, (n, n), (10.0, 10.0))
+    out = np.clip(0.8 * streaks + 0.5 * blotch, -3.0, 3.0).astype(np.float32)
+    out.setflags(write=False)
+    return out
+
+
+def tile_grain(seed: int) -> Array:
+    """Periodic zero-mean grain (wood/paint) for tile tops, about unit amplitude."""
+    return _grain_pattern(seed % TEXTURE_VARIANTS)
+
+
+@lru_cache(maxsize=1)
+def skin_pattern() -> Array:
+    """Periodic blotchy pattern (image space, 128 px) for skin and cloth, unit amplitude."""
+    rng = np.random.default_rng(29)
+    shape = (128, 128)
+    out = np.clip(
+        0.7 * periodic_noise(rng, shape, (6.0, 6.0)) + 0.4 * periodic_noise(rng, shape, (1.2, 1.2)),
+        -3.0,
+        3.0,
+    ).astype(np.float32)
+    out.setflags(write=False)
+    return out
