@@ -24,11 +24,13 @@ _WEIGHTS = np.array([1.0, 1.0, 1.0])
 
 @dataclass(frozen=True)
 class CellReading:
-    """Per cell (index rank * 10 + file): class code, confidence, sub-box votes (n, 3)."""
+    """Per cell (index rank * 10 + file): class code, confidence, sub-box votes (n, 4) for
+    board, light, dark, bridge, and the same votes of the 8 rim boxes (zeros if unmeasured)."""
 
     codes: np.ndarray
     confidence: np.ndarray
     votes: np.ndarray
+    rim_votes: np.ndarray
 
 
 def colour_distance(lab: np.ndarray, centre: Lab | np.ndarray) -> np.ndarray:
@@ -193,7 +195,9 @@ def _apart(a: np.ndarray, b: np.ndarray, settings: Thresholds) -> bool:
     return dist > settings.cluster_separation_sigmas * float(spread)
 
 
-def classify_cells(settings: Thresholds, sub_lab: np.ndarray, model: ColourModel) -> CellReading:
+def classify_cells(
+    settings: Thresholds, sub_lab: np.ndarray, model: ColourModel, rim_lab: np.ndarray | None = None
+) -> CellReading:
     """Per cell, a vote of its 3 x 3 sub-boxes (sub_lab: (100, 9, 3)) among the colour centres.
 
     A sub-box votes for the nearest centre (board, light, dark, bridge) within
@@ -201,19 +205,12 @@ def classify_cells(settings: Thresholds, sub_lab: np.ndarray, model: ColourModel
     sub-boxes vote for that tile colour, or a few do and the rest is bridge (a bridge's
     foot rests on it); empty when at least `empty_min_votes` vote for the board, or a few
     do and the rest is bridge (a deck passes over it); UNKNOWN otherwise (a hand, a sleeve,
-    something the model does not know).
+    something the model does not know). The rim boxes (rim_lab: (100, 8, 3)) vote the same
+    way; they only serve to tell the colour of a tile a bridge's foot hides.
     """
     n, k, _ = sub_lab.shape
-    flat = sub_lab.reshape(-1, 3)
-    dists = np.full((len(flat), 4), np.inf)
-    for i, centre in enumerate((model.empty, model.light, model.dark, model.bridge)):
-        if centre is not None:
-            dists[:, i] = colour_distance(flat, centre)
-    nearest = np.argmin(dists, axis=1)
-    close = dists[np.arange(len(flat)), nearest] <= settings.match_distance
-    votes = np.zeros((n, 4))
-    for cls in range(4):
-        votes[:, cls] = ((nearest == cls) & close).reshape(n, k).sum(axis=1)
+    votes = _votes(settings, sub_lab, model)
+    rim_votes = _votes(settings, rim_lab, model) if rim_lab is not None else np.zeros((n, 4))
     deck = votes[:, BRIDGE]
     codes = np.full(n, UNKNOWN)
     full = settings.tile_min_votes + 2
@@ -225,7 +222,22 @@ def classify_cells(settings: Thresholds, sub_lab: np.ndarray, model: ColourModel
         codes[clear | (covered & (votes[:, cls] >= votes[:, EMPTY]))] = cls
     chosen = votes[np.arange(n), np.minimum(codes, 2)] + np.where(codes == UNKNOWN, 0, deck)
     conf = np.where(codes == UNKNOWN, 0.0, np.minimum(chosen, k) / k)
-    return CellReading(codes, conf, votes)
+    return CellReading(codes, conf, votes, rim_votes)
+
+
+def _votes(settings: Thresholds, lab: np.ndarray, model: ColourModel) -> np.ndarray:
+    n, k, _ = lab.shape
+    flat = lab.reshape(-1, 3)
+    dists = np.full((len(flat), 4), np.inf)
+    for i, centre in enumerate((model.empty, model.light, model.dark, model.bridge)):
+        if centre is not None:
+            dists[:, i] = colour_distance(flat, centre)
+    nearest = np.argmin(dists, axis=1)
+    close = dists[np.arange(len(flat)), nearest] <= settings.match_distance
+    votes = np.zeros((n, 4))
+    for cls in range(4):
+        votes[:, cls] = ((nearest == cls) & close).reshape(n, k).sum(axis=1)
+    return votes
 
 
 def blend_colours(settings: Thresholds, old: ColourModel, new: ColourModel) -> ColourModel:

@@ -31,6 +31,9 @@ class SamplingPlan:
     side: int
     cell_boxes: np.ndarray
     """(900, 4) int boxes x0, y0, x1, y1: 3 x 3 sub-boxes per cell, cell = rank * 10 + file."""
+    outer_boxes: np.ndarray
+    """(800, 4) int boxes near the rim of a tile's top face, 8 per cell: the parts of a tile
+    a bridge's foot resting on it leaves in view."""
     ring_boxes: np.ndarray
     """(n, 4) int boxes along the border ring, just outside the grid."""
     ring_xy: np.ndarray
@@ -65,6 +68,11 @@ def plan_sampling(
     offsets = np.array([(dx, dy) for dy in (-1, 0, 1) for dx in (-1, 0, 1)], np.float64) * third
     sub = (raised[:, None, :] + offsets[None, :, :]).reshape(-1, 2)
     cell_boxes = _boxes(sub, third / 2, third / 2, px, margin, side)
+    tops = geometry.raised(centres, settings.tile_height_cells)
+    rim = np.array([(dx, dy) for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dx or dy],
+                   np.float64) * _RIM
+    outer_boxes = _boxes((tops[:, None, :] + rim[None, :, :]).reshape(-1, 2), 0.06, 0.06, px,
+                         margin, side)
     ring_xy, ring_half = _ring_centres()
     ring_boxes = np.array(
         [_boxes(p[None, :], hx, hy, px, margin, side)[0] for p, (hx, hy) in zip(
@@ -78,7 +86,7 @@ def plan_sampling(
     lean = geometry.raised(edge, settings.tile_height_cells) - edge
     leaned = (lean * outward).sum(axis=1) > _RING_IN - 0.06
     return SamplingPlan(
-        map_x, map_y, side, cell_boxes, ring_boxes, ring_xy, leaned, centres,
+        map_x, map_y, side, cell_boxes, outer_boxes, ring_boxes, ring_xy, leaned, centres,
         geometry,
     )
 
@@ -92,6 +100,7 @@ def _inside(map_x: np.ndarray, map_y: np.ndarray, box: np.ndarray, size: tuple[i
 
 
 _RING_IN, _RING_OUT = 0.12, 0.38
+_RIM = 0.31  # cells from a tile's centre to the rim boxes (a tile is about 0.88 wide)
 
 
 def _ring_centres() -> tuple[np.ndarray, list[tuple[float, float]]]:
@@ -164,6 +173,12 @@ def box_means(ii: np.ndarray, boxes: np.ndarray) -> np.ndarray:
 def cell_colours(ii: np.ndarray, plan: SamplingPlan) -> np.ndarray:
     """Per cell, its 3 x 3 sub-box mean colours, (100, 9, 3) BGR."""
     result: np.ndarray = box_means(ii, plan.cell_boxes).reshape(SIZE * SIZE, 9, 3)
+    return result
+
+
+def rim_colours(ii: np.ndarray, plan: SamplingPlan) -> np.ndarray:
+    """Per cell, the mean colours of its 8 rim boxes, (100, 8, 3) BGR."""
+    result: np.ndarray = box_means(ii, plan.outer_boxes).reshape(SIZE * SIZE, 8, 3)
     return result
 
 
