@@ -62,7 +62,7 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
     return best[1] / scale
 
 
-_MIN_GRID_CONTRAST = 1.6
+_MIN_GRID_CONTRAST = 2.6
 
 
 def _marker_fence(image: np.ndarray) -> np.ndarray | None:
