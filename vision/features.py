@@ -198,11 +198,10 @@ def light_field(
 ) -> tuple[np.ndarray, np.ndarray]:
     """A smooth per-channel light field fitted to the ring: (coefficients (6, 3), inliers).
 
-    A ring sample is an outlier (a hand or an arm over the border) when it differs from the
-    median of its neighbours along the ring, four each way, by more than 15 grey levels and
-    either in hue (chromaticity, by more than a quarter of `outlier_error`) or in
-    brightness by more than a shadow can: light changes smoothly along the border and
-    shadows keep its hue, an arm does neither. Each channel is
+    A ring sample is an outlier (a hand or an arm over the border) when it differs by more
+    than `outlier_error` (relative, and by 15 grey levels) from the median of its
+    neighbours along the ring, four each way: light changes smoothly along the border, an
+    arm does not. Each channel is
     then modelled as a quadratic in x and y over the board (a lamp's falloff), fitted to
     the other samples.
     """
@@ -216,7 +215,6 @@ def light_field(
 
 
 _MIN_ODD = 15.0  # grey levels: less than this is noise or a soft shadow on a dark border
-_DARKEST_SHADOW = 0.45  # a shadow keeps at least this much of the light
 
 
 def _odd_ones_out(ring_bgr: np.ndarray, ring_xy: np.ndarray, limit: float) -> np.ndarray:
@@ -228,15 +226,8 @@ def _odd_ones_out(ring_bgr: np.ndarray, ring_xy: np.ndarray, limit: float) -> np
     for i in range(n):
         near = [(i + k) % n for k in range(-span, span + 1) if k != 0]
         ref = np.median(ordered[near], axis=0)
-        here = ordered[i]
-        diff = float(np.abs(here - ref).max())
-        if diff <= _MIN_ODD:
-            continue
-        # A shadow darkens the border but keeps its hue; a hand or a sleeve changes the hue,
-        # or the brightness by more than a shadow can.
-        hue = float(np.abs(here / max(here.sum(), 1.0) - ref / max(ref.sum(), 1.0)).max())
-        ratio = float(here.sum() / max(ref.sum(), 1.0))
-        odd[order[i]] = hue > limit / 4 or ratio < _DARKEST_SHADOW or ratio > 1 / _DARKEST_SHADOW
+        diff = float(np.abs(ordered[i] - ref).max())
+        odd[order[i]] = diff > limit * max(float(ref.mean()), 1.0) and diff > _MIN_ODD
     return odd
 
 
