@@ -116,6 +116,8 @@ def test_restart_resumes_the_same_game_from_the_database(store: Store, tmp_path:
     store.close()
     again = LiveSession(Store(tmp_path / "data"))
     assert again.game_id == game_id and again.resumed
+    notice = again.bus.subscribe(last_event_id=0).get(timeout=0)
+    assert notice is not None and notice.data["kind"] == "resumed"
     after = again.state()
     for key in ("board", "moves", "flags", "turn", "score"):
         assert after[key] == before[key]

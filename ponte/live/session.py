@@ -58,6 +58,12 @@ class LiveSession:
         if current is not None:
             self._open(current)
             self.resumed = True
+            self.bus.publish(EventType.NOTICE, {
+                "kind": "resumed",
+                "game": current,
+                "message": f"resumed game {current} after {len(self.table.game.moves)} "
+                "moves; the board is checked against the record when it next settles",
+            })
         else:
             self._start(dict(tags or {}), 10, Supply.PHYSICAL)
 
