@@ -62,6 +62,7 @@ class Thresholds:
     empty_min_votes: int
     ring_occlusion_distance: float
     ring_occlusion_fraction: float
+    ring_outlier_error: float
     occlusion_min_cells: int
     bridge_min_score: float
     bridge_max_spread: float
@@ -200,7 +201,10 @@ class Calibration:
             "a1": self.a1.value,
             "colours": self.colours.to_json() if self.colours else None,
             "lens": self.lens.to_json() if self.lens else None,
-            "thresholds": asdict(self.thresholds),
+            "thresholds": {
+                k: v for k, v in asdict(self.thresholds).items()
+                if v != getattr(default_thresholds(), k)
+            },
         }
 
     @classmethod

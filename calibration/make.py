@@ -57,7 +57,7 @@ def make_calibration(
     found = locate_board(settings, located_in, markers=markers)
     corners = orient_corners(found, a1, (w, h))
     plan = make_plan(settings, corners, (w, h), k, dist)
-    m = measure(plan, image)
+    m = measure(settings, plan, image)
     ring = (float(m.ring_lab[0]), float(m.ring_lab[1]), float(m.ring_lab[2]))
     colours = learn_colours(settings, m.sub_lab, ring)
     return Calibration(

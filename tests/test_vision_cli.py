@@ -114,3 +114,23 @@ def test_markers_writes_a_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert ponte.cli.main(["markers", "--out", str(out)]) == 0
     image = cv2.imread(str(out))
     assert image is not None and image.shape[0] > 1000
+
+
+def test_calibrate_lens_writes_a_lens_file_calibrate_can_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.test_calibration import _chessboard_views
+
+    paths = []
+    for i, view in enumerate(_chessboard_views(5)):
+        path = tmp_path / f"chess{i}.png"
+        cv2.imwrite(str(path), view)
+        paths.append(str(path))
+    lens = tmp_path / "lens.json"
+    assert ponte.cli.main(["calibrate-lens", *paths, "--out", str(lens)]) == 0
+    assert "pattern found in 5 of 5 images" in capsys.readouterr().out
+    data = json.loads(lens.read_text())
+    assert data["format"] == "ponte-lens" and data["distortion"][0] < 0
+    bad_pattern = ["calibrate-lens", paths[0], "--out", str(lens), "--pattern", "9by6"]
+    assert ponte.cli.main(bad_pattern) == 2
+    assert "--pattern" in capsys.readouterr().err

@@ -127,3 +127,24 @@ def test_observation_picture_marks_cells() -> None:
     text = read_board(image).picture()
     assert text.splitlines()[0] == "10 L . D . . . . . . ."
     assert CellState("L") is CellState.LIGHT
+
+
+def test_board_is_located_by_aruco_markers_at_its_corners() -> None:
+    board = draw_board(ROWS)
+    side, pad = board.shape[0], 60
+    canvas = np.full((side + 2 * pad, side + 2 * pad, 3), (70, 110, 140), np.uint8)
+    canvas[pad : pad + side, pad : pad + side] = board
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    for marker_id, (x, y) in enumerate([(0, 0), (side + pad, 0), (side + pad, side + pad),
+                                        (0, side + pad)]):
+        marker = cv2.aruco.generateImageMarker(dictionary, marker_id, pad - 6, borderBits=1)
+        white = np.full((pad, pad), 255, np.uint8)
+        white[3:-3, 3:-3] = marker
+        canvas[y : y + pad, x : x + pad] = white[:, :, None]
+    quad = [(300.0, 60.0), (950.0, 90.0), (1000.0, 690.0), (250.0, 660.0)]
+    image, _ = place_in_scene(canvas, quad)
+    by_markers = locate_board(default_thresholds(), image, markers=True)
+    by_outline = locate_board(default_thresholds(), image)
+    assert np.abs(order_visually(by_markers) - order_visually(by_outline)).max() < 3.0
+    with pytest.raises(BoardNotFound, match="ArUco"):
+        locate_board(default_thresholds(), place_in_scene(board, quad)[0], markers=True)

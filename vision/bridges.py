@@ -102,10 +102,10 @@ def learn_bridge_colour(
     for centre in (model.light, model.dark):
         if centre is not None:
             ok &= colour_distance(means, centre) > 2 * settings.cluster_min_separation
-    codes, votes = reading.codes, reading.votes
+    votes = reading.votes
     for i in np.flatnonzero(ok):
         a, b = bridge_plan.pairs[i]
-        ends = {_end_colour(codes, votes, a), _end_colour(codes, votes, b)} - {UNKNOWN}
+        ends = {_end_colour(reading, a), _end_colour(reading, b)} - {UNKNOWN}
         if len(ends) != 1 or not ends <= {LIGHT, DARK} or any(
             _whole_tile(votes[c[1] * SIZE + c[0]]) for c in cells_under(a, b)
         ):
@@ -136,7 +136,7 @@ def find_bridges(
     """
     if model.bridge is None:
         return [], []
-    codes, votes = reading.codes, reading.votes
+    votes = reading.votes
     n = paths.shape[1]
     flat = paths.reshape(-1, 3)
     to_bridge = colour_distance(flat, model.bridge)
@@ -154,7 +154,7 @@ def find_bridges(
         if float(scores[j]) < settings.bridge_min_score:
             break
         a, b = bridge_plan.pairs[j]
-        ends = {_end_colour(codes, votes, a), _end_colour(codes, votes, b)} - {UNKNOWN}
+        ends = {_end_colour(reading, a), _end_colour(reading, b)} - {UNKNOWN}
         if len(ends) != 1 or not ends <= {LIGHT, DARK}:
             continue
         if any(_whole_tile(votes[c[1] * SIZE + c[0]]) for c in cells_under(a, b)):
@@ -167,22 +167,30 @@ def find_bridges(
     return found, found_colours
 
 
-def _end_colour(codes: np.ndarray, votes: np.ndarray, cell: Cell) -> int:
+def _end_colour(reading: CellReading, cell: Cell) -> int:
     """A bridge end's tile colour: as read; or for a cell read otherwise, the one tile colour
-    its sub-boxes show beside the bridge's foot (a grey foot can pass for the board);
-    UNKNOWN when the foot hides it all; EMPTY when it shows neither (then no bridge)."""
+    its sub-boxes, or else the rim of its top face, show beside the bridge's foot (a grey
+    foot can pass for the board); UNKNOWN when the foot hides it all; EMPTY when it shows
+    neither (then there is no bridge)."""
     i = cell[1] * SIZE + cell[0]
-    code = int(codes[i])
+    code = int(reading.codes[i])
     if code in (LIGHT, DARK):
         return code
+    votes = reading.votes
     light, dark = votes[i][LIGHT], votes[i][DARK]
     least = 1 if code == UNKNOWN else 2
     if light >= least and dark == 0:
         return LIGHT
     if dark >= least and light == 0:
         return DARK
-    if code == UNKNOWN and votes[i][BRIDGE] >= 5 and light == dark == 0:
-        return UNKNOWN  # the foot hides the whole tile: the other end decides
+    if light == dark == 0:
+        rim = reading.rim_votes[i]
+        if rim[LIGHT] >= 3 and rim[DARK] == 0:
+            return LIGHT
+        if rim[DARK] >= 3 and rim[LIGHT] == 0:
+            return DARK
+        if code == UNKNOWN and votes[i][BRIDGE] >= 5:
+            return UNKNOWN  # the foot hides the whole tile: the other end decides
     return EMPTY
 
 

@@ -24,11 +24,13 @@ _WEIGHTS = np.array([1.0, 1.0, 1.0])
 
 @dataclass(frozen=True)
 class CellReading:
-    """Per cell (index rank * 10 + file): class code, confidence, sub-box votes (n, 3)."""
+    """Per cell (index rank * 10 + file): class code, confidence, sub-box votes (n, 4) for
+    board, light, dark, bridge, and the same votes of the 8 rim boxes (zeros if unmeasured)."""
 
     codes: np.ndarray
     confidence: np.ndarray
     votes: np.ndarray
+    rim_votes: np.ndarray
 
 
 def colour_distance(lab: np.ndarray, centre: Lab | np.ndarray) -> np.ndarray:
@@ -99,28 +101,47 @@ def learn_colours(
 def _name_tiles(
     settings: Thresholds, tiles: list[Lab], empty: Lab, hint: ColourModel | None
 ) -> tuple[Lab | None, Lab | None]:
-    light: Lab | None = None
-    dark: Lab | None = None
-    if hint is not None and (hint.light is not None or hint.dark is not None):
-        for centre in tiles:
-            known = [(n, c) for n, c in (("light", hint.light), ("dark", hint.dark)) if c]
-            name, ref = min(known, key=lambda nc: float(colour_distance(np.array([centre]),
-                                                                         nc[1])[0]))
-            if float(colour_distance(np.array([centre]), ref)[0]) > 2 * settings.match_distance:
-                continue
-            if name == "light" and light is None:
-                light = centre
-            elif name == "dark" and dark is None:
-                dark = centre
-        return light, dark
-    ordered = sorted(tiles, key=lambda c: -c[0])[:2]
-    if len(ordered) == 2:
-        return ordered[0], ordered[1]
-    if len(ordered) == 1:
-        if ordered[0][0] > empty[0] + settings.light_vs_board_lightness:
-            return ordered[0], None
-        return None, ordered[0]
-    return None, None
+    """Which tile cluster is light and which dark.
+
+    With a hint, each cluster takes the name of the nearest hint colour (when near enough);
+    a cluster like neither takes the name still free if its lightness fits (a dark tile
+    colour darker than the light one). Without a hint, of two the lighter is light, and a
+    single one is light when lighter than the board.
+    """
+    known: dict[str, Lab] = {}
+    if hint is not None:
+        known = {n: c for n, c in (("light", hint.light), ("dark", hint.dark)) if c is not None}
+    if not known:
+        ordered = sorted(tiles, key=lambda c: -c[0])[:2]
+        if len(ordered) == 2:
+            return ordered[0], ordered[1]
+        if len(ordered) == 1:
+            if ordered[0][0] > empty[0] + settings.light_vs_board_lightness:
+                return ordered[0], None
+            return None, ordered[0]
+        return None, None
+    named: dict[str, Lab] = {}
+    pairs = sorted(
+        ((float(colour_distance(np.array([c]), ref)[0]), name, i)
+         for i, c in enumerate(tiles) for name, ref in known.items()),
+    )
+    used: set[int] = set()
+    for dist, name, i in pairs:
+        if dist <= 2 * settings.match_distance and name not in named and i not in used:
+            named[name] = tiles[i]
+            used.add(i)
+    for i, centre in enumerate(tiles):
+        if i in used:
+            continue
+        light_ref = named.get("light", known.get("light"))
+        dark_ref = named.get("dark", known.get("dark"))
+        if "dark" not in named and light_ref is not None and centre[0] < light_ref[0]:
+            named["dark"] = centre
+            used.add(i)
+        elif "light" not in named and dark_ref is not None and centre[0] > dark_ref[0]:
+            named["light"] = centre
+            used.add(i)
+    return named.get("light"), named.get("dark")
 
 
 def _largest_group(mask: np.ndarray) -> int:
@@ -174,7 +195,9 @@ def _apart(a: np.ndarray, b: np.ndarray, settings: Thresholds) -> bool:
     return dist > settings.cluster_separation_sigmas * float(spread)
 
 
-def classify_cells(settings: Thresholds, sub_lab: np.ndarray, model: ColourModel) -> CellReading:
+def classify_cells(
+    settings: Thresholds, sub_lab: np.ndarray, model: ColourModel, rim_lab: np.ndarray | None = None
+) -> CellReading:
     """Per cell, a vote of its 3 x 3 sub-boxes (sub_lab: (100, 9, 3)) among the colour centres.
 
     A sub-box votes for the nearest centre (board, light, dark, bridge) within
@@ -182,19 +205,12 @@ def classify_cells(settings: Thresholds, sub_lab: np.ndarray, model: ColourModel
     sub-boxes vote for that tile colour, or a few do and the rest is bridge (a bridge's
     foot rests on it); empty when at least `empty_min_votes` vote for the board, or a few
     do and the rest is bridge (a deck passes over it); UNKNOWN otherwise (a hand, a sleeve,
-    something the model does not know).
+    something the model does not know). The rim boxes (rim_lab: (100, 8, 3)) vote the same
+    way; they only serve to tell the colour of a tile a bridge's foot hides.
     """
     n, k, _ = sub_lab.shape
-    flat = sub_lab.reshape(-1, 3)
-    dists = np.full((len(flat), 4), np.inf)
-    for i, centre in enumerate((model.empty, model.light, model.dark, model.bridge)):
-        if centre is not None:
-            dists[:, i] = colour_distance(flat, centre)
-    nearest = np.argmin(dists, axis=1)
-    close = dists[np.arange(len(flat)), nearest] <= settings.match_distance
-    votes = np.zeros((n, 4))
-    for cls in range(4):
-        votes[:, cls] = ((nearest == cls) & close).reshape(n, k).sum(axis=1)
+    votes = _votes(settings, sub_lab, model)
+    rim_votes = _votes(settings, rim_lab, model) if rim_lab is not None else np.zeros((n, 4))
     deck = votes[:, BRIDGE]
     codes = np.full(n, UNKNOWN)
     full = settings.tile_min_votes + 2
@@ -206,7 +222,22 @@ def classify_cells(settings: Thresholds, sub_lab: np.ndarray, model: ColourModel
         codes[clear | (covered & (votes[:, cls] >= votes[:, EMPTY]))] = cls
     chosen = votes[np.arange(n), np.minimum(codes, 2)] + np.where(codes == UNKNOWN, 0, deck)
     conf = np.where(codes == UNKNOWN, 0.0, np.minimum(chosen, k) / k)
-    return CellReading(codes, conf, votes)
+    return CellReading(codes, conf, votes, rim_votes)
+
+
+def _votes(settings: Thresholds, lab: np.ndarray, model: ColourModel) -> np.ndarray:
+    n, k, _ = lab.shape
+    flat = lab.reshape(-1, 3)
+    dists = np.full((len(flat), 4), np.inf)
+    for i, centre in enumerate((model.empty, model.light, model.dark, model.bridge)):
+        if centre is not None:
+            dists[:, i] = colour_distance(flat, centre)
+    nearest = np.argmin(dists, axis=1)
+    close = dists[np.arange(len(flat)), nearest] <= settings.match_distance
+    votes = np.zeros((n, 4))
+    for cls in range(4):
+        votes[:, cls] = ((nearest == cls) & close).reshape(n, k).sum(axis=1)
+    return votes
 
 
 def blend_colours(settings: Thresholds, old: ColourModel, new: ColourModel) -> ColourModel:

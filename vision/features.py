@@ -31,6 +31,9 @@ class SamplingPlan:
     side: int
     cell_boxes: np.ndarray
     """(900, 4) int boxes x0, y0, x1, y1: 3 x 3 sub-boxes per cell, cell = rank * 10 + file."""
+    outer_boxes: np.ndarray
+    """(800, 4) int boxes near the rim of a tile's top face, 8 per cell: the parts of a tile
+    a bridge's foot resting on it leaves in view."""
     ring_boxes: np.ndarray
     """(n, 4) int boxes along the border ring, just outside the grid."""
     ring_xy: np.ndarray
@@ -65,6 +68,11 @@ def plan_sampling(
     offsets = np.array([(dx, dy) for dy in (-1, 0, 1) for dx in (-1, 0, 1)], np.float64) * third
     sub = (raised[:, None, :] + offsets[None, :, :]).reshape(-1, 2)
     cell_boxes = _boxes(sub, third / 2, third / 2, px, margin, side)
+    tops = geometry.raised(centres, settings.tile_height_cells)
+    rim = np.array([(dx, dy) for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dx or dy],
+                   np.float64) * _RIM
+    outer_boxes = _boxes((tops[:, None, :] + rim[None, :, :]).reshape(-1, 2), 0.06, 0.06, px,
+                         margin, side)
     ring_xy, ring_half = _ring_centres()
     ring_boxes = np.array(
         [_boxes(p[None, :], hx, hy, px, margin, side)[0] for p, (hx, hy) in zip(
@@ -75,10 +83,10 @@ def plan_sampling(
     edge = np.clip(np.floor(ring_xy), 0, SIZE - 1) + 0.5
     outward = ring_xy - edge
     outward /= np.linalg.norm(outward, axis=1, keepdims=True)
-    lean = geometry.raised(edge, settings.bridge_height_cells) - edge
-    leaned = (lean * outward).sum(axis=1) > 0.05
+    lean = geometry.raised(edge, settings.tile_height_cells) - edge
+    leaned = (lean * outward).sum(axis=1) > _RING_IN - 0.06
     return SamplingPlan(
-        map_x, map_y, side, cell_boxes, ring_boxes, ring_xy, leaned, centres,
+        map_x, map_y, side, cell_boxes, outer_boxes, ring_boxes, ring_xy, leaned, centres,
         geometry,
     )
 
@@ -91,7 +99,8 @@ def _inside(map_x: np.ndarray, map_y: np.ndarray, box: np.ndarray, size: tuple[i
                 and (ys <= size[1] - 1).all())
 
 
-_RING_IN, _RING_OUT = 0.3, 0.65
+_RING_IN, _RING_OUT = 0.12, 0.38
+_RIM = 0.31  # cells from a tile's centre to the rim boxes (a tile is about 0.88 wide)
 
 
 def _ring_centres() -> tuple[np.ndarray, list[tuple[float, float]]]:
@@ -167,6 +176,12 @@ def cell_colours(ii: np.ndarray, plan: SamplingPlan) -> np.ndarray:
     return result
 
 
+def rim_colours(ii: np.ndarray, plan: SamplingPlan) -> np.ndarray:
+    """Per cell, the mean colours of its 8 rim boxes, (100, 8, 3) BGR."""
+    result: np.ndarray = box_means(ii, plan.outer_boxes).reshape(SIZE * SIZE, 8, 3)
+    return result
+
+
 def _design(xy: np.ndarray) -> np.ndarray:
     """Quadratic terms in board coordinates scaled to about -0.5..0.5."""
     u = (xy[:, 0] - SIZE / 2) / SIZE
@@ -178,25 +193,42 @@ def _design(xy: np.ndarray) -> np.ndarray:
 _MEAN_DESIGN = np.array([1.0, 0.0, 0.0, 1 / 12, 0.0, 1 / 12])
 
 
-def light_field(ring_bgr: np.ndarray, ring_xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def light_field(
+    ring_bgr: np.ndarray, ring_xy: np.ndarray, outlier_error: float = 0.15
+) -> tuple[np.ndarray, np.ndarray]:
     """A smooth per-channel light field fitted to the ring: (coefficients (6, 3), inliers).
 
-    Each channel is modelled as a quadratic in x and y over the board (a lamp's falloff);
-    ring samples far from the fit (a hand or an arm over the border) are dropped and the
-    fit repeated.
+    A ring sample is an outlier (a hand or an arm over the border) when it differs by more
+    than `outlier_error` (relative, and by 15 grey levels) from the median of its
+    neighbours along the ring, four each way: light changes smoothly along the border, an
+    arm does not. Each channel is
+    then modelled as a quadratic in x and y over the board (a lamp's falloff), fitted to
+    the other samples.
     """
+    keep = ~_odd_ones_out(ring_bgr, ring_xy, outlier_error)
+    if keep.sum() < 12:
+        keep = np.ones(len(ring_xy), bool)
     design = _design(ring_xy)
-    keep = np.ones(len(ring_xy), bool)
-    coef = np.zeros((6, 3))
-    for _ in range(3):
-        coef, *_ = np.linalg.lstsq(design[keep], ring_bgr[keep], rcond=None)
-        fitted = design @ coef
-        err = np.abs(ring_bgr - fitted).max(axis=1) / np.maximum(fitted.mean(axis=1), 1.0)
-        new_keep = err < max(0.12, 2.5 * float(np.median(err)))
-        if new_keep.sum() < 12 or (new_keep == keep).all():
-            break
-        keep = new_keep
-    return coef, keep
+    coef, *_ = np.linalg.lstsq(design[keep], ring_bgr[keep], rcond=None)
+    result: np.ndarray = coef
+    return result, keep
+
+
+_MIN_ODD = 15.0  # grey levels: less than this is noise or a soft shadow on a dark border
+
+
+def _odd_ones_out(ring_bgr: np.ndarray, ring_xy: np.ndarray, limit: float) -> np.ndarray:
+    n = len(ring_xy)
+    order = np.argsort(np.arctan2(ring_xy[:, 1] - SIZE / 2, ring_xy[:, 0] - SIZE / 2))
+    ordered = ring_bgr[order]
+    odd = np.zeros(n, bool)
+    span = min(4, (n - 1) // 2)
+    for i in range(n):
+        near = [(i + k) % n for k in range(-span, span + 1) if k != 0]
+        ref = np.median(ordered[near], axis=0)
+        diff = float(np.abs(ordered[i] - ref).max())
+        odd[order[i]] = diff > limit * max(float(ref.mean()), 1.0) and diff > _MIN_ODD
+    return odd
 
 
 def field_at(coef: np.ndarray, xy: np.ndarray) -> np.ndarray:

@@ -28,7 +28,8 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
     """The grid's outer corners (TL, TR, BR, BL as the image shows them), sub-pixel.
 
     With `markers`, the board outline comes from the four ArUco corner markers
-    (see `vision.markers`) and only the grid is searched for.
+    (see `vision.markers`) and only the grid is searched for. Without, markers in view
+    still fence the search: only outlines within them are considered.
     """
     check_image(image)
     if markers:
@@ -39,8 +40,13 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
     )
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     maps = _edge_maps(small)
+    fence = _marker_fence(small)
     best: tuple[float, Corners] | None = None
     for quad in _candidate_quads(maps, settings.min_board_area):
+        if fence is not None and not all(
+            cv2.pointPolygonTest(fence, (float(x), float(y)), True) > -2 for x, y in quad
+        ):
+            continue  # printed markers stand outside the board: the board lies within them
         outline = _refine_quad(maps[0], quad)
         grid = _find_grid(gray, outline, settings)
         if grid is None:
@@ -57,6 +63,18 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
 
 
 _MIN_GRID_CONTRAST = 1.6
+
+
+def _marker_fence(image: np.ndarray) -> np.ndarray | None:
+    """The quadrilateral of the ArUco corner markers' inner corners when all four are in
+    view (float32 contour), else None."""
+    from vision.markers import find_marker_outline
+
+    try:
+        quad = order_visually(find_marker_outline(image))
+    except BoardNotFound:
+        return None
+    return quad.astype(np.float32).reshape(-1, 1, 2)
 
 
 def _locate_by_markers(settings: Thresholds, image: np.ndarray) -> Corners:

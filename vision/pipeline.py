@@ -44,6 +44,7 @@ from vision.features import (
     integral,
     light_field,
     plan_sampling,
+    rim_colours,
     to_lab,
     warp_topdown,
 )
@@ -72,6 +73,8 @@ class Measurement:
     """(100, 3): per cell, the median Lab of its sub-boxes."""
     sub_lab: np.ndarray
     """(100, 9, 3): Lab of each cell's 3 x 3 sub-boxes."""
+    rim_lab: np.ndarray
+    """(100, 8, 3): Lab of the boxes near the rim of a tile's top face."""
     ring_lab: np.ndarray
     ring_outliers: np.ndarray
     light_coef: np.ndarray
@@ -92,17 +95,21 @@ def make_plan(
     return Plan(np.asarray(corners, np.float64), sampling, plan_bridges(settings, sampling))
 
 
-def measure(plan: Plan, image: np.ndarray) -> Measurement:
+def measure(settings: Thresholds, plan: Plan, image: np.ndarray) -> Measurement:
     """Warp to top-down and measure light-normalised cell colours and the ring."""
     topdown = warp_topdown(plan.sampling, image)
     ii = integral(topdown)
     ring = box_means(ii, plan.sampling.ring_boxes)
-    coef, keep = light_field(ring, plan.sampling.ring_xy)
+    coef, keep = light_field(ring, plan.sampling.ring_xy, settings.ring_outlier_error)
     subs = cell_colours(ii, plan.sampling)
     field = field_at(coef, plan.sampling.cell_xy)
     sub_lab = to_lab((subs / field[:, None, :]).reshape(-1, 3)).reshape(subs.shape)
+    rims = rim_colours(ii, plan.sampling)
+    rim_lab = to_lab((rims / field[:, None, :]).reshape(-1, 3)).reshape(rims.shape)
     ring_lab = to_lab(ring[keep].mean(axis=0, keepdims=True))[0]
-    return Measurement(np.median(sub_lab, axis=1), sub_lab, ring_lab, ~keep, coef, ii, topdown)
+    return Measurement(
+        np.median(sub_lab, axis=1), sub_lab, rim_lab, ring_lab, ~keep, coef, ii, topdown
+    )
 
 
 def observe(
@@ -113,13 +120,13 @@ def observe(
     Returns the observation, the cell reading and the colour model (with the bridges'
     colour when it was learned from this frame).
     """
-    reading = classify_cells(settings, m.sub_lab, model)
+    reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
     paths = measure_paths(plan.bridges, m.integral, m.light_coef)
     if model.bridge is None:
         bridge = learn_bridge_colour(settings, plan.bridges, paths, reading, model)
         if bridge is not None:
             model = replace(model, bridge=bridge)
-            reading = classify_cells(settings, m.sub_lab, model)
+            reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
     codes = reading.codes.copy()
     bridges, colours = find_bridges(settings, plan.bridges, paths, reading, model)
     for (a, b), colour in zip(bridges, colours, strict=True):
@@ -225,7 +232,7 @@ def read_board(
     else:
         corners = orient_corners(locate_board(settings, image), A1Corner.BOTTOM_LEFT, (w, h))
     plan = make_plan(settings, corners, (w, h), k, dist)
-    m = measure(plan, image)
+    m = measure(settings, plan, image)
     hint = calibration.colours if calibration is not None else None
     model = learn_colours(settings, m.sub_lab, _lab3(m.ring_lab), hint)
     obs, _, _ = observe(settings, plan, m, model)
@@ -285,10 +292,10 @@ class BoardReader:
     def read(self, frame: np.ndarray | bytes) -> Observation:
         """Read one frame (BGR array at calibration size, or encoded bytes)."""
         image = self._image(frame)
-        m = measure(self._plan, image)
+        m = measure(self.settings, self._plan, image)
         if self._moved(m):
             self._relocate(image)
-            m = measure(self._plan, image)
+            m = measure(self.settings, self._plan, image)
             self._reference = None
         if self._reference is None and not m.ring_outliers.any():
             self._reference = _ring_strips(self._plan, m.topdown)

@@ -30,7 +30,7 @@ import numpy.typing as npt
 from vision.synth.camera import Camera, distortion_maps, intrinsics, look_at
 from vision.synth.lens import distort_normalised
 from vision.synth.position import Bridge, Cell, cell_name, parse_cell
-from vision.synth.spec import CameraSpec, Effects, HandSpec, SceneSpec, TileLook
+from vision.synth.spec import CameraSpec, Effects, HandSpec, Lighting, SceneSpec, TileLook
 from vision.synth.textures import (
     BOARD_PX_PER_CELL,
     GRAIN_TEXELS_PER_CELL,
@@ -414,6 +414,7 @@ def _static_key(spec: SceneSpec) -> SceneSpec:
         gradient_deg=0.0,
         glare=0.0,
         glare_radius=1.0,
+        glare_spots=(),
         vignette=0.0,
     )
     return replace(spec, hands=(), effects=Effects(), lighting=lit)
@@ -1120,6 +1121,10 @@ def _ring_points(limb: _Limb) -> Array:
 # ---------------------------------------------------------------------------- light and lens
 
 
+def _has_glare(lit: Lighting) -> bool:
+    return lit.glare > 0 or any(spot[3] > 0 for spot in lit.glare_spots)
+
+
 def _coarse_grid(width: int, height: int, step: int = 16) -> tuple[Array, Array, int, int]:
     """Pixel positions (flattened x, y) of a coarse grid that cv2.resize maps exactly onto
     a (width, height) image, and the grid's size (gw, gh)."""
@@ -1160,12 +1165,16 @@ def _light_maps(spec_key: SceneSpec) -> tuple[Array, Array]:
     coarse = (total * np.array(lit.tint)[None, None, :]).astype(np.float32)
     illum = cv2.resize(coarse, (cam.width, cam.height), interpolation=cv2.INTER_LINEAR)
     glare = np.zeros((1, 1, 1), np.float32)
-    if lit.glare > 0:
+    if _has_glare(lit):
         mirror = np.array([lamp[0], lamp[1], -lamp[2]])
         c = cam.C
         spot = c + (mirror - c) * (c[2] / (c[2] + lamp[2]))
-        g2 = ((wx - spot[0]) ** 2 + (wy - spot[1]) ** 2) / (2 * lit.glare_radius**2)
-        gl = (255.0 * lit.glare * np.exp(-g2)).reshape(gh, gw, 1)
+        spots = [(spot[0], spot[1], lit.glare_radius, lit.glare), *lit.glare_spots]
+        total_glare = np.zeros_like(wx)
+        for sx, sy, radius, strength in spots:
+            g2 = ((wx - sx) ** 2 + (wy - sy) ** 2) / (2 * max(radius, 1e-3) ** 2)
+            total_glare += 255.0 * strength * np.exp(-g2)
+        gl = total_glare.reshape(gh, gw, 1)
         gl = (gl * np.array(lit.tint)[None, None, :]).astype(np.float32)
         glare = cv2.resize(gl, (cam.width, cam.height), interpolation=cv2.INTER_LINEAR)
     illum.setflags(write=False)
@@ -1236,7 +1245,7 @@ def _finish(canvas: Array, hand_mask: Array, spec: SceneSpec) -> tuple[Array, Ar
     illum, glare = _light_maps(_light_key(spec))
     img = canvas
     img *= illum
-    if spec.lighting.glare > 0:
+    if _has_glare(spec.lighting):
         img += glare * (1.0 - hand_mask[..., None])
     cam_spec = spec.camera
     mask = hand_mask

@@ -131,6 +131,7 @@ class Setup:
     shadow_strength: Range = (0.25, 0.5)
     shadow_softness: Range = (0.08, 0.2)
     glare: Range = (0.0, 0.15)
+    glare_spots: tuple[int, int] = (0, 0)
     noise: Range = (0.5, 2.5)
     blur: Range = (0.3, 0.8)
     jpeg: tuple[int, int] = (80, 95)
@@ -193,6 +194,7 @@ SETUPS: dict[str, Setup] = {
             shadow_strength=(0.5, 0.75),
             shadow_softness=(0.03, 0.1),
             glare=(0.2, 0.55),
+            glare_spots=(0, 2),
         ),
         Setup(
             "window-daylight",
@@ -208,6 +210,7 @@ SETUPS: dict[str, Setup] = {
             shadow_softness=(0.02, 0.06),
             exposure=(0.9, 1.15),
             glare=(0.0, 0.1),
+            glare_spots=(0, 2),
         ),
         Setup(
             "wide-angle-distorted",
@@ -482,6 +485,15 @@ def random_spec(rng: np.random.Generator, setup: str | Setup, size: int = 10) ->
         shadow_softness=_u(rng, setup.shadow_softness),
         glare=_u(rng, setup.glare),
         glare_radius=_u(rng, (0.8, 2.5)),
+        glare_spots=tuple(
+            (
+                _u(rng, (-2.0, size + 2.0)),
+                _u(rng, (-2.0, size + 2.0)),
+                _u(rng, (0.4, 2.0)),
+                _u(rng, (0.1, 0.4)),
+            )
+            for _ in range(int(rng.integers(setup.glare_spots[0], setup.glare_spots[1] + 1)))
+        ),
         vignette=_u(rng, (0.05, 0.3)),
     )
     effects = Effects(

@@ -156,6 +156,8 @@ class Lighting:
     shadow_softness: float = 0.12
     glare: float = 0.0
     glare_radius: float = 1.5
+    glare_spots: tuple[tuple[float, float, float, float], ...] = ()
+    """Further reflections (other lights, a window): (x, y, radius in cells, strength)."""
     vignette: float = 0.15
 
 
