@@ -205,7 +205,8 @@ def test_the_camera_source_failing_and_coming_back(tmp_path: Path) -> None:
     assert "no-signal" in cameras and cameras.index("no-signal") < len(cameras) - 1
 
 
-def test_kill_9_and_resume_loses_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reader_kind", READERS)
+def test_kill_9_and_resume_loses_nothing(tmp_path: Path, reader_kind: str) -> None:
     import json
     import signal
     import subprocess
@@ -223,8 +224,9 @@ def test_kill_9_and_resume_loses_nothing(tmp_path: Path) -> None:
         truths = write_video(path, render_script(beats))
         truth_file = tmp_path / f"{name}.json"
         truth_file.write_text(json.dumps(truths_to_json(truths)))
+        truth_arg = "vision" if reader_kind == "vision" else str(truth_file)
         return subprocess.Popen(
-            [sys.executable, "-m", "tests.live_worker", str(path), str(truth_file), str(data)],
+            [sys.executable, "-m", "tests.live_worker", str(path), truth_arg, str(data)],
             cwd=root, stdout=subprocess.PIPE, text=True,
         )
 
@@ -289,7 +291,8 @@ class _MjpegCamera:
         self.thread.join(5)
 
 
-def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reader_kind", READERS)
+def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path, reader_kind: str) -> None:
     boards = boards_of_moves(OPENING)
     parts = [[Beat(b, hand_frames=3, still_frames=10) for b in boards[:3]],
              [Beat(b, hand_frames=3, still_frames=10) for b in boards[2:]]]
@@ -328,7 +331,7 @@ def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path) -> None:
     helper.start()
     source = RetryingSource(lambda: open_source(url), listener=listener, first_delay=0.1,
                             max_delay=0.4, should_stop=lambda: statuses.count("no-signal") >= 2)
-    run_live(source, reader, session, duration=60)  # type: ignore[arg-type]
+    run_live(source, reader_for(reader_kind, reader), session, duration=60)  # type: ignore[arg-type]
     helper.join(10)
     camera.close()
     assert statuses[:3] == ["no-signal", "ok", "no-signal"]
