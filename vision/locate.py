@@ -62,7 +62,7 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
     return best[1] / scale
 
 
-_MIN_GRID_CONTRAST = 1.6
+_MIN_GRID_CONTRAST = 2.6
 
 
 def _marker_fence(image: np.ndarray) -> np.ndarray | None:
@@ -277,8 +277,9 @@ def _fit_lines(profile: np.ndarray, min_span: float) -> tuple[float, float, floa
         return None
     value, offset, pitch = best
     offset, pitch = _polish(profile, offset, pitch)
-    mean_on_lines = value / (SIZE + 1)
-    return mean_on_lines / (total / n), offset, pitch
+    # Score by the median line: a printed grid has all eleven lines, noise a few spikes.
+    lines = np.interp(offset + pitch * k, xs, profile)
+    return float(np.median(lines)) / (total / n), offset, pitch
 
 
 def _polish(profile: np.ndarray, offset: float, pitch: float) -> tuple[float, float]:
