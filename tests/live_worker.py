@@ -1,6 +1,7 @@
 """A live loop in its own process, for the kill -9 test: `python -m tests.live_worker VIDEO
-TRUTHS DATA`. Plays the video in real time through the session (reader: the ground-truth
-stand-in, see tests/live_scenes.py) and prints each committed move as it is published."""
+TRUTHS DATA`. Plays the video in real time through the session and prints each committed
+move as it is published. The reader is the real vision pipeline when TRUTHS is "vision",
+else the ground-truth stand-in built from that truth file (see tests/live_scenes.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import threading
 from pathlib import Path
 
 from ponte.live.api import EventType
+from ponte.live.camera import CameraReader
 from ponte.live.loop import run_live
 from ponte.live.session import LiveSession
 from ponte.live.sources import open_source
@@ -18,8 +20,12 @@ from tests.live_scenes import GroundTruthReader, truths_from_json
 
 
 def main(video: str, truths_path: str, data: str) -> int:
-    truths = truths_from_json(json.loads(Path(truths_path).read_text()))
-    reader = GroundTruthReader(Path(video), truths)
+    reader: CameraReader | GroundTruthReader
+    if truths_path == "vision":
+        reader = CameraReader()
+    else:
+        truths = truths_from_json(json.loads(Path(truths_path).read_text()))
+        reader = GroundTruthReader(Path(video), truths)
     session = LiveSession(Store(data), settle_window=0.3)
     print(f"game {session.game_id} resumed={session.resumed}", flush=True)
     sub = session.bus.subscribe()

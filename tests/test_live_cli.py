@@ -9,6 +9,8 @@ import pytest
 
 import ponte.commands.live as live_commands
 from ponte.cli import main
+from ponte.commands.demo import DEMO_VIDEO
+from ponte.live.scenes import demo_moves
 from ponte.live.session import LiveSession
 from ponte.live.settle import BoardView, Reading
 from ponte.live.store import Store
@@ -30,26 +32,44 @@ def video(tmp_path: Path) -> tuple[Path, GroundTruthReader]:
 
 
 @pytest.mark.slow
-def test_transcribe_writes_the_record_and_prints_events(
-    video: tuple[Path, GroundTruthReader], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+def test_transcribe_reads_the_demo_video_through_the_vision_pipeline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path, reader = video
-    # the stand-in for the vision pipeline (see tests/live_scenes.py); the rest is the command
-    monkeypatch.setattr(live_commands, "_camera", lambda args: reader)
-    out = tmp_path / "game.pdd"
-    assert main(["transcribe", str(path), "--out", str(out), "--json"]) == 0
+    moves, at, illegal = demo_moves()
+    out = tmp_path / "demo.pdd"
+    assert main(["transcribe", str(DEMO_VIDEO), "--out", str(out), "--json"]) == 0
     captured = capsys.readouterr()
     lines = [json.loads(line) for line in captured.out.splitlines()]
-    assert [e["type"] for e in lines] == ["move"] * 4 + ["illegal", "corrected", "move", "end"]
-    assert lines[0] == {"type": "move", "ply": 1, "move": "a1,a2", "colour": "light",
+    kinds = ["move"] * at + ["illegal", "corrected"] + ["move"] * (len(moves) - at) + ["end"]
+    assert [e["type"] for e in lines] == kinds
+    assert [e["move"] for e in lines if e["type"] == "move"] == moves
+    assert lines[0] == {"type": "move", "ply": 1, "move": moves[0], "colour": "light",
                         "t": lines[0]["t"]} and lines[0]["t"] > 0
-    assert lines[4]["reason"] == "group_too_large" and "b4" in lines[4]["cells"]
+    flagged = lines[at]
+    assert flagged["reason"] in ("group_too_large", "island_too_close")
+    assert set(illegal.split(",")) <= set(flagged["cells"])
+    assert lines[at + 1]["undone"] is True
     assert lines[-1]["result"] == "*" and "light" in lines[-1]["score"]
     assert lines[-1]["t"] > lines[-2]["t"]  # the end of the recording
     assert "transcribe [" in captured.err and "100.0%" in captured.err
     record = read_record(out.read_text().splitlines())
-    assert [str(m) for m in record.moves] == MOVES + ["e8,f2"]
+    assert [str(m) for m in record.moves] == moves
+
+
+@pytest.mark.slow
+def test_transcribe_cli_with_the_ground_truth_stand_in(
+    video: tuple[Path, GroundTruthReader], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path, reader = video
+    monkeypatch.setattr(live_commands, "_camera", lambda args: reader)
+    out = tmp_path / "game.pdd"
+    assert main(["transcribe", str(path), "--out", str(out), "--json", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    kinds = [json.loads(line)["type"] for line in captured.out.splitlines()]
+    assert kinds == ["move"] * 4 + ["illegal", "corrected", "move", "end"]
+    assert captured.err.startswith("transcribe: 5 moves")
+    assert [str(m) for m in read_record(out.read_text().splitlines()).moves] == MOVES + ["e8,f2"]
 
 
 def test_transcribe_refuses_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -109,5 +129,6 @@ def test_demo_runs_the_bundled_video_to_the_end(tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--headless", "--once", "--speed", "2", "--data", str(tmp_path)]) == 0
     err = capsys.readouterr().err
-    assert "550 frames" in err and "moves read" in err
+    moves = demo_moves()[0]
+    assert "550 frames" in err and f"{len(moves)} moves read: {' '.join(moves)}" in err
     assert Store(tmp_path).games()[0]["tags"]["Event"] == "Ponte demo"

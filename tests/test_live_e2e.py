@@ -1,9 +1,10 @@
 """End to end: rendered game videos -> cv2.VideoCapture -> reader -> settle -> referee -> record.
 
-The frames are drawn by the synthetic scene renderer and stored as real video files; the
-reader is `tests.live_scenes.GroundTruthReader`, a stand-in for the vision pipeline that
-answers with the renderer's ground truth (the pipeline cannot read these frames yet).
-Everything after the reader is the real live loop.
+The frames are drawn by the synthetic scene renderer and stored as real video files. The
+reader is the real vision pipeline where it reads these videos (the tests parametrized
+with READERS run with it and with the ground truth); the others use only
+`tests.live_scenes.GroundTruthReader`, a stand-in that answers with the renderer's ground
+truth. Everything after the reader is the real live loop.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import cv2
 import pytest
 
 from ponte.live.api import EventType
+from ponte.live.camera import CameraReader
 from ponte.live.loop import run_live, transcribe
 from ponte.live.session import LiveSession
 from ponte.live.settle import BoardView
@@ -58,7 +60,16 @@ def make_video(
 Events = list[tuple[EventType, dict]]
 
 
-def run(path: Path, reader: GroundTruthReader) -> tuple[list[str], Events, str]:
+READERS = ["vision", "ground-truth"]
+"""The reader of an end-to-end test: the real vision pipeline (`CameraReader`, calibrating
+itself on the empty board at the start of the video) or the renderer's ground truth."""
+
+
+def reader_for(kind: str, truth: GroundTruthReader) -> CameraReader | GroundTruthReader:
+    return CameraReader() if kind == "vision" else truth
+
+
+def run(path: Path, reader: CameraReader | GroundTruthReader) -> tuple[list[str], Events, str]:
     source = open_source(str(path))
     try:
         result = transcribe(source, reader)
@@ -80,23 +91,29 @@ def test_a_whole_game_is_transcribed_exactly(tmp_path: Path) -> None:
     assert times == sorted(times) and times[0] > 0
 
 
-def test_hands_over_the_board_for_many_frames_create_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reader_kind", READERS)
+def test_hands_over_the_board_for_many_frames_create_nothing(
+    tmp_path: Path, reader_kind: str
+) -> None:
     boards = boards_of_moves(["e5,f6", "c3,c4"])
     beats = [Beat(boards[0]), Beat(boards[1]),
              Beat(boards[1], hand_frames=80, still_frames=6),  # hands linger, nothing placed
              Beat(boards[2])]
     path, reader = make_video(tmp_path, beats)
-    seen, events, _ = run(path, reader)
+    seen, events, _ = run(path, reader_for(reader_kind, reader))
     assert seen == ["e5,f6", "c3,c4"]
     assert [k.value for k, _ in events] == ["move", "move"]
 
 
-def test_a_single_tile_and_a_long_pause_waits_for_the_second(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reader_kind", READERS)
+def test_a_single_tile_and_a_long_pause_waits_for_the_second(
+    tmp_path: Path, reader_kind: str
+) -> None:
     one = BoardView.of({"e5": "light"})
     two = BoardView.of({"e5": "light", "g7": "light"})
     beats = [Beat(BoardView()), Beat(one, still_frames=60), Beat(two)]
     path, reader = make_video(tmp_path, beats)
-    seen, events, _ = run(path, reader)
+    seen, events, _ = run(path, reader_for(reader_kind, reader))
     assert [k.value for k, _ in events] == ["notice", "move"]
     assert events[0][1]["cells"] == ["e5"] and seen == ["e5,g7"]
 
@@ -104,13 +121,14 @@ def test_a_single_tile_and_a_long_pause_waits_for_the_second(tmp_path: Path) -> 
 OPENING = ["a1,a2", "j9,j10", "a3,b3", "h2,h3"]
 
 
-def test_a_corrected_illegal_move(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reader_kind", READERS)
+def test_a_corrected_illegal_move(tmp_path: Path, reader_kind: str) -> None:
     boards = boards_of_moves(OPENING)
     bad = BoardView({**boards[-1].tiles, "b4": "light", "e6": "light"}, boards[-1].bridges)
     fixed = BoardView({**boards[-1].tiles, "e8": "light", "f2": "light"}, boards[-1].bridges)
     beats = [Beat(b) for b in boards] + [Beat(bad), Beat(fixed)]
     path, reader = make_video(tmp_path, beats)
-    seen, events, result = run(path, reader)
+    seen, events, result = run(path, reader_for(reader_kind, reader))
     kinds = [k.value for k, _ in events]
     assert kinds == ["move"] * 4 + ["illegal", "corrected", "move"]
     illegal = events[4][1]
@@ -118,11 +136,14 @@ def test_a_corrected_illegal_move(tmp_path: Path) -> None:
     assert seen == OPENING + ["e8,f2"] and result == "*"
 
 
-def test_an_uncorrected_illegal_move_voids_the_game_after_two_rounds(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reader_kind", READERS)
+def test_an_uncorrected_illegal_move_voids_the_game_after_two_rounds(
+    tmp_path: Path, reader_kind: str
+) -> None:
     moves = OPENING + ["b4,e6", "c8,c9", "e8,f2", "g6,g7", "h9,i5", "e3,e4"]
     boards = boards_of_moves(moves)
     path, reader = make_video(tmp_path, [Beat(b) for b in boards])
-    seen, events, result = run(path, reader)
+    seen, events, result = run(path, reader_for(reader_kind, reader))
     kinds = [k.value for k, _ in events]
     assert kinds.count("illegal") == 1 and kinds[-2:] == ["void", "end"]
     assert result == "void"
@@ -184,7 +205,8 @@ def test_the_camera_source_failing_and_coming_back(tmp_path: Path) -> None:
     assert "no-signal" in cameras and cameras.index("no-signal") < len(cameras) - 1
 
 
-def test_kill_9_and_resume_loses_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reader_kind", READERS)
+def test_kill_9_and_resume_loses_nothing(tmp_path: Path, reader_kind: str) -> None:
     import json
     import signal
     import subprocess
@@ -202,8 +224,9 @@ def test_kill_9_and_resume_loses_nothing(tmp_path: Path) -> None:
         truths = write_video(path, render_script(beats))
         truth_file = tmp_path / f"{name}.json"
         truth_file.write_text(json.dumps(truths_to_json(truths)))
+        truth_arg = "vision" if reader_kind == "vision" else str(truth_file)
         return subprocess.Popen(
-            [sys.executable, "-m", "tests.live_worker", str(path), str(truth_file), str(data)],
+            [sys.executable, "-m", "tests.live_worker", str(path), truth_arg, str(data)],
             cwd=root, stdout=subprocess.PIPE, text=True,
         )
 
@@ -268,7 +291,8 @@ class _MjpegCamera:
         self.thread.join(5)
 
 
-def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reader_kind", READERS)
+def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path, reader_kind: str) -> None:
     boards = boards_of_moves(OPENING)
     parts = [[Beat(b, hand_frames=3, still_frames=10) for b in boards[:3]],
              [Beat(b, hand_frames=3, still_frames=10) for b in boards[2:]]]
@@ -307,7 +331,7 @@ def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path) -> None:
     helper.start()
     source = RetryingSource(lambda: open_source(url), listener=listener, first_delay=0.1,
                             max_delay=0.4, should_stop=lambda: statuses.count("no-signal") >= 2)
-    run_live(source, reader, session, duration=60)  # type: ignore[arg-type]
+    run_live(source, reader_for(reader_kind, reader), session, duration=60)  # type: ignore[arg-type]
     helper.join(10)
     camera.close()
     assert statuses[:3] == ["no-signal", "ok", "no-signal"]

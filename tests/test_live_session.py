@@ -116,6 +116,8 @@ def test_restart_resumes_the_same_game_from_the_database(store: Store, tmp_path:
     store.close()
     again = LiveSession(Store(tmp_path / "data"))
     assert again.game_id == game_id and again.resumed
+    notice = again.bus.subscribe(last_event_id=0).get(timeout=0)
+    assert notice is not None and notice.data["kind"] == "resumed"
     after = again.state()
     for key in ("board", "moves", "flags", "turn", "score"):
         assert after[key] == before[key]
@@ -194,3 +196,15 @@ def test_the_calibration_page_reads_and_moves_the_corners(store: Store, tmp_path
     with pytest.raises(ControlError) as err:
         session.set_calibration({"corners": [[0, 0]], "a1": 0})
     assert err.value.status == 400
+
+
+def test_event_ids_are_the_bus_numbers_not_flag_ids(store: Store) -> None:
+    session = LiveSession(store)
+    sub = session.bus.subscribe()
+    still(session, BoardView.of({"e5": "dark", "f6": "dark"}), 0.0)  # wrong colour: 2 flags
+    events = []
+    while (event := sub.get(timeout=0)) is not None:
+        events.append(event)
+    illegal = [e for e in events if e.type.value == "illegal"]
+    assert [e.to_dict()["flag"] for e in illegal] == [1, 2]
+    assert all(e.to_dict()["id"] == e.id for e in events)

@@ -36,7 +36,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--duration", type=float,
                         help="stop after this many seconds (implies --once)")
     parser.add_argument("--speed", type=float, default=1.0,
-                        help="play faster (2 = twice real time) or slower")
+                        help="play faster (2 = twice real time) or slower; the settle window "
+                        "is scaled with it")
     parser.set_defaults(handler=run)
 
 
@@ -45,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from ponte.live.camera import CameraReader
     from ponte.live.loop import run_live
     from ponte.live.session import LiveSession
+    from ponte.live.settle import DEFAULT_WINDOW
     from ponte.live.sources import SourceError, open_source
     from ponte.live.store import Store, StoreError
 
@@ -58,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
         store = Store(data)
     except StoreError as exc:
         raise CommandError(str(exc)) from None
-    session = LiveSession(store, resume=False,
+    # faster playback runs the video's clock faster; the settle window follows it, so the
+    # loop sees the same still stretches whatever the speed
+    session = LiveSession(store, resume=False, settle_window=DEFAULT_WINDOW / args.speed,
                           tags={"Event": "Ponte demo", "Light": "Lucia", "Dark": "Dario"})
     try:
         source = open_source(str(video))

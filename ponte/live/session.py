@@ -58,6 +58,12 @@ class LiveSession:
         if current is not None:
             self._open(current)
             self.resumed = True
+            self.bus.publish(EventType.NOTICE, {
+                "kind": "resumed",
+                "game": current,
+                "message": f"resumed game {current} after {len(self.table.game.moves)} "
+                "moves; the board is checked against the record when it next settles",
+            })
         else:
             self._start(dict(tags or {}), 10, Supply.PHYSICAL)
 
@@ -132,9 +138,11 @@ class LiveSession:
             if kind is EventType.MOVE:
                 self._move_times[int(data["ply"])] = float(data.get("t", t))
         jpeg = None
-        if snapshot is not None and any(k in (EventType.MOVE, EventType.ILLEGAL)
-                                        for k, _ in events):
-            jpeg = snapshot()
+        if snapshot is not None and any(
+            k is EventType.MOVE or (k is EventType.ILLEGAL and d.get("move"))
+            for k, d in events
+        ):
+            jpeg = snapshot()  # a new move (legal or flagged) is on the board
         if ops or events:
             self.store.commit_step(
                 self.game_id, self.table, [(op, t) for op in ops],

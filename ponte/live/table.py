@@ -267,8 +267,7 @@ class Table:
                 self.pending = None
                 events.append((EventType.ILLEGAL, {
                     "ply": len(game.moves),
-                    **flag.to_dict(game.turns_completed),
-                    "flag": flag.id,
+                    **_flag_data(flag.to_dict(game.turns_completed)),
                     "t": t,
                 }))
             elif kind == "raise":
@@ -279,8 +278,7 @@ class Table:
                 )
                 events.append((EventType.ILLEGAL, {
                     "ply": len(game.moves),
-                    **flag.to_dict(game.turns_completed),
-                    "flag": flag.id,
+                    **_flag_data(flag.to_dict(game.turns_completed)),
                     "t": t,
                 }))
             elif kind == "clear":
@@ -354,6 +352,13 @@ class Table:
         if outcome is not None:
             return outcome.result
         return "*"
+
+
+def _flag_data(flag: dict[str, object]) -> dict[str, object]:
+    """A flag as event data: its id as "flag" (an event's own "id" is the event number)."""
+    data = dict(flag)
+    data["flag"] = data.pop("id")
+    return data
 
 
 def _raise_op(anomaly: Anomaly) -> Op:

@@ -1,0 +1,62 @@
+"""The camera adapter: vision observations as readings, the snapshot and the camera picture."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from ponte.commands.demo import DEMO_VIDEO
+from ponte.live.camera import CameraReader, observation_reading, overlay_jpeg, warped_jpeg
+from ponte.live.sources import open_source
+from vision.cells import CellState
+from vision.observation import Observation
+
+
+def test_an_observation_becomes_a_reading_with_cell_names() -> None:
+    cells = [[CellState.EMPTY] * 10 for _ in range(10)]
+    cells[0][0] = CellState.LIGHT  # a1
+    cells[0][2] = CellState.LIGHT  # c1
+    cells[9][9] = CellState.DARK  # j10
+    obs = Observation(
+        cells=tuple(tuple(row) for row in cells),
+        bridges=(((0, 0), (2, 0)),),
+        confidence=tuple(tuple(1.0 for _ in range(10)) for _ in range(10)),
+        occluded_cells=frozenset({(4, 4)}),
+        occluded=True,
+        corners=((0, 100), (100, 100), (100, 0), (0, 0)),
+    )
+    reading = observation_reading(obs, 1.5)
+    assert dict(reading.board.tiles) == {"a1": "light", "c1": "light", "j10": "dark"}
+    assert reading.board.bridges == {("a1", "c1")}
+    assert reading.occluded and reading.occluded_cells == {"e5"} and reading.t == 1.5
+
+
+def test_the_snapshot_is_the_board_from_above_with_a1_bottom_left() -> None:
+    image = np.zeros((200, 300, 3), np.uint8)
+    corners = ((50, 180), (250, 180), (250, 20), (50, 20))  # a1, j1, j10, a10
+    cv2.rectangle(image, (50, 150), (80, 180), (0, 0, 255), -1)  # red over a1's corner
+    data = warped_jpeg(image, corners)
+    assert data is not None and data[:2] == b"\xff\xd8"
+    top = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    assert top.shape == (240, 240, 3)
+    assert top[230, 10, 2] > 200 and top[10, 230, 2] < 50
+
+
+def test_the_real_pipeline_calibrates_on_the_demo_and_draws_the_camera_picture() -> None:
+    source = open_source(str(DEMO_VIDEO))
+    camera = CameraReader()
+    try:
+        for _ in range(3):
+            frame = source.read()
+            assert frame is not None
+            reading = camera.read(frame.image, frame.t)
+    finally:
+        source.close()
+    assert camera.calibrated and not reading.board.tiles
+    picture = overlay_jpeg(frame.image, camera.last_observation)
+    assert picture is not None
+    drawn = cv2.imdecode(np.frombuffer(picture, np.uint8), cv2.IMREAD_COLOR)
+    plain = cv2.imdecode(np.frombuffer(overlay_jpeg(frame.image, None) or b"", np.uint8),
+                         cv2.IMREAD_COLOR)
+    assert drawn.shape == plain.shape == (360, 640, 3)
+    assert np.abs(drawn.astype(int) - plain.astype(int)).mean() > 1  # outline and grid
