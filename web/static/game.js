@@ -157,7 +157,7 @@
 
   function describe(type, d) {
     switch (type) {
-      case "move": return `${cap(d.colour || "")} ${d.move || ""}`.trim();
+      case "move": return `${d.ply ? `${d.ply}. ` : ""}${cap(d.colour || "")} ${d.move || ""}`.trim();
       case "illegal": return `⚠ ${d.message || d.reason || "illegal"}${d.cells ? ` (${d.cells.join(", ")})` : ""}`;
       case "corrected": return "✓ corrected";
       case "void": return "✕ the game is void";
