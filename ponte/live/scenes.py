@@ -16,8 +16,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import cv2
-
 from ponte.live.settle import BoardView, cell_key
 from ponte.live.sources import Image
 from referee import Game, parse_move
@@ -152,23 +150,10 @@ def _truth(index: int, fps: float, frame: object) -> Truth:
 
 def write_video(path: Path, frames: Iterable[tuple[Image, Truth]],
                 fps: float = FPS) -> list[Truth]:
-    """Store the frames through cv2.VideoWriter (.mp4: mp4v, else MJPG); return the truths."""
-    writer = None
-    truths = []
-    try:
-        for image, truth in frames:
-            if writer is None:
-                h, w = image.shape[:2]
-                codec = "mp4v" if path.suffix.lower() == ".mp4" else "MJPG"
-                writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*codec), fps, (w, h))
-                if not writer.isOpened():
-                    raise OSError(f"cannot write a video to {path}")
-            writer.write(image)
-            truths.append(truth)
-    finally:
-        if writer is not None:
-            writer.release()
-    return truths
+    """Store the frames through cv2.VideoWriter (.mp4: mp4v, .avi: MJPG); return the truths."""
+    from vision.synth import write_video as synth_write
+
+    return synth_write(path, frames, fps)
 
 
 def truths_to_json(truths: Sequence[Truth]) -> list[dict[str, object]]:

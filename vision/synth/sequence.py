@@ -6,17 +6,17 @@ player's side, takes away what disappeared, puts down each new tile (carrying it
 its fingers), then builds each new bridge, and leaves; then the board stays still for
 `timing.still_s`. An optional camera bump moves the camera a little at a given time. The
 static part of each board state is rendered once and reused, so frames are cheap.
-`write_video` stores frames with cv2.VideoWriter ('mp4v' for .mp4, 'MJPG' for .avi).
+`write_video` stores frames (with any truth) through cv2.VideoWriter ('mp4v' for .mp4, 'MJPG' for .avi).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import cv2
 import numpy.typing as npt
@@ -29,6 +29,9 @@ Array = npt.NDArray[Any]
 
 Position = tuple[tuple[str, ...], tuple[Bridge, ...]]
 """(board strings top rank first, sorted bridges): one state of the game on the board."""
+
+_T = TypeVar("_T")
+"""The truth that travels with each frame written to a video."""
 
 
 class Phase(StrEnum):
@@ -314,9 +317,7 @@ def render_sequence(
         yield frame.image, SequenceTruth(index, now, move, phase, bumped, frame)
 
 
-def write_video(
-    path: str | Path, frames: Iterator[tuple[Array, SequenceTruth]], fps: float
-) -> list[SequenceTruth]:
+def write_video(path: str | Path, frames: Iterable[tuple[Array, _T]], fps: float) -> list[_T]:
     """Write frames to an .mp4 ('mp4v') or .avi ('MJPG') file; return their truths."""
     path = Path(path)
     codecs = {".mp4": "mp4v", ".avi": "MJPG"}
