@@ -6,7 +6,8 @@ player's side, takes away what disappeared, puts down each new tile (carrying it
 its fingers), then builds each new bridge, and leaves; then the board stays still for
 `timing.still_s`. An optional camera bump moves the camera a little at a given time. The
 static part of each board state is rendered once and reused, so frames are cheap.
-`write_video` stores frames (with any truth) through cv2.VideoWriter ('mp4v' for .mp4, 'MJPG' for .avi).
+`write_video` stores frames (with any truth) through cv2.VideoWriter ('mp4v' for .mp4,
+'MJPG' for .avi).
 """
 
 from __future__ import annotations
