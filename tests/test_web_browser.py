@@ -19,10 +19,10 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
+from ponte.live.feeder import PieceFeeder
 from ponte.live.session import LiveSession
-from ponte.live.settle import BoardView, Reading
 from ponte.live.store import Store
-from referee import Bridge, Colour, Game, Move, Pass, Swap, Tiles, parse_move
+from referee import Colour, Game, Move
 from tests.live_double import CalibratableFake
 from web import WebServer, serve
 
@@ -38,44 +38,19 @@ def _jpeg(shade: int) -> bytes:
     return bytes(cv2.imencode(".jpg", picture)[1].tobytes())
 
 
-class Table:
+class Table(PieceFeeder):
     """The real live session, fed the readings a camera would give as moves are made."""
 
     def __init__(self, data: Path) -> None:
         self.store = Store(data)
-        self.session = LiveSession(self.store, settle_window=0.0,
-                                   tags={"Light": "Carla", "Dark": "Dino"})
-        self.tiles: dict[str, str] = {}
-        self.bridges: list[tuple[str, str]] = []
-        self.t = 0.0
+        super().__init__(LiveSession(self.store, settle_window=0.0,
+                                     tags={"Light": "Carla", "Dark": "Dino"}))
         self.session.set_camera_picture(_jpeg(200))
         self.session.set_camera_status("ok")
 
-    @property
-    def game(self) -> Game:
-        game: Game = self.session.table.game
-        return game
-
-    def make(self, move: Move | str) -> None:
-        """Make a move at the table: lay pieces (seen by the camera) or use a control."""
-        if isinstance(move, str):
-            move = parse_move(move)
-        if isinstance(move, Swap):
-            self.session.control("swap", {})
-            return
-        if isinstance(move, Pass):
-            self.session.control("pass", {})
-            return
-        colour = self.game.turn
-        assert colour is not None
-        if isinstance(move, Tiles):
-            for cell in move.cells:
-                self.tiles[cell.name] = colour.value
-        elif isinstance(move, Bridge):
-            self.bridges.append((move.a.name, move.b.name))
-        self.t += 1.0
-        self.session.feed(Reading(self.t, BoardView.of(self.tiles, self.bridges)),
-                          snapshot=lambda: _jpeg(int(40 + 4 * self.t) % 255))
+    def make(self, move: Move | str,
+             snapshot: Callable[[], bytes | None] | None = None) -> None:
+        super().make(move, snapshot or (lambda: _jpeg(int(40 + 4 * self.t) % 255)))
 
 
 @pytest.fixture

@@ -26,10 +26,10 @@ from typing import Any
 
 from ponte.cli import CommandError
 from ponte.live.api import EventType
+from ponte.live.feeder import PieceFeeder
 from ponte.live.session import LiveSession
-from ponte.live.settle import BoardView, Reading
 from ponte.live.store import Store
-from referee import Bridge, Game, Move, Pass, Swap, Tiles
+from referee import Move
 from referee.playout import heuristic_game
 
 EVENT_TARGET_MS = 100.0
@@ -37,38 +37,17 @@ LOAD_TARGET_MS = 300.0
 SPECTATORS = 20
 
 
-class _Table:
-    """Feeds a live session the readings a camera would give as moves are made."""
-
-    def __init__(self, session: LiveSession) -> None:
-        self.session = session
-        self.tiles: dict[str, str] = {}
-        self.bridges: list[tuple[str, str]] = []
-        self.t = 0.0
+class _Table(PieceFeeder):
+    """A feeder that times each move and can start a new game."""
 
     def reset(self) -> None:
         self.session.control("new_game", {"light": "Ann", "dark": "Bob"})
-        self.tiles, self.bridges = {}, []
+        self.clear()
 
-    def make(self, move: Move) -> float:
+    def make_timed(self, move: Move) -> float:
         """Make the move; returns the seconds `session.feed`/`control` took."""
         start = time.perf_counter()
-        if isinstance(move, Swap):
-            self.session.control("swap", {})
-        elif isinstance(move, Pass):
-            self.session.control("pass", {})
-        else:
-            game: Game = self.session.table.game
-            colour = game.turn
-            assert colour is not None
-            if isinstance(move, Tiles):
-                for cell in move.cells:
-                    self.tiles[cell.name] = colour.value
-            elif isinstance(move, Bridge):
-                self.bridges.append((move.a.name, move.b.name))
-            self.t += 1.0
-            start = time.perf_counter()
-            self.session.feed(Reading(self.t, BoardView.of(self.tiles, self.bridges)))
+        self.make(move)
         return time.perf_counter() - start
 
 
@@ -114,7 +93,7 @@ def _event_to_drawn(driver: Any, url: str, table: _Table, moves: list[Move]) -> 
     for move in moves:
         count = len(table.session.table.game.moves)
         sent = time.time() * 1000.0
-        table.make(move)
+        table.make_timed(move)
         if len(table.session.table.game.moves) == count:
             continue
         drawn = _wait(driver, f"const d = window.ponteDrawn; return d && d.painted && "
@@ -208,12 +187,12 @@ def run(args: argparse.Namespace) -> int:
             driver.get("about:blank")
             table.reset()
             timer.times.clear()
-            alone = [table.make(move) for move in moves]
+            alone = [table.make_timed(move) for move in moves]
             publish_alone = list(timer.times)
             crowd = _Crowd(web.url + "events", session)
             table.reset()
             timer.times.clear()
-            crowded = [table.make(move) for move in moves]
+            crowded = [table.make_timed(move) for move in moves]
             publish_crowd = list(timer.times)
             moves_made = len(session.table.game.moves)
             time.sleep(0.5)
