@@ -148,3 +148,35 @@ def test_board_is_located_by_aruco_markers_at_its_corners() -> None:
     assert np.abs(order_visually(by_markers) - order_visually(by_outline)).max() < 3.0
     with pytest.raises(BoardNotFound, match="ArUco"):
         locate_board(default_thresholds(), place_in_scene(board, quad)[0], markers=True)
+
+
+def test_bridges_never_overlap_one_another() -> None:
+    """Two candidates on one line (b10-d10 and c10-e10) cannot both stand: c10 would be
+    a tile under a bridge. Only one is read, however well both paths match."""
+    from calibration.format import ColourModel
+    from vision.bridges import BridgePlan, find_bridges
+    from vision.classify import BRIDGE, LIGHT, CellReading
+
+    b10, c10, d10, e10 = (parse_cell(n) for n in ("b10", "c10", "d10", "e10"))
+    grey = (60.0, 0.0, 0.0)
+    model = ColourModel(empty=(40.0, 20.0, 20.0), ring=(30.0, 0.0, 0.0),
+                        light=(90.0, 0.0, 30.0), dark=(30.0, 40.0, 30.0), bridge=grey)
+    codes = np.zeros(100, np.int64)
+    votes = np.zeros((100, 4))
+    votes[:, 0] = 9
+    for f, r in (b10, c10, d10, e10):
+        codes[r * 10 + f] = LIGHT
+        votes[r * 10 + f] = (0, 5, 0, 4)
+        votes[r * 10 + f, BRIDGE] = 4
+    reading = CellReading(codes, np.ones(100), votes, np.zeros((100, 4)))
+    plan = BridgePlan(((b10, d10), (c10, e10)), np.zeros((10, 4), np.int64), np.zeros((10, 2)))
+    paths = np.tile(np.array(grey), (2, 5, 1))
+    found, colours = find_bridges(default_thresholds(), plan, paths, reading, model)
+    assert len(found) == 1 and colours == [LIGHT]
+    # Apart, both stand.
+    plan = BridgePlan(((b10, d10), (e10, parse_cell("g10"))), plan.boxes, plan.xy)
+    g10 = parse_cell("g10")
+    codes[g10[1] * 10 + g10[0]] = LIGHT
+    votes[g10[1] * 10 + g10[0]] = (0, 5, 0, 4)
+    found, _ = find_bridges(default_thresholds(), plan, paths, reading, model)
+    assert len(found) == 2

@@ -147,7 +147,8 @@ def find_bridges(
     scores = match.reshape(-1, n).mean(axis=1)
     scores[_spread(paths) > settings.bridge_max_spread] = 0.0
     order = np.argsort(-scores, kind="stable")
-    used: set[Cell] = set()
+    used: set[Cell] = set()  # bridge ends: tiles
+    spanned: set[Cell] = set()  # cells under a bridge: never a tile
     found: list[tuple[Cell, Cell]] = []
     found_colours: list[int] = []
     for j in order:
@@ -159,9 +160,14 @@ def find_bridges(
             continue
         if any(_whole_tile(votes[c[1] * SIZE + c[0]]) for c in cells_under(a, b)):
             continue
-        if a in used or b in used or any(_crosses((a, b), f) for f in found):
+        # A bridge end is a tile, so it cannot lie under another bridge, nor can a cell a
+        # bridge passes over be another's end (collinear overlaps do not "cross").
+        under = set(cells_under(a, b))
+        if a in used or b in used or {a, b} & spanned or under & used or any(
+                _crosses((a, b), f) for f in found):
             continue
         used.update((a, b))
+        spanned.update(under)
         found.append((a, b))
         found_colours.append(ends.pop())
     return found, found_colours
