@@ -69,6 +69,8 @@ class Thresholds:
     bridge_grey_chroma: float
     tile_height_cells: float
     bridge_height_cells: float
+    bridge_height_step: float
+    bridge_heights: int
     bump_misaligned_fraction: float
     adapt_rate: float
 

@@ -169,12 +169,12 @@ def test_bridges_never_overlap_one_another() -> None:
         votes[r * 10 + f] = (0, 5, 0, 4)
         votes[r * 10 + f, BRIDGE] = 4
     reading = CellReading(codes, np.ones(100), votes, np.zeros((100, 4)))
-    plan = BridgePlan(((b10, d10), (c10, e10)), np.zeros((10, 4), np.int64), np.zeros((10, 2)))
+    plan = BridgePlan(((b10, d10), (c10, e10)), 1, np.zeros((10, 4), np.int64), np.zeros((10, 2)))
     paths = np.tile(np.array(grey), (2, 5, 1))
     found, colours = find_bridges(default_thresholds(), plan, paths, reading, model)
     assert len(found) == 1 and colours == [LIGHT]
     # Apart, both stand.
-    plan = BridgePlan(((b10, d10), (e10, parse_cell("g10"))), plan.boxes, plan.xy)
+    plan = BridgePlan(((b10, d10), (e10, parse_cell("g10"))), 1, plan.boxes, plan.xy)
     g10 = parse_cell("g10")
     codes[g10[1] * 10 + g10[0]] = LIGHT
     votes[g10[1] * 10 + g10[0]] = (0, 5, 0, 4)

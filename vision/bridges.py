@@ -29,17 +29,23 @@ _HALF = 0.07
 
 @dataclass(frozen=True)
 class BridgePlan:
-    """Candidate bridges and their sample boxes in the top-down view."""
+    """Candidate bridges and their sample boxes in the top-down view.
+
+    Bridges differ in height between editions and a camera at an angle sees a higher deck
+    further off, so every candidate is sampled along `heights` paths, one per deck height
+    tried; a candidate's rows in `boxes` are `pair * heights .. (pair + 1) * heights - 1`.
+    """
 
     pairs: tuple[tuple[Cell, Cell], ...]
+    heights: int
     boxes: np.ndarray
-    """(pairs * samples, 4) int boxes."""
+    """(pairs * heights * samples, 4) int boxes."""
     xy: np.ndarray
-    """(pairs * samples, 2) board coordinates where the samples appear (for the light field)."""
+    """(pairs * heights * samples, 2) board coordinates where the samples appear."""
 
 
 def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
-    """Sample boxes along every possible bridge's arch, seen through the plan's camera."""
+    """Sample boxes along every possible bridge's deck, for each deck height tried."""
     pairs: list[tuple[Cell, Cell]] = []
     for f in range(SIZE):
         for r in range(SIZE):
@@ -49,12 +55,14 @@ def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
                     pairs.append(((f, r), (g, s)))
     a = np.array([p[0] for p in pairs], np.float64) + 0.5
     b = np.array([p[1] for p in pairs], np.float64) + 0.5
-    t = _T[None, :, None]
-    xy = (a[:, None, :] * (1 - t) + b[:, None, :] * t).reshape(-1, 2)
-    lift = settings.bridge_height_cells - settings.tile_height_cells
-    z = settings.tile_height_cells + lift * 4 * _T * (1 - _T)
-    heights = np.tile(z, len(pairs))
-    seen = plan.geometry.raised(xy, heights)
+    heights = settings.bridge_height_cells + settings.bridge_height_step * np.arange(
+        settings.bridge_heights)
+    count = len(heights)
+    t = _T[None, None, :, None]
+    xy = np.broadcast_to(a[:, None, None, :] * (1 - t) + b[:, None, None, :] * t,
+                         (len(pairs), count, len(_T), 2)).reshape(-1, 2)
+    z = np.broadcast_to(heights[None, :, None], (len(pairs), count, len(_T))).ravel()
+    seen = plan.geometry.raised(xy, z)
     px, margin = settings.cell_px, settings.margin_cells
     x = (margin + seen[:, 0]) * px
     y = (margin + SIZE - seen[:, 1]) * px
@@ -65,14 +73,14 @@ def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
     x1 = np.clip(np.round(x + half), x0 + 1, side)
     y1 = np.clip(np.round(y + half), y0 + 1, side)
     boxes = np.column_stack([x0, y0, x1, y1]).astype(np.int64)
-    return BridgePlan(tuple(pairs), boxes, seen)
+    return BridgePlan(tuple(pairs), count, boxes, seen)
 
 
 def measure_paths(bridge_plan: BridgePlan, ii: np.ndarray, light_coef: np.ndarray) -> np.ndarray:
-    """Light-normalised Lab of every candidate's path samples, (pairs, samples, 3)."""
+    """Light-normalised Lab of every candidate's path samples, (pairs * heights, samples, 3)."""
     bgr = box_means(ii, bridge_plan.boxes)
     lab = to_lab(bgr / field_at(light_coef, bridge_plan.xy))
-    return lab.reshape(len(bridge_plan.pairs), len(_T), 3)
+    return lab.reshape(len(bridge_plan.pairs) * bridge_plan.heights, len(_T), 3)
 
 
 def _spread(paths: np.ndarray) -> np.ndarray:
@@ -87,37 +95,57 @@ def learn_bridge_colour(
     paths: np.ndarray,
     reading: CellReading,
     model: ColourModel,
+    end_lab: np.ndarray,
 ) -> Lab | None:
     """The bridges' colour, from paths that look like decks, or None when there are none.
 
     A deck-like path is one colour along its length, off the board colour and not a tile
-    colour, between two cells showing one tile colour, over no whole tile. The colour most
-    such paths agree on is taken (a shadow beside one tile agrees with few others).
+    colour, between two cells showing one tile colour, over no whole tile, and its colour
+    shows on both end cells too (a bridge's feet stand on its tiles; a bridge's shadow
+    lying between two tiles does not climb onto both). `end_lab` holds each cell's sampled
+    colours ((100, k, 3): its sub-boxes and rim boxes). The colour most such pairs agree
+    on is taken.
     """
     n = paths.shape[1]
     flat = paths.reshape(-1, 3)
     off_board = (colour_distance(flat, model.empty) > settings.empty_distance).reshape(-1, n)
-    ok = off_board.all(axis=1) & (_spread(paths) <= settings.bridge_max_spread)
+    spread = _spread(paths)
+    ok = off_board.all(axis=1) & (spread <= settings.bridge_max_spread)
     means = paths.mean(axis=1)
     for centre in (model.light, model.dark):
         if centre is not None:
             ok &= colour_distance(means, centre) > 2 * settings.cluster_min_separation
     votes = reading.votes
+    best: dict[int, int] = {}  # pair -> its most deck-like row (the height that fits best)
     for i in np.flatnonzero(ok):
-        a, b = bridge_plan.pairs[i]
+        pair = int(i) // bridge_plan.heights
+        if pair in best:
+            if spread[i] < spread[best[pair]]:
+                best[pair] = int(i)
+            continue
+        a, b = bridge_plan.pairs[pair]
         ends = {_end_colour(reading, a), _end_colour(reading, b)} - {UNKNOWN}
-        if len(ends) != 1 or not ends <= {LIGHT, DARK} or any(
+        if len(ends) == 1 and ends <= {LIGHT, DARK} and not any(
             _whole_tile(votes[c[1] * SIZE + c[0]]) for c in cells_under(a, b)
         ):
-            ok[i] = False
-    if not ok.any():
+            best[pair] = int(i)
+    rows = [i for i in best.values() if all(
+        _shows(end_lab[c[1] * SIZE + c[0]], means[i], settings.match_distance / 2)
+        for c in bridge_plan.pairs[i // bridge_plan.heights])]
+    if not rows:
         return None
-    found = means[ok]
+    found = means[sorted(rows)]
     near = np.array([(colour_distance(found, c) <= settings.match_distance / 2).sum()
                      for c in found])
-    best = found[colour_distance(found, found[int(np.argmax(near))]) <= settings.match_distance / 2]
-    centre = np.median(best, axis=0)
+    best_i = int(np.argmax(near))
+    best_set = found[colour_distance(found, found[best_i]) <= settings.match_distance / 2]
+    centre = np.median(best_set, axis=0)
     return (float(centre[0]), float(centre[1]), float(centre[2]))
+
+
+def _shows(samples: np.ndarray, colour: np.ndarray, within: float) -> bool:
+    """Whether at least two of a cell's sampled colours are near `colour` (a foot)."""
+    return int((colour_distance(samples, colour) <= within).sum()) >= 2
 
 
 def find_bridges(
@@ -146,6 +174,7 @@ def find_bridges(
             match &= to_bridge < colour_distance(flat, centre)
     scores = match.reshape(-1, n).mean(axis=1)
     scores[_spread(paths) > settings.bridge_max_spread] = 0.0
+    scores = scores.reshape(-1, bridge_plan.heights).max(axis=1)
     order = np.argsort(-scores, kind="stable")
     used: set[Cell] = set()  # bridge ends: tiles
     spanned: set[Cell] = set()  # cells under a bridge: never a tile

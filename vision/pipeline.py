@@ -123,19 +123,23 @@ def observe(
     reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
     paths = measure_paths(plan.bridges, m.integral, m.light_coef)
     if model.bridge is None:
-        bridge = learn_bridge_colour(settings, plan.bridges, paths, reading, model)
+        ends = np.concatenate([m.sub_lab, m.rim_lab], axis=1)
+        bridge = learn_bridge_colour(settings, plan.bridges, paths, reading, model, ends)
         if bridge is not None:
             model = replace(model, bridge=bridge)
             reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
     codes = reading.codes.copy()
     bridges, colours = find_bridges(settings, plan.bridges, paths, reading, model)
+    spanned = np.zeros(SIZE * SIZE, bool)
     for (a, b), colour in zip(bridges, colours, strict=True):
         for f, r in (a, b):
             codes[r * SIZE + f] = colour
+            spanned[r * SIZE + f] = True
         for f, r in cells_under(a, b):
             codes[r * SIZE + f] = EMPTY
+            spanned[r * SIZE + f] = True
     unknown = (codes == UNKNOWN).reshape(SIZE, SIZE)
-    ring_hit = _ring_hit(settings, plan, m, codes)
+    ring_hit = _ring_hit(settings, plan, m, codes, spanned)
     # Tiles lie in groups of a few; a wide patch of one "tile colour" is a hand or a sleeve.
     too_wide = _wide_groups(codes, settings.tile_max_group)
     unknown |= too_wide
@@ -173,14 +177,18 @@ def observe(
     return obs, reading, model
 
 
-def _ring_hit(settings: Thresholds, plan: Plan, m: Measurement, codes: np.ndarray) -> bool:
+def _ring_hit(
+    settings: Thresholds, plan: Plan, m: Measurement, codes: np.ndarray, spanned: np.ndarray
+) -> bool:
     """Whether something lies across the board's border: enough border samples off the
     light fit, not counting those beside an edge tile that may lean over them (seen at an
-    angle, raised things lean away from the camera)."""
+    angle, raised things lean away from the camera) nor those beside a bridge (a deck is
+    high and leans further, and its shadow is long)."""
     xy = plan.sampling.ring_xy
     cells = np.clip(np.floor(xy).astype(np.int64), 0, SIZE - 1)
-    beside = codes[cells[:, 1] * SIZE + cells[:, 0]]
-    clear = (beside == EMPTY) | (beside == UNKNOWN) | ~plan.sampling.ring_leaned
+    index = cells[:, 1] * SIZE + cells[:, 0]
+    beside = codes[index]
+    clear = ((beside == EMPTY) | (beside == UNKNOWN) | ~plan.sampling.ring_leaned) & ~spanned[index]
     counted = m.ring_outliers & clear
     return bool(counted.sum() > settings.ring_occlusion_fraction * len(xy))
 
