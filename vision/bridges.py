@@ -193,7 +193,7 @@ def find_bridges(
         # bridge passes over be another's end (collinear overlaps do not "cross").
         under = set(cells_under(a, b))
         if a in used or b in used or {a, b} & spanned or under & used or any(
-                _crosses((a, b), f) for f in found):
+                crosses((a, b), f) for f in found):
             continue
         used.update((a, b))
         spanned.update(under)
@@ -233,7 +233,7 @@ def _whole_tile(votes: np.ndarray) -> bool:
     return bool(votes[EMPTY] == 0 and max(votes[LIGHT], votes[DARK]) >= 7)
 
 
-def _crosses(p: tuple[Cell, Cell], q: tuple[Cell, Cell]) -> bool:
+def crosses(p: tuple[Cell, Cell], q: tuple[Cell, Cell]) -> bool:
     """Whether two bridges' centre lines cross (touching ends do not count)."""
     (a, b), (c, d) = p, q
 

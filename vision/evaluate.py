@@ -127,7 +127,7 @@ def evaluate(count: int, out: Path, *, seed: int = 1) -> int:
                 obs = None
             ms = (time.perf_counter() - start) * 1000
             tallies["read"].add(frame.board, truth_bridges, frame.occluded, obs, ms)
-            reader = _tracker_for(spec, frame)
+            reader = tracker_for(spec, frame)
             obs = None
             ms = 0.0
             if reader is not None:
@@ -154,7 +154,7 @@ def evaluate(count: int, out: Path, *, seed: int = 1) -> int:
     return 0
 
 
-def _tracker_for(spec: object, frame: object) -> BoardReader | None:
+def tracker_for(spec: object, frame: object) -> BoardReader | None:
     """A BoardReader calibrated on the same scene with an empty board and no hands."""
     from vision.synth import SceneSpec, render
 

@@ -18,12 +18,13 @@ import numpy as np
 from calibration.format import A1Corner, Calibration, ColourModel, Thresholds, default_thresholds
 from vision.bridges import (
     BridgePlan,
+    crosses,
     find_bridges,
     learn_bridge_colour,
     measure_paths,
     plan_bridges,
 )
-from vision.cells import SIZE, CellState, cells_under
+from vision.cells import SIZE, Cell, CellState, cells_under
 from vision.classify import (
     DARK,
     EMPTY,
@@ -50,6 +51,13 @@ from vision.features import (
 )
 from vision.geometry import board_geometry
 from vision.imageio import check_image, decode_image
+from vision.learned import (
+    Network,
+    bridge_network,
+    candidate_features,
+    cell_features,
+    cell_network,
+)
 from vision.locate import locate_board, orient_corners
 from vision.observation import Bridge, Observation, sort_bridge
 
@@ -128,8 +136,16 @@ def observe(
         if bridge is not None:
             model = replace(model, bridge=bridge)
             reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
+    cells_net, bridges_net = cell_network(), bridge_network()
+    if cells_net is not None and bridges_net is not None:
+        probs = cells_net.proba(cell_features(m.sub_lab, m.rim_lab, model))
+        reading = replace(reading, codes=probs.argmax(axis=1),
+                          confidence=np.where(probs.argmax(axis=1) == UNKNOWN, 0.0,
+                                              probs.max(axis=1)))
+        bridges, colours = _learned_bridges(plan.bridges, paths, model, probs, bridges_net)
+    else:
+        bridges, colours = find_bridges(settings, plan.bridges, paths, reading, model)
     codes = reading.codes.copy()
-    bridges, colours = find_bridges(settings, plan.bridges, paths, reading, model)
     spanned = np.zeros(SIZE * SIZE, bool)
     for (a, b), colour in zip(bridges, colours, strict=True):
         for f, r in (a, b):
@@ -175,6 +191,39 @@ def observe(
     corners = tuple((float(x), float(y)) for x, y in plan.corners)
     obs = Observation(cells, tuple(sorted(kept)), conf, occluded_cells, occluded, corners)
     return obs, reading, model
+
+
+def _learned_bridges(
+    bridge_plan: BridgePlan, paths: np.ndarray, model: ColourModel, probs: np.ndarray,
+    net: Network,
+) -> tuple[list[tuple[Cell, Cell]], list[int]]:
+    """Bridges by the bridge network, best first, kept only where they fit together: each
+    tile carries one bridge end, no bridge ends on or passes over another's cells, none
+    cross."""
+    feats, keep = candidate_features(bridge_plan, paths, model, probs)
+    if len(keep) == 0:
+        return [], []
+    p = net.proba(feats)
+    used: set[Cell] = set()
+    spanned: set[Cell] = set()
+    found: list[tuple[Cell, Cell]] = []
+    colours: list[int] = []
+    for n in np.argsort(-p, kind="stable"):
+        if p[n] < 0.5:
+            break
+        a, b = bridge_plan.pairs[int(keep[n])]
+        under = set(cells_under(a, b))
+        if a in used or b in used or {a, b} & spanned or under & used or any(
+                crosses((a, b), f) for f in found):
+            continue
+        ia, ib = a[1] * SIZE + a[0], b[1] * SIZE + b[0]
+        light = probs[ia, LIGHT] + probs[ib, LIGHT]
+        dark = probs[ia, DARK] + probs[ib, DARK]
+        used.update((a, b))
+        spanned.update(under)
+        found.append((a, b))
+        colours.append(LIGHT if light >= dark else DARK)
+    return found, colours
 
 
 def _ring_hit(
@@ -297,8 +346,9 @@ class BoardReader:
         """The grid corners now in use, in full-size image coordinates."""
         return self._plan.corners / self._scale
 
-    def read(self, frame: np.ndarray | bytes) -> Observation:
-        """Read one frame (BGR array at calibration size, or encoded bytes)."""
+    def measure_frame(self, frame: np.ndarray | bytes) -> tuple[Plan, Measurement, ColourModel]:
+        """Measure one frame (re-locating the board after a bump) and learn its colours:
+        everything `observe` needs. The reader's own colour model is not changed."""
         image = self._image(frame)
         m = measure(self.settings, self._plan, image)
         if self._moved(m):
@@ -308,7 +358,12 @@ class BoardReader:
         if self._reference is None and not m.ring_outliers.any():
             self._reference = _ring_strips(self._plan, m.topdown)
         model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab), self.model)
-        obs, _, model = observe(self.settings, self._plan, m, model)
+        return self._plan, m, model
+
+    def read(self, frame: np.ndarray | bytes) -> Observation:
+        """Read one frame (BGR array at calibration size, or encoded bytes)."""
+        plan, m, model = self.measure_frame(frame)
+        obs, _, model = observe(self.settings, plan, m, model)
         if self.model is None:
             self.model = model
         elif not obs.occluded:

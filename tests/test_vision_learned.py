@@ -1,0 +1,62 @@
+"""The learned cell and bridge classifiers: the network, its training, the shipped models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from calibration.format import ColourModel
+from vision.learned import (
+    BRIDGE_MODEL,
+    CELL_CLASSES,
+    CELL_MODEL,
+    Network,
+    bridge_network,
+    cell_features,
+    cell_network,
+)
+from vision.train import read_scene, train
+
+
+def test_training_learns_a_rule_the_features_carry(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(3000, 6))
+    y = (x[:, 0] * x[:, 1] > 0).astype(np.int64) + 2 * (x[:, 2] > 1.0)
+    net = train(x, y, 4, hidden=32, epochs=30)
+    test = rng.normal(size=(1000, 6))
+    want = (test[:, 0] * test[:, 1] > 0).astype(np.int64) + 2 * (test[:, 2] > 1.0)
+    assert (net.proba(test).argmax(axis=1) == want).mean() > 0.9
+    net.save(tmp_path / "n.npz")
+    again = Network.load(tmp_path / "n.npz")
+    assert np.allclose(again.proba(test), net.proba(test))
+
+
+def test_binary_network_gives_probabilities() -> None:
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(2000, 3))
+    y = (x[:, 0] + x[:, 2] > 0).astype(np.float64)
+    net = train(x, y, 1, hidden=8, epochs=20)
+    p = net.proba(x)
+    assert p.shape == (2000,) and ((p > 0.5) == (y == 1)).mean() > 0.95
+
+
+def test_shipped_models_load_and_fit_the_features() -> None:
+    assert CELL_MODEL.exists() and BRIDGE_MODEL.exists()
+    cells, bridges = cell_network(), bridge_network()
+    assert cells is not None and bridges is not None
+    model = ColourModel(empty=(50.0, 0.0, 10.0), ring=(30.0, 0.0, 0.0),
+                        light=(90.0, 0.0, 20.0), dark=None)
+    feats = cell_features(np.full((100, 9, 3), 50.0), np.full((100, 8, 3), 50.0), model)
+    assert feats.shape[1] == cells.w1.shape[0]
+    assert cells.proba(feats).shape == (100, CELL_CLASSES)
+
+
+def test_a_generated_scene_reads_into_examples() -> None:
+    cells = cell_network()
+    assert cells is not None
+    out = read_scene(1000, 0, cells)
+    assert out is not None
+    cx, labels, bx, by = out
+    assert cx.shape[0] == 100 and labels.shape == (100,) and set(labels) <= {0, 1, 2, 3}
+    assert len(bx) == len(by) and bx.shape[1] == bridge_network().w1.shape[0]  # type: ignore

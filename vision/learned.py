@@ -1,0 +1,195 @@
+"""Stage 3c: learned classifiers for cells and bridges, on top of the learned colours.
+
+Hand-set thresholds read a tile under a bridge's foot, a tile in a window bar's shadow or a
+bridge as dark as the board poorly. Two small neural networks (one hidden layer, plain
+numpy) do better: one says for each cell empty / light / dark / hidden, the other says for
+each candidate pair of cells whether a bridge joins them.
+
+They never see absolute colours. Every feature is measured against the colours learned
+from the frame itself (`vision.classify`): a sample's Lab difference from the bare board,
+its distance to the light and the dark tiles' colours, how much its cell's sub-boxes agree.
+So a new edition's colours are learned as before; the networks only learn what the
+*shapes* of those differences mean (a foot across a tile, a deck over a cell, a shadow).
+
+They are trained on generated scenes (`python -m vision.train`, seeds apart from those
+`ponte eval vision` reads) and ship as `vision/models/*.npz`. Without the files the
+pipeline falls back to the thresholds alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from calibration.format import ColourModel
+from vision.bridges import BridgePlan
+from vision.cells import bridge_kind, cells_under
+from vision.classify import colour_distance
+
+SIZE = 10
+MODELS = Path(__file__).with_name("models")
+CELL_MODEL = MODELS / "cells.npz"
+BRIDGE_MODEL = MODELS / "bridges.npz"
+FAR = 60.0
+"""Distance used for a colour the model does not know yet (no tile of that colour seen)."""
+
+CELL_CLASSES = 4  # empty, light, dark, hidden
+
+
+@dataclass(frozen=True)
+class Network:
+    """A one-hidden-layer network with standardised inputs and softmax (or sigmoid) output."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    w1: np.ndarray
+    b1: np.ndarray
+    w2: np.ndarray
+    b2: np.ndarray
+
+    def scores(self, x: np.ndarray) -> np.ndarray:
+        """Raw output scores (n, outputs)."""
+        h = np.maximum((x - self.mean) / self.scale @ self.w1 + self.b1, 0.0)
+        result: np.ndarray = h @ self.w2 + self.b2
+        return result
+
+    def proba(self, x: np.ndarray) -> np.ndarray:
+        """Class probabilities (softmax over outputs; one output: sigmoid)."""
+        s = self.scores(x)
+        if s.shape[1] == 1:
+            out: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(s[:, 0], -40, 40)))
+            return out
+        s = s - s.max(axis=1, keepdims=True)
+        e = np.exp(s)
+        result: np.ndarray = e / e.sum(axis=1, keepdims=True)
+        return result
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(path, mean=self.mean, scale=self.scale, w1=self.w1, b1=self.b1,
+                            w2=self.w2, b2=self.b2)
+
+    @classmethod
+    def load(cls, path: Path) -> Network:
+        with np.load(path) as data:
+            return cls(*(np.asarray(data[k], np.float64)
+                         for k in ("mean", "scale", "w1", "b1", "w2", "b2")))
+
+
+@cache
+def _load(path: Path) -> Network | None:
+    try:
+        return Network.load(path)
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def cell_network() -> Network | None:
+    """The shipped cell classifier, or None when it is missing or unreadable."""
+    return _load(CELL_MODEL)
+
+
+def bridge_network() -> Network | None:
+    """The shipped bridge classifier, or None when it is missing or unreadable."""
+    return _load(BRIDGE_MODEL)
+
+
+def _against(lab: np.ndarray, model: ColourModel) -> np.ndarray:
+    """Per colour sample (..., 3): Lab minus the board colour, and the distances to the
+    light and the dark tiles' colours -> (..., 5)."""
+    flat = lab.reshape(-1, 3)
+    delta = flat - np.asarray(model.empty, np.float64)
+    parts = [delta]
+    for centre in (model.light, model.dark):
+        d = colour_distance(flat, centre) if centre is not None else np.full(len(flat), FAR)
+        parts.append(np.minimum(d, FAR)[:, None])
+    out: np.ndarray = np.concatenate(parts, axis=1).reshape(*lab.shape[:-1], 5)
+    return out
+
+
+def cell_features(sub_lab: np.ndarray, rim_lab: np.ndarray, model: ColourModel) -> np.ndarray:
+    """(100, F) features per cell from its 9 sub-boxes and 8 rim boxes (Lab)."""
+    boxes = np.concatenate([sub_lab, rim_lab], axis=1)  # (100, 17, 3)
+    rel = _against(boxes, model)  # (100, 17, 5)
+    med = np.median(rel[:, :9], axis=1)
+    lo = rel[:, :9].min(axis=1)
+    hi = rel[:, :9].max(axis=1)
+    spread = np.sqrt(((sub_lab - np.median(sub_lab, axis=1, keepdims=True)) ** 2).sum(
+        axis=2)).max(axis=1, keepdims=True)
+    neighbours = _neighbour_context(med)
+    out: np.ndarray = np.concatenate(
+        [rel.reshape(len(rel), -1), med, lo, hi, spread, neighbours], axis=1)
+    return out
+
+
+def _neighbour_context(med: np.ndarray) -> np.ndarray:
+    """Per cell, the mean of its four neighbours' median features (off-board: zeros)."""
+    grid = med.reshape(SIZE, SIZE, -1)
+    pad = np.pad(grid, ((1, 1), (1, 1), (0, 0)))
+    total = pad[:-2, 1:-1] + pad[2:, 1:-1] + pad[1:-1, :-2] + pad[1:-1, 2:]
+    out: np.ndarray = (total / 4).reshape(SIZE * SIZE, -1)
+    return out
+
+
+def bridge_features(
+    paths: np.ndarray, heights: int, pairs_kind: np.ndarray, ends_p: np.ndarray,
+    under_p: np.ndarray, model: ColourModel,
+) -> np.ndarray:
+    """(pairs, F) features per candidate bridge.
+
+    paths: (pairs * heights, samples, 3) Lab along each deck height tried; pairs_kind:
+    (pairs, 3) one-hot straight/diagonal/knight; ends_p: (pairs, 2, 4) the cell network's
+    probabilities for the two ends; under_p: (pairs, 2, 4) for the cells passed over (a
+    straight or diagonal bridge repeats its one cell).
+    """
+    n = paths.shape[1]
+    rel = _against(paths, model)  # (P*H, n, 5)
+    mean = rel.mean(axis=1)
+    centre = paths.mean(axis=1, keepdims=True)
+    spread = np.sqrt(((paths - centre) ** 2).sum(axis=2))
+    per_row = np.concatenate(
+        [mean, spread.max(axis=1, keepdims=True), spread.mean(axis=1, keepdims=True)], axis=1)
+    rows = per_row.reshape(-1, heights, per_row.shape[1])
+    best = np.argmin(rows[:, :, 5], axis=1)
+    flat_best = rows[np.arange(len(rows)), best]
+    # the path's colour against the ends' colours: a deck matches its feet
+    means = paths.reshape(-1, heights, n, 3).mean(axis=2)  # (P, H, 3)
+    chosen = means[np.arange(len(means)), best]
+    out: np.ndarray = np.concatenate(
+        [rows.reshape(len(rows), -1), flat_best, chosen - np.asarray(model.empty),
+         pairs_kind, ends_p.reshape(len(ends_p), -1), under_p.reshape(len(under_p), -1)],
+        axis=1)
+    return out
+
+
+_KIND = {"straight": 0, "diagonal": 1, "knight": 2}
+
+
+def candidate_features(
+    bridge_plan: BridgePlan, paths: np.ndarray, model: ColourModel, probs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Features of the candidate bridges worth asking about (both ends likely tiles or
+    hidden by a foot), and their indices in the plan's pair list."""
+    pairs = bridge_plan.pairs
+    tile = probs[:, 1] + probs[:, 2] + probs[:, 3]
+    a_idx = np.array([a[1] * SIZE + a[0] for a, _ in pairs])
+    b_idx = np.array([b[1] * SIZE + b[0] for _, b in pairs])
+    keep = np.flatnonzero((tile[a_idx] > 0.2) & (tile[b_idx] > 0.2))
+    if len(keep) == 0:
+        return np.zeros((0, 1)), keep
+    heights = bridge_plan.heights
+    rows = (keep[:, None] * heights + np.arange(heights)[None, :]).ravel()
+    kinds = np.zeros((len(keep), 3))
+    under = np.zeros((len(keep), 2, CELL_CLASSES))
+    for n, j in enumerate(keep):
+        a, b = pairs[j]
+        kinds[n, _KIND[str(bridge_kind(a, b))]] = 1
+        spanned = cells_under(a, b)
+        for k in range(2):
+            f, r = spanned[min(k, len(spanned) - 1)]
+            under[n, k] = probs[r * SIZE + f]
+    ends = np.stack([probs[a_idx[keep]], probs[b_idx[keep]]], axis=1)
+    return bridge_features(paths[rows], heights, kinds, ends, under, model), keep

@@ -1,0 +1,186 @@
+"""Train the cell and bridge networks on generated scenes: `python -m vision.train`.
+
+Scenes come from `vision.synth` (every setup, round-robin), seeded apart from those
+`ponte eval vision` reads (the evaluation uses seed 1 per setup; training uses seed
+sequences starting at 1000), and are read the way the live loop reads them: a
+`BoardReader` calibrated on the same scene with the board empty, fed the frame's JPEG.
+Every cell becomes one example (empty / light / dark, or hidden when a hand covers it in
+the truth) and every candidate pair whose ends the cell network takes for tiles becomes
+one bridge example. The networks (`vision.learned.Network`) are trained with Adam on a
+cross-entropy loss, in plain numpy, and written to `vision/models/`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.cells import parse_cell
+from vision.errors import VisionError
+from vision.learned import (
+    BRIDGE_MODEL,
+    CELL_CLASSES,
+    CELL_MODEL,
+    Network,
+    candidate_features,
+    cell_features,
+)
+
+TRAIN_SEED = 1000
+
+
+def read_scene(seed: int, i: int, cells: Network | None) -> tuple[np.ndarray, ...] | None:
+    """One generated scene read up to the classifiers' inputs: cell features and labels,
+    and (given the cell network) the bridge candidates' features and labels."""
+    from vision.bridges import measure_paths
+    from vision.cells import cell_name
+    from vision.evaluate import tracker_for
+    from vision.synth import SETUPS, random_spec, render
+
+    names = list(SETUPS)
+    spec = random_spec(np.random.default_rng([seed, i]), names[i % len(names)])
+    frame = render(spec)
+    reader = tracker_for(spec, frame)
+    if reader is None:
+        return None
+    data = frame.encoded or cv2.imencode(".jpg", frame.image)[1].tobytes()
+    try:
+        plan, m, model = reader.measure_frame(data)
+    except VisionError:
+        return None
+    labels = np.zeros(100, np.int64)
+    for r_top, row in enumerate(frame.board):
+        for f, ch in enumerate(row):
+            labels[(9 - r_top) * 10 + f] = {".": 0, "L": 1, "D": 2}[ch]
+    for name in frame.occluded_cells:
+        f, r = parse_cell(name)
+        labels[r * 10 + f] = 3
+    cx = cell_features(m.sub_lab, m.rim_lab, model)
+    if cells is None:
+        return cx, labels
+    paths = measure_paths(plan.bridges, m.integral, m.light_coef)
+    feats, keep = candidate_features(plan.bridges, paths, model, cells.proba(cx))
+    wanted = {tuple(sorted(t)) for t in frame.bridges}
+    bridge_labels = np.array([
+        tuple(sorted((cell_name(*plan.bridges.pairs[j][0]), cell_name(*plan.bridges.pairs[j][1]))))
+        in wanted for j in keep], np.float64)
+    return cx, labels, feats, bridge_labels
+
+
+def _job(task: tuple[int, int, Path | None]) -> tuple[np.ndarray, ...] | None:
+    seed, i, cell_path = task
+    cells = Network.load(cell_path) if cell_path is not None else None
+    return read_scene(seed, i, cells)
+
+
+def collect(count: int, seed: int, jobs: int, cell_path: Path | None = None,
+            log: bool = False) -> list[tuple[np.ndarray, ...]]:
+    """Read `count` scenes (in `jobs` processes)."""
+    import multiprocessing
+
+    tasks = [(seed, i, cell_path) for i in range(count)]
+    out: list[tuple[np.ndarray, ...]] = []
+    started = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        for n, result in enumerate(pool.imap(_job, tasks, chunksize=4), start=1):
+            if result is not None:
+                out.append(result)
+            if log and n % 100 == 0:
+                rate = (time.perf_counter() - started) / n
+                print(f"{n}/{count} scenes ({rate * 1000:.0f} ms each)", file=sys.stderr)
+    return out
+
+
+def train(x: np.ndarray, y: np.ndarray, classes: int, *, hidden: int = 64, epochs: int = 40,
+          seed: int = 0, weight: np.ndarray | None = None) -> Network:
+    """Fit a one-hidden-layer network (softmax over `classes`; 1: sigmoid) with Adam."""
+    rng = np.random.default_rng(seed)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0) + 1e-6
+    xs = (x - mean) / scale
+    n, d = xs.shape
+    outputs = classes if classes > 1 else 1
+    params = {
+        "w1": rng.normal(0, np.sqrt(2 / d), (d, hidden)), "b1": np.zeros(hidden),
+        "w2": rng.normal(0, np.sqrt(1 / hidden), (hidden, outputs)), "b2": np.zeros(outputs),
+    }
+    m1 = {k: np.zeros_like(v) for k, v in params.items()}
+    m2 = {k: np.zeros_like(v) for k, v in params.items()}
+    lr, b1, b2, step = 3e-3, 0.9, 0.999, 0
+    sample_w = weight if weight is not None else np.ones(n)
+    for epoch in range(epochs):
+        order = rng.permutation(n)
+        if epoch == epochs * 3 // 4:
+            lr /= 5
+        for start in range(0, n, 256):
+            idx = order[start:start + 256]
+            xb, yb, wb = xs[idx], y[idx], sample_w[idx]
+            h_pre = xb @ params["w1"] + params["b1"]
+            h = np.maximum(h_pre, 0)
+            s = h @ params["w2"] + params["b2"]
+            if outputs == 1:
+                p = 1 / (1 + np.exp(-np.clip(s[:, 0], -40, 40)))
+                g_s = ((p - yb) * wb)[:, None]
+            else:
+                s = s - s.max(axis=1, keepdims=True)
+                p = np.exp(s)
+                p /= p.sum(axis=1, keepdims=True)
+                g_s = p.copy()
+                g_s[np.arange(len(yb)), yb] -= 1
+                g_s *= wb[:, None]
+            g_s /= len(idx)
+            grads = {"w2": h.T @ g_s, "b2": g_s.sum(axis=0)}
+            g_h = (g_s @ params["w2"].T) * (h_pre > 0)
+            grads["w1"] = xb.T @ g_h + 1e-4 * params["w1"]
+            grads["b1"] = g_h.sum(axis=0)
+            step += 1
+            for k in params:
+                m1[k] = b1 * m1[k] + (1 - b1) * grads[k]
+                m2[k] = b2 * m2[k] + (1 - b2) * grads[k] ** 2
+                mh = m1[k] / (1 - b1 ** step)
+                vh = m2[k] / (1 - b2 ** step)
+                params[k] -= lr * mh / (np.sqrt(vh) + 1e-8)
+    return Network(mean, scale, params["w1"], params["b1"], params["w2"], params["b2"])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m vision.train",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--scenes", type=int, default=900, help="scenes to generate")
+    parser.add_argument("--seed", type=int, default=TRAIN_SEED)
+    parser.add_argument("--out", type=Path, default=CELL_MODEL.parent)
+    parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    args = parser.parse_args(argv)
+    cv2.setNumThreads(1)
+    args.out.mkdir(parents=True, exist_ok=True)
+    scenes = collect(args.scenes, args.seed, args.jobs, log=True)
+    x = np.concatenate([c[0] for c in scenes])
+    y = np.concatenate([c[1] for c in scenes])
+    print(f"cells: {len(y)} examples, classes {np.bincount(y, minlength=4).tolist()}",
+          file=sys.stderr)
+    cells = train(x, y, CELL_CLASSES)
+    wrong = int((cells.proba(x).argmax(axis=1) != y).sum())
+    print(f"cells: {wrong} of {len(y)} training examples wrong", file=sys.stderr)
+    cell_path = args.out / CELL_MODEL.name
+    cells.save(cell_path)
+    scenes = collect(args.scenes, args.seed, args.jobs, cell_path, log=True)
+    bx = np.concatenate([c[2] for c in scenes if len(c[3])])
+    by = np.concatenate([c[3] for c in scenes if len(c[3])])
+    print(f"bridges: {len(by)} examples, {int(by.sum())} bridges", file=sys.stderr)
+    bridges = train(bx, by, 1, hidden=48)
+    got = bridges.proba(bx) > 0.5
+    print(f"bridges: {int((got != (by == 1)).sum())} of {len(by)} training examples wrong",
+          file=sys.stderr)
+    bridges.save(args.out / BRIDGE_MODEL.name)
+    print(f"written to {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
