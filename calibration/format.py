@@ -189,6 +189,10 @@ class Calibration:
     colours: ColourModel | None = None
     lens: Lens | None = None
     thresholds: Thresholds = field(default_factory=default_thresholds)
+    ring: tuple[tuple[float, float, float, float, float], ...] | None = None
+    """The bare border around the grid in the calibration photo, per sample box: its
+    board coordinates (x, y) and its BGR. A hand or an arm across the border is found as
+    a difference from it (a fixed shadow on the border is in it too)."""
 
     def __post_init__(self) -> None:
         if len(self.corners) != 4 or any(len(c) != 2 for c in self.corners):
@@ -203,6 +207,7 @@ class Calibration:
             "a1": self.a1.value,
             "colours": self.colours.to_json() if self.colours else None,
             "lens": self.lens.to_json() if self.lens else None,
+            "ring": [[round(v, 2) for v in row] for row in self.ring] if self.ring else None,
             "thresholds": {
                 k: v for k, v in asdict(self.thresholds).items()
                 if v != getattr(default_thresholds(), k)
@@ -228,6 +233,13 @@ class Calibration:
             raise CalibrationError(f"bad field ({exc})") from exc
         colours = data.get("colours")
         lens = data.get("lens")
+        ring = data.get("ring")
+        try:
+            ring_rows = tuple(
+                (float(x), float(y), float(b), float(g), float(r)) for x, y, b, g, r in ring
+            ) if ring is not None else None
+        except (TypeError, ValueError) as exc:
+            raise CalibrationError(f"ring: must be rows of five numbers ({exc})") from exc
         return cls(
             image_size=size,
             corners=corners,
@@ -235,6 +247,7 @@ class Calibration:
             colours=ColourModel.from_json(colours) if colours is not None else None,
             lens=Lens.from_json(lens) if lens is not None else None,
             thresholds=Thresholds.from_json(data.get("thresholds", {})),
+            ring=ring_rows,
         )
 
 

@@ -60,6 +60,12 @@ def make_calibration(
     m = measure(settings, plan, image)
     ring = (float(m.ring_lab[0]), float(m.ring_lab[1]), float(m.ring_lab[2]))
     colours = learn_colours(settings, m.sub_lab, ring)
+    border = None
+    if not m.ring_outliers.any():
+        border = tuple(
+            (float(x), float(y), float(b), float(g), float(r))
+            for (x, y), (b, g, r) in zip(plan.sampling.ring_xy, m.ring_bgr, strict=True)
+        )
     return Calibration(
         image_size=(w, h),
         corners=tuple((float(x), float(y)) for x, y in corners),
@@ -67,6 +73,7 @@ def make_calibration(
         colours=colours,
         lens=lens,
         thresholds=settings,
+        ring=border,
     )
 
 

@@ -32,6 +32,7 @@ def _calibration() -> Calibration:
         a1=A1Corner.BOTTOM_RIGHT,
         colours=ColourModel(empty=(50.0, -5.0, -20.0), ring=(45.0, 10.0, 20.0),
                             light=(85.0, 0.0, 15.0)),
+        ring=((0.5, -0.25, 90.0, 120.5, 150.25), (1.5, -0.25, 91.0, 121.0, 149.0)),
     )
 
 
@@ -56,6 +57,9 @@ def test_calibration_round_trips_through_a_file(tmp_path: Path) -> None:
         ('{"format": "ponte-calibration", "version": 1, "image_size": [640, 480],'
          ' "corners": [[0, 0], [1, 0], [1, 1], [0, 1]], "thresholds": {"nonsense": 1}}',
          "unknown threshold"),
+        ('{"format": "ponte-calibration", "version": 1, "image_size": [640, 480],'
+         ' "corners": [[0, 0], [1, 0], [1, 1], [0, 1]], "ring": [[1, 2, 3]]}',
+         "ring: must be rows of five numbers"),
     ],
 )
 def test_bad_calibration_files_give_clear_errors(tmp_path: Path, text: str, message: str) -> None:

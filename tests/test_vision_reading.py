@@ -133,3 +133,34 @@ def test_reading_with_a_calibration_learns_nothing_wrong_from_an_empty_board() -
     assert calibration.colours.light is None and calibration.colours.dark is None
     obs = read_board(render(spec).image, calibration)
     assert obs.board_rows() == list(BOARD)
+
+
+def test_border_outliers_know_a_fixed_shadow_from_an_arm() -> None:
+    from vision.pipeline import border_outliers
+
+    rng = np.random.default_rng(5)
+    bare = np.tile(np.array([[90.0, 120.0, 150.0]]), (40, 1))
+    bare[10:14] *= 0.45  # a window bar's shadow across the border
+    bare += rng.normal(0, 2, bare.shape)
+    # The same border a little brighter (the camera's exposure): nothing odd.
+    assert not border_outliers(bare * 1.15, bare, 0.15).any()
+    # An arm over samples 20-22 (skin over the border): exactly those.
+    arm = bare * 1.15
+    arm[20:23] = (120.0, 150.0, 210.0)
+    assert list(np.flatnonzero(border_outliers(arm, bare, 0.15))) == [20, 21, 22]
+
+
+def test_calibration_keeps_the_bare_border_and_the_tracker_uses_it() -> None:
+    spec = _spec(elevation_deg=70.0, azimuth_deg=-15.0)
+    empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
+    calibration = make_calibration(render(empty).image)
+    assert calibration.ring is not None and len(calibration.ring) >= 30
+    reader = BoardReader(calibration)
+    assert reader._border is not None  # matched to the reader's own sampling plan
+    frame = render(spec)
+    assert frame.encoded is not None
+    assert not reader.read(frame.encoded).occluded
+    hand = HandSpec(target=(4.5, 0.5), from_deg=270.0, height=1.5)
+    over = render(replace(spec, hands=(hand,)))
+    assert over.encoded is not None
+    assert reader.read(over.encoded).occluded

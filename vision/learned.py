@@ -98,16 +98,42 @@ def bridge_network() -> Network | None:
 
 
 def _against(lab: np.ndarray, model: ColourModel) -> np.ndarray:
-    """Per colour sample (..., 3): Lab minus the board colour, and the distances to the
-    light and the dark tiles' colours -> (..., 5)."""
+    """Per colour sample (..., 3), where it lies between the learned colours -> (..., 11).
+
+    Its Lab difference from the board's colour; then
+    distances to the board, light and dark colours, each measured in units of how far
+    that tile colour lies from the board (so a cream tile on a beige board and a white
+    tile on a blue board give the same numbers), the share of the way from the board to
+    each tile colour, and the lightness likewise. A tile colour not learned yet counts as
+    far away.
+    """
     flat = lab.reshape(-1, 3)
-    delta = flat - np.asarray(model.empty, np.float64)
-    parts = [delta]
+    empty = np.asarray(model.empty, np.float64)
+    d_e = colour_distance(flat, empty)
+    parts = []
     for centre in (model.light, model.dark):
-        d = colour_distance(flat, centre) if centre is not None else np.full(len(flat), FAR)
-        parts.append(np.minimum(d, FAR)[:, None])
-    out: np.ndarray = np.concatenate(parts, axis=1).reshape(*lab.shape[:-1], 5)
+        if centre is None:
+            parts += [np.full(len(flat), 3.0), np.full(len(flat), 3.0),
+                      np.zeros(len(flat)), np.zeros(len(flat))]
+            continue
+        c = np.asarray(centre, np.float64)
+        span = max(float(colour_distance(c[None, :], empty)[0]), 4.0)
+        d_c = colour_distance(flat, c)
+        dl = c[0] - empty[0]
+        dl = dl if abs(dl) >= 2.0 else (2.0 if dl >= 0 else -2.0)
+        parts += [np.minimum(d_e / span, 3.0), np.minimum(d_c / span, 3.0),
+                  d_e / (d_e + d_c + 1e-6), np.clip((flat[:, 0] - empty[0]) / dl, -3, 3)]
+    delta = (flat - empty) / 30.0
+    out: np.ndarray = np.concatenate([delta, np.stack(parts, axis=1)], axis=1).reshape(
+        *lab.shape[:-1], 11)
     return out
+
+
+def _span(model: ColourModel) -> float:
+    """The smaller distance from the board's colour to a tile colour (the contrast)."""
+    spans = [float(colour_distance(np.asarray([c], np.float64), model.empty)[0])
+             for c in (model.light, model.dark) if c is not None]
+    return max(min(spans) if spans else 30.0, 4.0)
 
 
 def cell_features(sub_lab: np.ndarray, rim_lab: np.ndarray, model: ColourModel) -> np.ndarray:
@@ -118,7 +144,7 @@ def cell_features(sub_lab: np.ndarray, rim_lab: np.ndarray, model: ColourModel) 
     lo = rel[:, :9].min(axis=1)
     hi = rel[:, :9].max(axis=1)
     spread = np.sqrt(((sub_lab - np.median(sub_lab, axis=1, keepdims=True)) ** 2).sum(
-        axis=2)).max(axis=1, keepdims=True)
+        axis=2)).max(axis=1, keepdims=True) / _span(model)
     neighbours = _neighbour_context(med)
     out: np.ndarray = np.concatenate(
         [rel.reshape(len(rel), -1), med, lo, hi, spread, neighbours], axis=1)
@@ -126,7 +152,7 @@ def cell_features(sub_lab: np.ndarray, rim_lab: np.ndarray, model: ColourModel) 
 
 
 def _neighbour_context(med: np.ndarray) -> np.ndarray:
-    """Per cell, the mean of its four neighbours' median features (off-board: zeros)."""
+    """Per cell, the mean of its four neighbours' median features (off the board: none)."""
     grid = med.reshape(SIZE, SIZE, -1)
     pad = np.pad(grid, ((1, 1), (1, 1), (0, 0)))
     total = pad[:-2, 1:-1] + pad[2:, 1:-1] + pad[1:-1, :-2] + pad[1:-1, 2:]
@@ -149,19 +175,17 @@ def bridge_features(
     rel = _against(paths, model)  # (P*H, n, 5)
     mean = rel.mean(axis=1)
     centre = paths.mean(axis=1, keepdims=True)
-    spread = np.sqrt(((paths - centre) ** 2).sum(axis=2))
+    spread = np.sqrt(((paths - centre) ** 2).sum(axis=2)) / _span(model)
     per_row = np.concatenate(
         [mean, spread.max(axis=1, keepdims=True), spread.mean(axis=1, keepdims=True)], axis=1)
     rows = per_row.reshape(-1, heights, per_row.shape[1])
-    best = np.argmin(rows[:, :, 5], axis=1)
+    best = np.argmin(rows[:, :, -1], axis=1)
     flat_best = rows[np.arange(len(rows)), best]
-    # the path's colour against the ends' colours: a deck matches its feet
     means = paths.reshape(-1, heights, n, 3).mean(axis=2)  # (P, H, 3)
     chosen = means[np.arange(len(means)), best]
     out: np.ndarray = np.concatenate(
-        [rows.reshape(len(rows), -1), flat_best, chosen - np.asarray(model.empty),
-         pairs_kind, ends_p.reshape(len(ends_p), -1), under_p.reshape(len(under_p), -1)],
-        axis=1)
+        [rows.reshape(len(rows), -1), flat_best, _against(chosen, model), pairs_kind,
+         ends_p.reshape(len(ends_p), -1), under_p.reshape(len(under_p), -1)], axis=1)
     return out
 
 

@@ -84,6 +84,8 @@ class Measurement:
     rim_lab: np.ndarray
     """(100, 8, 3): Lab of the boxes near the rim of a tile's top face."""
     ring_lab: np.ndarray
+    ring_bgr: np.ndarray
+    """(n, 3) BGR of the border ring's boxes, as seen."""
     ring_outliers: np.ndarray
     light_coef: np.ndarray
     integral: np.ndarray
@@ -116,7 +118,7 @@ def measure(settings: Thresholds, plan: Plan, image: np.ndarray) -> Measurement:
     rim_lab = to_lab((rims / field[:, None, :]).reshape(-1, 3)).reshape(rims.shape)
     ring_lab = to_lab(ring[keep].mean(axis=0, keepdims=True))[0]
     return Measurement(
-        np.median(sub_lab, axis=1), sub_lab, rim_lab, ring_lab, ~keep, coef, ii, topdown
+        np.median(sub_lab, axis=1), sub_lab, rim_lab, ring_lab, ring, ~keep, coef, ii, topdown
     )
 
 
@@ -340,6 +342,9 @@ class BoardReader:
         corners = np.array(calibration.corners, np.float64) * self._scale
         self._plan = make_plan(self.settings, corners, self._size, self._k, self._dist)
         self._reference: np.ndarray | None = None
+        self._border = _border_of(calibration, self._plan)
+        self._steady = 0
+        self._last_odd: np.ndarray | None = None
 
     @property
     def corners(self) -> np.ndarray:
@@ -357,6 +362,7 @@ class BoardReader:
             self._reference = None
         if self._reference is None and not m.ring_outliers.any():
             self._reference = _ring_strips(self._plan, m.topdown)
+        m = self._against_border(m)
         model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab), self.model)
         return self._plan, m, model
 
@@ -394,11 +400,66 @@ class BoardReader:
         misaligned = float((score < 0.5).mean())
         return misaligned > self.settings.bump_misaligned_fraction
 
+    def _against_border(self, m: Measurement) -> Measurement:
+        """Judge the border against the bare border seen before (the calibration's, or
+        the first clear frame's), which knows a fixed shadow from an arm. The reference
+        follows slow changes; after a re-location it is taken anew."""
+        if self._border is None:
+            if not m.ring_outliers.any():
+                self._border = m.ring_bgr.copy()
+            return m
+        odd = border_outliers(m.ring_bgr, self._border, self.settings.ring_outlier_error)
+        if not odd.any():
+            rate = self.settings.adapt_rate
+            self._border = (1 - rate) * self._border + rate * m.ring_bgr
+            self._steady = 0
+        else:
+            # The same difference for a long time with nothing moving is the room's light
+            # changed (a lamp turned on), not an arm: take the border as it is now.
+            self._steady = self._steady + 1 if self._last_odd is not None and np.array_equal(
+                odd, self._last_odd) else 0
+            if self._steady >= _BORDER_SETTLE_FRAMES:
+                self._border = m.ring_bgr.copy()
+                self._steady = 0
+                odd = np.zeros_like(odd)
+        self._last_odd = odd
+        return replace(m, ring_outliers=odd)
+
     def _relocate(self, image: np.ndarray) -> None:
         self.bumps += 1
         found = locate_board(self.settings, image)
         corners = orient_corners(found, self.calibration.a1, self._size)
         self._plan = make_plan(self.settings, corners, self._size, self._k, self._dist)
+        self._border = None
+
+
+_BORDER_SETTLE_FRAMES = 90  # frames (3 s at 30 fps) of one unchanging border difference
+
+
+def _border_of(calibration: Calibration, plan: Plan) -> np.ndarray | None:
+    """The calibration's bare border in the order of the plan's ring boxes, or None when
+    it has none or its boxes are not the plan's."""
+    if not calibration.ring:
+        return None
+    known = {(round(x, 2), round(y, 2)): (b, g, r) for x, y, b, g, r in calibration.ring}
+    rows = [known.get((round(float(x), 2), round(float(y), 2)))
+            for x, y in plan.sampling.ring_xy]
+    if any(row is None for row in rows):
+        return None
+    return np.array(rows, np.float64)
+
+
+def border_outliers(ring: np.ndarray, reference: np.ndarray, limit: float) -> np.ndarray:
+    """(n,) border samples unlike the bare border behind them (a hand, an arm, a sleeve).
+
+    The overall change of exposure (the median ratio) is taken out first; a sample is odd
+    when it then differs by more than `limit` (relative) and by 15 grey levels.
+    """
+    gain = np.median(np.maximum(ring, 1.0) / np.maximum(reference, 1.0), axis=0)
+    expected = reference * gain
+    diff = np.abs(ring - expected).max(axis=1)
+    result: np.ndarray = (diff > limit * np.maximum(expected.mean(axis=1), 1.0)) & (diff > 15.0)
+    return result
 
 
 def _ring_strips(plan: Plan, topdown: np.ndarray) -> np.ndarray:

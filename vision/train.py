@@ -164,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     y = np.concatenate([c[1] for c in scenes])
     print(f"cells: {len(y)} examples, classes {np.bincount(y, minlength=4).tolist()}",
           file=sys.stderr)
-    cells = train(x, y, CELL_CLASSES)
+    cells = train(x, y, CELL_CLASSES, hidden=96, epochs=50)
     wrong = int((cells.proba(x).argmax(axis=1) != y).sum())
     print(f"cells: {wrong} of {len(y)} training examples wrong", file=sys.stderr)
     cell_path = args.out / CELL_MODEL.name
