@@ -105,6 +105,31 @@ def test_end_game_gives_the_score_and_the_winner(store: Store) -> None:
     assert session.state()["game"]["status"] == "over"
     with pytest.raises(ControlError):
         session.control("pass", {})
+    assert session.state()["game"]["result"] == "light"
+    assert session.state()["outcome"] == {"termination": "ended", "result": "light",
+                                          "winner": "light"}
+    record = read_record(session.export(session.game_id, "pdd").splitlines())
+    assert record.tags["Result"] == "light" and record.tags["Score"] == "1-0"
+    assert record.tags["Termination"] == "ended"
+    data = json.loads(session.export(session.game_id, "json"))
+    assert data["result"] == "light" and data["winner"] == "light"
+    assert data["score"]["light"]["groups"][0]["islands"] == [["a1", "a2", "a3", "a4"]]
+    assert store.games()[0]["result"] == "light"
+
+
+def test_the_result_of_an_ended_game_survives_a_restart(store: Store, tmp_path: Path) -> None:
+    session = LiveSession(store)
+    tiles = {"a1": "light", "a2": "light"}
+    still(session, BoardView.of(tiles), 0.0)
+    tiles.update(j1="dark", j2="dark")
+    still(session, BoardView.of(tiles), 1.0)
+    session.control("end_game", {})  # equal in points, islands and bridges: a draw
+    assert session.state()["game"]["result"] == "draw"
+    store.close()
+    again = LiveSession(Store(tmp_path / "data"))
+    assert again.game_id != session.game_id  # the ended game is not resumed
+    assert again.game(session.game_id)["result"] == "draw"
+    assert again.store.table(session.game_id).result() == "draw"
 
 
 def test_restart_resumes_the_same_game_from_the_database(store: Store, tmp_path: Path) -> None:

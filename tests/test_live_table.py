@@ -279,3 +279,35 @@ def test_a_tile_under_a_bridge_is_flagged() -> None:
     events = table.judge(board(tiles, [("a1", "c1")]), 4)
     assert kinds(events) == ["illegal"] and events[0][1]["reason"] == "blocked"
     assert "b1" in events[0][1]["cells"]
+
+
+def test_ending_from_the_controls_scores_the_game_by_the_tie_breaks() -> None:
+    table = Table()
+    tiles = {"a1": "light", "a2": "light"}
+    table.judge(board(tiles), 1)
+    tiles.update(j1="dark", j2="dark")
+    table.judge(board(tiles), 2)
+    tiles.update(a3="light", a4="light")
+    table.judge(board(tiles), 3)
+    tiles.update(j3="dark", j4="dark")
+    table.judge(board(tiles), 4)
+    tiles.update(c1="light", c2="light")
+    table.judge(board(tiles), 5)  # one island each: light is ahead on nothing yet
+    assert table.result() == "*" and table.termination() is None
+    events = table.apply(table.control_op("end_game", {}), 6)
+    assert kinds(events) == ["end"]
+    end = events[0][1]
+    assert end["result"] == "draw" and end["winner"] is None and end["termination"] == "ended"
+    assert end["score"]["light"]["points"] == end["score"]["dark"]["points"] == 1
+    assert table.result() == "draw" and replay(table.ops).result() == "draw"
+
+
+def test_ending_from_the_controls_with_a_flag_up_voids_the_game() -> None:
+    table = Table()
+    table.judge(board({"a1": "light", "a2": "light"}), 1)
+    table.judge(board({"a1": "light", "a2": "light", "e5": "light"}), 2)  # wrong colour
+    assert table.game.flags
+    events = table.apply(table.control_op("end_game", {}), 3)
+    assert kinds(events) == ["void", "end"]
+    assert events[1][1]["result"] == "void" and events[1][1]["winner"] is None
+    assert table.result() == "void" and table.state()["outcome"]["termination"] == "void"

@@ -115,6 +115,15 @@ class Table:
         state["pending"] = self.pending
         state["overrides"] = dict(self.overrides)
         state["ended"] = self.over
+        termination = self.termination()
+        if termination is not None and state.get("outcome") is None:
+            result = self.result()
+            state["over"] = True
+            state["outcome"] = {
+                "termination": termination,
+                "result": result,
+                "winner": result if result in ("light", "dark") else None,
+            }
         return state
 
     # ----------------------------------------------------------------- judging
@@ -327,30 +336,48 @@ class Table:
 
     def _ending(self, t: float) -> list[Emitted]:
         events: list[Emitted] = []
-        outcome = self.game.outcome()
         current = self.game.score()
-        if outcome is not None and outcome.result == "void":
+        result = self.result()
+        if result == "void":
             events.append((EventType.VOID, {
                 "ply": len(self.game.moves),
                 "flags": [f.to_dict(self.game.turns_completed) for f in self.game.flags],
                 "t": t,
             }))
-        winner = outcome.winner if outcome else current.leader()
         events.append((EventType.END, {
             "ply": len(self.game.moves),
             "score": current.to_dict(breakdown=True),
-            "winner": winner.value if winner else None,
-            "result": self.result(),
-            "termination": outcome.termination.value if outcome else "ended",
+            "winner": result if result in ("light", "dark") else None,
+            "result": result,
+            "termination": self.termination(),
             "t": t,
         }))
         return events
 
+    def termination(self) -> str | None:
+        """How the game ended: passed, void or ended (from the controls); None while on."""
+        outcome = self.game.outcome()
+        if outcome is not None:
+            return outcome.termination.value
+        if self.ended_by_control:
+            return "void" if self.game.flags else "ended"
+        return None
+
     def result(self) -> str:
-        """The record's Result: light, dark, draw, void, or * while unfinished."""
+        """The record's Result: light, dark, draw or void once the game is over, `*` before.
+
+        A game ended from the controls is scored as it stands, like one that ended by
+        passing: the winner by the tie-breaks (points, islands, bridges), void if a flag is
+        still up (the printed rule: illegal tiles still there when the game ends).
+        """
         outcome = self.game.outcome()
         if outcome is not None:
             return outcome.result
+        if self.ended_by_control:
+            if self.game.flags:
+                return "void"
+            leader = self.game.score().leader()
+            return leader.value if leader else "draw"
         return "*"
 
 
