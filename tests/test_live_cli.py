@@ -132,3 +132,35 @@ def test_demo_runs_the_bundled_video_to_the_end(tmp_path: Path,
     moves = demo_moves()[0]
     assert "550 frames" in err and f"{len(moves)} moves read: {' '.join(moves)}" in err
     assert Store(tmp_path).games()[0]["tags"]["Event"] == "Ponte demo"
+
+
+@pytest.mark.slow
+def test_transcribe_reads_a_pass_from_the_board_and_ends_the_game(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from referee.playout import heuristic_game
+
+    game = heuristic_game(8)  # light cannot place two, passes; dark's last turn ends it
+    moves = [str(m.move) for m in game.moves]
+    assert moves[-2:] == ["pass", "i10,j10"] and game.outcome() is not None
+    boards = boards_of_moves(moves)
+    boards = [b for k, b in enumerate(boards) if k == 0 or not b.same_as(boards[k - 1])]
+    path = tmp_path / "passed.avi"
+    truths = write_video(path, render_script([Beat(b, hand_frames=3, still_frames=6)
+                                              for b in boards]))
+    monkeypatch.setattr(live_commands, "_camera", lambda args: GroundTruthReader(path, truths))
+    out = tmp_path / "passed.pdd"
+    assert main(["transcribe", str(path), "--out", str(out), "--json", "--quiet"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [e["type"] for e in lines[-3:]] == ["pass", "move", "end"]
+    assert lines[-3] == {"type": "pass", "ply": len(moves) - 1, "move": "pass",
+                         "colour": "light", "t": lines[-3]["t"]}
+    assert lines[-2]["move"] == "i10,j10" and lines[-2]["colour"] == "dark"
+    result = game.outcome().result  # type: ignore[union-attr]
+    assert lines[-1]["termination"] == "passed" and lines[-1]["result"] == result
+    assert [e["type"] for e in lines[:-3] if e["type"] != "notice"] == ["move"] * (len(moves) - 2)
+    notices = [e for e in lines if e["type"] == "notice"]
+    assert {e["kind"] for e in notices} == {"cannot_place_two"}
+    assert "light cannot place two tiles" in notices[-1]["message"]
+    record = read_record(out.read_text().splitlines())
+    assert [str(m) for m in record.moves] == moves and record.tags["Result"] == result

@@ -311,3 +311,100 @@ def test_ending_from_the_controls_with_a_flag_up_voids_the_game() -> None:
     assert kinds(events) == ["void", "end"]
     assert events[1][1]["result"] == "void" and events[1][1]["winner"] is None
     assert table.result() == "void" and table.state()["outcome"]["termination"] == "void"
+
+
+# ----------------------------------------------------------------- passing from the board
+
+
+def table_before_first_pass(seed: int) -> tuple[Table, list[str]]:
+    """A table at the position where a heuristic game's first pass comes, and the moves
+    from that pass on."""
+    from referee.playout import heuristic_game
+
+    moves = [str(m.move) for m in heuristic_game(seed).moves]
+    first = moves.index("pass")
+    table = Table()
+    for text in moves[:first]:
+        table.apply({"op": "push", "move": text}, 0)
+    return table, moves[first:]
+
+
+def with_move(view: BoardView, move: str) -> BoardView:
+    if "," in move:
+        a, b = move.split(",")
+        colour = "dark"
+        return BoardView({**view.tiles, a: colour, b: colour}, view.bridges)
+    a, b = move.split("-")
+    return BoardView.of(view.tiles, [*view.bridges, (a, b)])
+
+
+def test_light_who_cannot_place_two_passes_when_dark_moves_and_the_game_ends() -> None:
+    from ponte.live.infer import expected_board
+
+    table, rest = table_before_first_pass(8)
+    assert rest[:2] == ["pass", "i10,j10"] and table.game.turn is not None
+    assert table.game.turn.value == "light" and table.game.pass_allowed()
+    events = table.judge(with_move(expected_board(table.game), "i10,j10"), 50)
+    moves = [d["move"] for k, d in events if k is EventType.MOVE]
+    assert moves == ["pass", "i10,j10"]
+    assert [d["colour"] for k, d in events if k is EventType.MOVE] == ["light", "dark"]
+    assert kinds(events)[-1] == "end" and not table.game.flags
+    end = events[-1][1]
+    assert end["termination"] == "passed" and end["result"] == table.result() != "*"
+    assert replay(table.ops).result() == table.result()
+
+
+def test_a_bridge_of_the_other_colour_after_light_cannot_move_is_a_pass_and_the_bridge() -> None:
+    from ponte.live.infer import expected_board
+
+    table, rest = table_before_first_pass(3)
+    assert rest[:2] == ["pass", "f4-h4"]
+    events = table.judge(with_move(expected_board(table.game), "f4-h4"), 50)
+    assert [d["move"] for k, d in events if k is EventType.MOVE] == ["pass", "f4-h4"]
+    assert table.game.is_over() and kinds(events)[-1] == "end"
+
+
+def test_one_tile_of_the_other_colour_waits_for_the_second_before_the_pass() -> None:
+    from ponte.live.infer import expected_board
+
+    table, _ = table_before_first_pass(8)
+    before = expected_board(table.game)
+    events = table.judge(BoardView({**before.tiles, "i10": "dark"}, before.bridges), 50)
+    assert kinds(events) == ["notice"] and "one dark tile on i10" in events[0][1]["message"]
+    assert str(table.game.moves[-1].move) != "pass"
+    events = table.judge(with_move(before, "i10,j10"), 51)
+    assert [d["move"] for k, d in events if k is EventType.MOVE] == ["pass", "i10,j10"]
+
+
+def test_dark_tiles_while_light_can_still_place_two_stay_wrong_colour() -> None:
+    table = Table()
+    table.judge(board({"a1": "light", "a2": "light"}), 1)
+    table.judge(board({"a1": "light", "a2": "light", "j1": "dark", "j2": "dark"}), 2)
+    events = table.judge(board({"a1": "light", "a2": "light", "j1": "dark", "j2": "dark",
+                                "e5": "dark", "e7": "dark"}), 3)
+    assert kinds(events) == ["illegal", "illegal"]
+    assert {d["reason"] for _, d in events} == {"wrong_colour"}
+    assert len(table.game.moves) == 2
+
+
+def test_light_tiles_while_dark_cannot_place_two_are_flagged_with_the_way_out() -> None:
+    from ponte.live.infer import expected_board
+
+    table, rest = table_before_first_pass(2)
+    assert rest == ["pass"] and table.game.turn is not None
+    assert table.game.turn.value == "dark" and table.game.pass_allowed()
+    before = expected_board(table.game)
+    free = [f"{f}{r}" for f in "abcdefghij" for r in range(1, 11) if f"{f}{r}" not in before.tiles]
+    light = BoardView({**before.tiles, free[0]: "light", free[1]: "light"}, before.bridges)
+    events = table.judge(light, 50)
+    assert kinds(events) == ["illegal", "illegal"]
+    assert all(d["reason"] == "wrong_colour" and "pass from the controls" in d["message"]
+               for _, d in events)
+    assert str(table.game.moves[-1].move) != "pass"
+    table.judge(before, 51)  # taken back; dark passes from the controls: the game ends
+    events = table.apply(table.control_op("pass", {}), 52)
+    assert kinds(events)[-1] == "end" and events[-1][1]["termination"] == "passed"
+    events = table.judge(light, 53)  # pieces put down after the end are no move
+    assert kinds(events) == ["notice"] and events[0][1]["kind"] == "after_end"
+    assert set(events[0][1]["cells"]) == set(free[:2])
+    assert table.judge(before, 54) == [] and str(table.game.moves[-1].move) == "pass"

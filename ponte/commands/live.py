@@ -166,6 +166,7 @@ def run_transcribe(args: argparse.Namespace) -> int:
             "winner": leader.value if leader else None, "result": "*",
             "termination": "unfinished", "t": result.last_t})))
     record = record_of(table.game, {"Event": f"Transcribed from {Path(args.video).name}"})
+    record.tags["Result"] = table.result()
     try:
         with open(args.out, "w", encoding="utf-8") as handle:
             write_record(record, handle)

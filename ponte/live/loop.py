@@ -139,8 +139,10 @@ def transcribe(
 
 
 def event_line(kind: EventType, data: dict[str, object]) -> dict[str, object]:
-    """One event as `ponte transcribe --json` prints it."""
+    """One event as `ponte transcribe --json` prints it; a pass is `{"type": "pass", ...}`."""
     out: dict[str, object] = {"type": kind.value}
+    if kind is EventType.MOVE and data.get("move") == "pass":
+        out["type"] = "pass"
     keep = ("ply", "move", "colour", "reason", "cells", "message", "flag", "rounds_left",
             "undone", "score", "winner", "result", "termination", "kind", "t")
     for key in keep:

@@ -24,10 +24,11 @@ from ponte.live.infer import (
     Anomaly,
     bridge_key,
     corrections,
+    expected_board,
     interpret,
     tile_key,
 )
-from ponte.live.settle import BoardView, bridge_ends
+from ponte.live.settle import BoardView, bridge_ends, cell_key
 from referee import (
     Bridge,
     Cell,
@@ -132,7 +133,7 @@ class Table:
         """Judge a settled board (the camera's reading); apply and return what followed."""
         events: list[Emitted] = []
         if self.over:
-            return events
+            return self._after_end(board, t)
         self._forget_agreeing_overrides(board, events, t)
         seen = self.corrected(board)
         for flag_id in corrections(self.game, seen):
@@ -143,14 +144,18 @@ class Table:
             if wanted.get(anomaly.key) is not anomaly:
                 events += self.apply({"op": "clear", "flag": flag_id}, t)
         if plan.move is not None:
+            if plan.passes:
+                events += self.apply({"op": "push", "move": "pass"}, t)
             events += self._play_seen(plan.move, t)
         if plan.pending != self.pending:
             self.pending = plan.pending
-            if plan.pending is not None and self.game.turn is not None:
+            mover = self.game.turn
+            if plan.pending is not None and mover is not None:
+                colour = mover.other if plan.passes else mover
                 events.append((EventType.NOTICE, {
                     "kind": "one_tile",
                     "cells": [plan.pending],
-                    "message": f"one {self.game.turn.value} tile on {plan.pending}: "
+                    "message": f"one {colour.value} tile on {plan.pending}: "
                     "a turn is two tiles, waiting for the second",
                     "t": t,
                 }))
@@ -160,6 +165,22 @@ class Table:
                 if anomaly.key not in current:
                     events += self.apply(_raise_op(anomaly), t)
         return events
+
+    def _after_end(self, board: BoardView, t: float) -> list[Emitted]:
+        """Pieces put down after the end are no move: say so once (a notice, no flag)."""
+        seen = self.corrected(board)
+        final = expected_board(self.game)
+        cells = sorted((c for c, v in seen.tiles.items() if final.tiles.get(c) != v), key=cell_key)
+        cells += [f"{a}-{b}" for a, b in sorted(seen.bridges - final.bridges)]
+        if not cells:
+            return []
+        return [(EventType.NOTICE, {
+            "kind": "after_end",
+            "cells": cells,
+            "message": f"the game is over (result {self.result()}): "
+            f"{', '.join(cells)} {'is' if len(cells) == 1 else 'are'} not part of it",
+            "t": t,
+        })]
 
     def _play_seen(self, move: Tiles | Bridge, t: float) -> list[Emitted]:
         verdict = self.game.verdict(move)
