@@ -122,6 +122,27 @@ OPENING = ["a1,a2", "j9,j10", "a3,b3", "h2,h3"]
 
 
 @pytest.mark.parametrize("reader_kind", READERS)
+def test_a_cell_flickering_for_ten_seconds_does_not_stop_a_move_settling(
+    tmp_path: Path, reader_kind: str
+) -> None:
+    boards = boards_of_moves(["e5,f6", "c3,c4"])
+
+    def flicker(view: BoardView, frames: int) -> list[Beat]:
+        glare = BoardView({**view.tiles, "h8": "light"}, view.bridges)  # on every other frame
+        return [Beat(glare if k % 2 else view, hand_frames=0, still_frames=1)
+                for k in range(frames)]
+
+    beats = [Beat(boards[0]), Beat(boards[1]), *flicker(boards[1], 40),
+             Beat(boards[2], still_frames=0), *flicker(boards[2], 60)]  # 10 s at 10 fps
+    path, reader = make_video(tmp_path, beats)
+    seen, events, _ = run(path, reader_for(reader_kind, reader))
+    assert seen == ["e5,f6", "c3,c4"]
+    assert [k.value for k, _ in events] == ["move", "move"]  # no lone tile, no flag on h8
+    flicker_ends = (8 + 14 + 40 + 6 + 60) / 10
+    assert events[1][1]["t"] < flicker_ends - 4  # settled during the flicker, not after
+
+
+@pytest.mark.parametrize("reader_kind", READERS)
 def test_a_corrected_illegal_move(tmp_path: Path, reader_kind: str) -> None:
     boards = boards_of_moves(OPENING)
     bad = BoardView({**boards[-1].tiles, "b4": "light", "e6": "light"}, boards[-1].bridges)

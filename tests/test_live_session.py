@@ -233,3 +233,19 @@ def test_event_ids_are_the_bus_numbers_not_flag_ids(store: Store) -> None:
     illegal = [e for e in events if e.type.value == "illegal"]
     assert [e.to_dict()["flag"] for e in illegal] == [1, 2]
     assert all(e.to_dict()["id"] == e.id for e in events)
+
+
+def test_a_glare_spot_flickering_on_one_cell_does_not_hold_up_the_game(store: Store) -> None:
+    session = LiveSession(store)
+    glare = {"h8": "light"}  # every other frame the camera sees a light tile on h8
+    events = []
+    for k in range(90):
+        view = BoardView.of({**B1.tiles, **glare}) if k % 2 else B1
+        events += session.feed(Reading(k / 30, view))
+    hands(session, 3.0)
+    for k in range(90):
+        view = BoardView.of({**B2.tiles, **glare}) if k % 2 else B2
+        events += session.feed(Reading(4.0 + k / 30, view))
+    assert [e[0].value for e in events] == ["move", "move"]
+    assert [m["move"] for m in store.game(session.game_id)["moves"]] == ["e5,f6", "c3,c4"]
+    assert events[1][1]["t"] <= 4.5 and session.state()["flags"] == []

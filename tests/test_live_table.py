@@ -58,6 +58,81 @@ def test_a_hand_passing_over_an_unchanged_board_starts_a_new_stretch() -> None:
     assert det.feed(Reading(1.1, b)) is not None
 
 
+def flicker_stream(det: SettleDetector, boards: list[tuple[float, BoardView | None]],
+                   cell: str, value: str, t0: float = 0.0, fps: float = 30.0) -> list:
+    """Feed boards (None: a hand over the board) from their start times on, with `cell`
+    reading `value` on every other frame; return the (time, board) of each commit."""
+    commits = []
+    for (start, view), (end, _) in zip(boards, [*boards[1:], (boards[-1][0] + 3.0, None)],
+                                       strict=True):
+        for k in range(int(round((end - start) * fps))):
+            t = start + k / fps
+            if view is None:
+                settled = det.feed(Reading(t, board({cell: value}), occluded=True))
+            else:
+                frame = with_tiles(view, **{cell: value}) if k % 2 else view
+                settled = det.feed(Reading(t, frame))
+            if settled is not None:
+                commits.append((t, settled.board))
+    return commits
+
+
+def test_one_flickering_cell_does_not_keep_a_real_move_from_settling() -> None:
+    b0 = board({"e5": "light", "f6": "light"})
+    b1 = with_tiles(b0, c3="dark", c4="dark")
+    det = SettleDetector(0.4, reference=b0)
+    commits = flicker_stream(det, [(0.0, b0), (3.0, None), (4.0, b1)], "d4", "light")
+    assert [c[1].key() for c in commits] == [b0.key(), b1.key()]  # 10 s of glare on d4
+    assert 4.0 < commits[1][0] <= 4.5  # within the normal window once the hand is gone
+    assert det.latest() is not None and det.latest().same_as(b1)  # type: ignore[union-attr]
+
+
+def test_a_flickering_cell_is_committed_as_changed_only_once_it_has_stably_changed() -> None:
+    b0 = board({"e5": "light", "f6": "light"})
+    det = SettleDetector(0.4, reference=b0)
+    commits = flicker_stream(det, [(0.0, b0)], "d4", "light")
+    steady = with_tiles(b0, d4="light")
+    for k in range(30):
+        settled = det.feed(Reading(3.0 + k / 30, steady))
+        if settled is not None:
+            commits.append((3.0 + k / 30, settled.board))
+    assert [c[1].key() for c in commits] == [b0.key(), steady.key()]
+    assert commits[1][0] >= 3.4
+
+
+def test_a_cell_mostly_showing_a_new_reading_settles_at_it() -> None:
+    b0 = board({"e5": "light"})
+    seen = with_tiles(b0, d4="dark")
+    det = SettleDetector(0.4, reference=b0)
+    commits = []
+    for k in range(120):  # dark on d4, but one frame in ten reads it empty
+        settled = det.feed(Reading(k / 30, b0 if k % 10 == 9 else seen))
+        if settled is not None:
+            commits.append(settled.board)
+    assert [c.key() for c in commits] == [seen.key()]
+
+
+def test_without_a_reference_a_flickering_cell_holds_the_board_back() -> None:
+    det = SettleDetector(0.4)
+    b0 = board({"e5": "light", "f6": "light"})
+    assert flicker_stream(det, [(0.0, b0)], "d4", "light") == []
+    det.reset(b0)
+    assert [c[1].key() for c in flicker_stream(det, [(5.0, b0)], "d4", "light")] == [b0.key()]
+
+
+def test_two_tiles_placed_one_after_the_other_in_sight_are_not_flicker() -> None:
+    b0 = board({"e5": "light"})
+    det = SettleDetector(0.4, reference=b0)
+    commits = []
+    two = with_tiles(b0, c3="dark", c4="dark")
+    views = [b0] * 15 + [with_tiles(b0, c3="dark")] * 6 + [two] * 30
+    for k, view in enumerate(views):
+        settled = det.feed(Reading(k / 30, view))
+        if settled is not None:
+            commits.append(settled.board)
+    assert [c.key() for c in commits] == [b0.key(), two.key()]
+
+
 # ----------------------------------------------------------------- moves
 
 

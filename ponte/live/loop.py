@@ -18,7 +18,7 @@ from typing import Any
 from ponte.live.api import EventType
 from ponte.live.camera import CameraReader, overlay_jpeg, warped_jpeg
 from ponte.live.session import LiveSession
-from ponte.live.settle import DEFAULT_WINDOW, SettleDetector
+from ponte.live.settle import DEFAULT_WINDOW, BoardView, SettleDetector
 from ponte.live.sources import Frame, FrameSource
 from ponte.live.table import Emitted, Table
 
@@ -113,7 +113,7 @@ def transcribe(
     on_events: Callable[[list[Emitted]], None] | None = None,
 ) -> Transcript:
     """Read a whole recording through the loop, as fast as possible."""
-    detector = SettleDetector(settle_window)
+    detector = SettleDetector(settle_window, reference=BoardView())  # a game starts empty
     table = Table()
     judged = None
     events: list[Emitted] = []

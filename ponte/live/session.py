@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ponte.live.api import ControlError, EventBus, EventType, LiveApi
+from ponte.live.infer import expected_board
 from ponte.live.settle import DEFAULT_WINDOW, BoardView, Reading, SettleDetector
 from ponte.live.store import Store, StoreError
 from ponte.live.table import Emitted, Op, OpError
@@ -76,6 +77,7 @@ class LiveSession:
         self.tags: dict[str, str] = {str(k): str(v) for k, v in info["tags"].items()}
         self.started = float(info["started"])
         self._move_times = {int(m["ply"]): float(m["t"]) for m in info["moves"]}
+        self._detector.reset(expected_board(self.table.game))  # what a flickering cell holds
 
     def _start(self, tags: dict[str, str], size: int, supply: Supply) -> None:
         tags.setdefault("Event", "Ponte del Diavolo")
@@ -85,7 +87,6 @@ class LiveSession:
         game_id = self.store.new_game(tags, size, supply)
         self._open(game_id)
         self._judged = None
-        self._detector.reset()
 
     # ----------------------------------------------------------------- frames
 
