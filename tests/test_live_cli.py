@@ -164,3 +164,86 @@ def test_transcribe_reads_a_pass_from_the_board_and_ends_the_game(
     assert "light cannot place two tiles" in notices[-1]["message"]
     record = read_record(out.read_text().splitlines())
     assert [str(m) for m in record.moves] == moves and record.tags["Result"] == result
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_watch_waits_for_a_camera_that_is_not_there_yet(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+    import urllib.request
+
+    import cv2
+
+    from tests.live_scenes import MjpegCamera
+
+    boards = boards_of_moves(["e5,f6"])
+    frames = render_script([Beat(boards[0], hand_frames=0, still_frames=20),
+                            Beat(boards[1], still_frames=300)])
+    jpegs = [cv2.imencode(".jpg", image)[1].tobytes() for image, _ in frames]
+    cam_port, web_port = _free_port(), _free_port()
+    url = f"http://127.0.0.1:{cam_port}/video.mjpg"
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ponte", "watch", "--source", url, "--port", str(web_port),
+         "--data", str(tmp_path / "data")],
+        cwd=root, stderr=subprocess.PIPE, text=True,
+    )
+    lines: list[str] = []
+    assert proc.stderr is not None
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr or []), daemon=True)
+    reader.start()
+
+    def wait_for(what: str, check: object, timeout: float = 40) -> object:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            value = check()  # type: ignore[operator]
+            if value:
+                return value
+            time.sleep(0.2)
+        raise AssertionError(f"timed out waiting for {what}; stderr: {''.join(lines)}")
+
+    def state() -> dict | None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{web_port}/api/state", timeout=2) as r:
+                return json.loads(r.read())  # type: ignore[no-any-return]
+        except OSError:
+            return None
+
+    camera = None
+    try:
+        wait_for("the waiting message", lambda: any("waiting for camera" in x for x in lines))
+        seen = wait_for("the web page", state)
+        assert seen["camera"]["status"] == "unavailable"  # type: ignore[index]
+        assert "cannot open" in seen["camera"]["message"]  # type: ignore[index]
+        time.sleep(1.0)  # a few more failed attempts: still one message
+        camera = MjpegCamera(cam_port, jpegs, fps=10)  # the camera comes
+        wait_for("the move through the camera",
+                 lambda: [m["move"] for m in (state() or {}).get("moves", [])] == ["e5,f6"])
+        assert (state() or {})["camera"]["status"] == "ok"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        if camera is not None:
+            camera.close()
+        reader.join(5)
+        proc.stderr.close()
+    err = "".join(lines)
+    assert err.count("waiting for camera") == 1 and "frames arriving" in err
+    assert "watch: stopped" in err and "Traceback" not in err
+    store = Store(tmp_path / "data")
+    assert store.game(1)["moves"][0]["move"] == "e5,f6"
+    store.close()

@@ -49,7 +49,8 @@ class LiveSession:
         self._detector = SettleDetector(settle_window)
         self._judged: BoardView | None = None
         self._latest: Reading | None = None
-        self._camera: dict[str, Any] = {"status": "waiting", "fps": None, "last_frame": None}
+        self._camera: dict[str, Any] = {"status": "waiting", "message": None, "fps": None,
+                                        "last_frame": None}
         self._camera_jpeg: bytes | None = None
         self._frames: list[float] = []
         self._camera_reader: Any | None = None
@@ -117,6 +118,7 @@ class LiveSession:
         """Camera or board status (ok, occluded, no-signal, bumped...), published on change."""
         with self._lock:
             self._camera["status"] = status
+            self._camera["message"] = message
             data: dict[str, Any] = {"status": status}
             if message:
                 data["message"] = message
