@@ -249,3 +249,28 @@ def test_a_glare_spot_flickering_on_one_cell_does_not_hold_up_the_game(store: St
     assert [e[0].value for e in events] == ["move", "move"]
     assert [m["move"] for m in store.game(session.game_id)["moves"]] == ["e5,f6", "c3,c4"]
     assert events[1][1]["t"] <= 4.5 and session.state()["flags"] == []
+
+
+def test_a_game_that_ends_by_passing_on_the_board_is_recorded_with_its_result(
+    store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ponte.cli import main
+    from ponte.live.scenes import boards_of_moves
+    from referee.playout import heuristic_game
+
+    game = heuristic_game(8)  # light cannot place two and passes; dark's last turn ends it
+    moves = [str(m.move) for m in game.moves]
+    outcome = game.outcome()
+    assert outcome is not None and moves[-2] == "pass"
+    session = LiveSession(store)
+    boards = boards_of_moves(moves)
+    for k, view in enumerate(boards):
+        still(session, view, 2.0 * k)  # the pass leaves the board as it was: nothing new
+    state = session.state()
+    assert [m["move"] for m in state["moves"]] == moves
+    assert state["game"]["status"] == "over" and state["game"]["result"] == outcome.result
+    record = read_record(session.export(session.game_id, "pdd").splitlines())
+    assert record.tags["Result"] == outcome.result and record.tags["Termination"] == "passed"
+    assert record.tags["Score"] == f"{outcome.score.light.points}-{outcome.score.dark.points}"
+    assert main(["games", "--data", str(store.data_dir)]) == 0
+    assert f"over  result {outcome.result}" in capsys.readouterr().out

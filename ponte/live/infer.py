@@ -175,7 +175,7 @@ def interpret(game: Game, board: BoardView, open_anomalies: Mapping[str, Anomaly
     if move is None and not changed:
         move = _as_move(fresh, fresh_bridges, mover)
     passes = False
-    if not changed and _may_pass_first(game, move):
+    if (added or new_bridges) and not changed and _may_pass_first(game, move):
         other = mover.other
         for pieces, bridges in ((added, new_bridges), (fresh, fresh_bridges)):
             theirs = _as_move(pieces, bridges, other)
