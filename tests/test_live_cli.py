@@ -111,6 +111,17 @@ def test_watch_refuses_a_missing_source(tmp_path: Path, capsys: pytest.CaptureFi
     assert "no such camera, file or folder" in capsys.readouterr().err
 
 
+def test_watch_waits_for_an_absent_camera_until_its_duration_ends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"http://127.0.0.1:{_free_port()}/video.mjpg"  # nothing listens there
+    args = ["watch", "--source", url, "--no-web", "--data", str(tmp_path), "--duration", "1"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert err.count(f"waiting for camera {url}: cannot open") == 1
+    assert "game 1 started" in err and "0 frames, 0 moves" in err
+
+
 def test_watch_records_into_the_data_folder_and_resumes_there(
     video: tuple[Path, GroundTruthReader], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

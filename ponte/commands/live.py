@@ -243,9 +243,14 @@ def run_watch(args: argparse.Namespace) -> int:
     stop = threading.Event()
     source: Any = first
     if live:  # a camera or stream may be away at the start, as later: wait for it
+        ends = None if args.duration is None else time.monotonic() + args.duration
+
+        def should_stop() -> bool:
+            return stop.is_set() or (ends is not None and time.monotonic() >= ends)
+
         source = RetryingSource(lambda: open_source(args.source, args.fps),
                                 listener=_CameraMessages(args.source, session),
-                                should_stop=stop.is_set, description=args.source)
+                                should_stop=should_stop, description=args.source)
     saved = Path(args.calibration) if args.calibration else store.data_dir / "calibration.json"
     session.attach_camera(camera, saved)
     server = None if args.no_web else attach_web(session, args.host, args.port)

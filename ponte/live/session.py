@@ -207,7 +207,8 @@ class LiveSession:
         if latest is None:
             raise ControlError("no board has been seen yet", 409)
         self._commit([], [(EventType.CONTROL, {"action": "confirm", "params": {}, "t": t})], t)
-        self._judge(latest.board, t, None)
+        board = self._detector.latest()  # flickering cells as settled, when they have
+        self._judge(board if board is not None else latest.board, t, None)
 
     def _new_game(self, params: Mapping[str, Any], t: float) -> None:
         tags: dict[str, str] = {}
