@@ -190,12 +190,12 @@ def interpret(game: Game, board: BoardView, open_anomalies: Mapping[str, Anomaly
             new_bridges.discard(bridge_ends(move.a.name, move.b.name))
     elif not fresh_bridges and not changed:
         own = [c for c, v in fresh.items() if v == mover.value]
-        theirs = [c for c, v in fresh.items() if v == mover.other.value]
+        other_tiles = [c for c, v in fresh.items() if v == mover.other.value]
         if len(own) == 1:
             pending = own[0]
             added.pop(pending)
-        elif not own and len(theirs) == 1 and _may_pass_first(game, None):
-            pending, passes = theirs[0], True  # light cannot move: dark's first tile
+        elif not own and len(other_tiles) == 1 and _may_pass_first(game, None):
+            pending, passes = other_tiles[0], True  # light cannot move: dark's first tile
             added.pop(pending)
 
     anomalies: dict[str, Anomaly] = {}
