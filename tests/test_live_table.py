@@ -120,6 +120,25 @@ def test_without_a_reference_a_flickering_cell_holds_the_board_back() -> None:
     assert [c[1].key() for c in flicker_stream(det, [(5.0, b0)], "d4", "light")] == [b0.key()]
 
 
+def test_a_hand_read_as_tiles_with_one_flickering_cell_is_not_let_through() -> None:
+    b0 = board({"e5": "light", "f6": "light"})
+    ghost = with_tiles(b0, **{c: "dark" for c in ("d1", "d3", "e1", "e2", "e3", "g1", "g2")})
+    det = SettleDetector(0.4, reference=b0)
+    assert flicker_stream(det, [(0.0, ghost)], "f5", "light") == []
+
+
+def test_more_than_two_flickering_cells_hold_the_board_back() -> None:
+    b0 = board({"e5": "light"})
+    det = SettleDetector(0.4, reference=b0)
+    commits = []
+    for k in range(120):
+        view = with_tiles(b0, a1="dark", b2="dark", c3="dark") if k % 2 else b0
+        settled = det.feed(Reading(k / 30, view))
+        if settled is not None:
+            commits.append(settled.board)
+    assert commits == []
+
+
 def test_two_tiles_placed_one_after_the_other_in_sight_are_not_flicker() -> None:
     b0 = board({"e5": "light"})
     det = SettleDetector(0.4, reference=b0)

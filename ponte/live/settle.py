@@ -13,7 +13,10 @@ settling, and it settles at its value on the *reference* board (the board commit
 or the one the caller gave: the record's at the start) unless one other reading held it for
 `change_share` of the flicker window — a flickering cell is never committed as a change
 unless it has stably changed. Without a reference nothing tells which of a flickering
-cell's readings is the board, so it holds the board back as before.
+cell's readings is the board, so it holds the board back as before; so do more than
+`MAX_FLICKERING` flickering places, or a board that, flicker apart, differs from the
+reference in more places than a turn explains (`MAX_CHANGES_WITH_FLICKER`): that is what a
+hand the camera failed to see as a hand looks like.
 
 Pure: plain values in, plain values out; time is whatever the caller stamps readings with.
 """
@@ -30,6 +33,14 @@ FLICKER_WINDOW = 2.0
 """Seconds over which a cell's changes are counted to tell flicker from a move."""
 FLICKER_CHANGES = 4
 """A cell that changed this many times within the flicker window is flickering."""
+MAX_FLICKERING = 2
+"""More places flickering at once than this is not glare: the board waits, as without a
+reference."""
+MAX_CHANGES_WITH_FLICKER = 4
+"""While something flickers, a board that differs from the reference in more places than
+this (a turn is two tiles or a bridge, perhaps with a piece taken back) waits to be still:
+a hand the camera did not see as one reads as many pieces, and one of them flickering must
+not let it through."""
 CHANGE_SHARE = 0.8
 """A flickering cell counts as changed only if one new reading held this share of the
 flicker window."""
@@ -110,6 +121,13 @@ def _flat(board: BoardView) -> dict[str, str]:
     for a, b in board.bridges:
         out[f"{a}-{b}"] = "bridge"
     return out
+
+
+def _differences(a: Mapping[str, str], b: Mapping[str, str] | None) -> int:
+    """In how many places two flat boards differ."""
+    if b is None:
+        return len(a)
+    return sum(1 for key in a.keys() | b.keys() if a.get(key) != b.get(key))
 
 
 def _unflat(flat: Mapping[str, str]) -> BoardView:
@@ -210,6 +228,7 @@ class SettleDetector:
         board = dict(self._current)
         reference = None if self.reference is None else _flat(self.reference)
         stale = []
+        flickering = 0
         for key, last in self._last_change.items():
             if t - last >= self.window:
                 since = max(since, last)
@@ -218,11 +237,15 @@ class SettleDetector:
                 continue
             if reference is None or not self._flickering(key, t):
                 return None
+            flickering += 1
             value = self._flicker_value(key, t, reference.get(key, _NOTHING))
             if value == _NOTHING:
                 board.pop(key, None)
             else:
                 board[key] = value
+        if flickering and (flickering > MAX_FLICKERING or _differences(board, reference)
+                           > MAX_CHANGES_WITH_FLICKER):
+            return None  # not a glare spot beside a turn: more likely an unseen hand
         for key in stale:
             del self._last_change[key], self._changes[key]
         return _unflat(board), since
