@@ -112,6 +112,11 @@ def test_a_cell_mostly_showing_a_new_reading_settles_at_it() -> None:
     assert [c.key() for c in commits] == [seen.key()]
 
 
+def test_a_long_settle_window_gets_a_longer_flicker_window() -> None:
+    assert SettleDetector(0.4).flicker_window == 2.0
+    assert SettleDetector(10.0).flicker_window == 20.0
+
+
 def test_without_a_reference_a_flickering_cell_holds_the_board_back() -> None:
     det = SettleDetector(0.4)
     b0 = board({"e5": "light", "f6": "light"})

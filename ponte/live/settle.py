@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 DEFAULT_WINDOW = 0.4
 """Seconds a board must stay still and unoccluded before it is committed."""
 FLICKER_WINDOW = 2.0
-"""Seconds over which a cell's changes are counted to tell flicker from a move."""
+"""Seconds over which a cell's changes are counted to tell flicker from a move (at least
+twice the settle window)."""
 FLICKER_CHANGES = 4
 """A cell that changed this many times within the flicker window is flickering."""
 MAX_FLICKERING = 2
@@ -156,12 +157,14 @@ class SettleDetector:
         window: float = DEFAULT_WINDOW,
         *,
         reference: BoardView | None = None,
-        flicker_window: float = FLICKER_WINDOW,
+        flicker_window: float | None = None,
         flicker_changes: int = FLICKER_CHANGES,
         change_share: float = CHANGE_SHARE,
     ) -> None:
         if window < 0:
             raise ValueError("the settle window cannot be negative")
+        if flicker_window is None:
+            flicker_window = max(FLICKER_WINDOW, 2 * window)
         if flicker_window <= window or flicker_changes < 2 or not 0.5 < change_share <= 1:
             raise ValueError("flicker needs a window longer than the settle window, at least "
                              "2 changes and a change share above one half")
