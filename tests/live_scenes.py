@@ -9,7 +9,10 @@ The end-to-end tests use it while the vision pipeline cannot yet read these fram
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
 from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import cv2
@@ -29,6 +32,7 @@ from ponte.live.settle import BoardView, Reading
 __all__ = [
     "Beat",
     "GroundTruthReader",
+    "MjpegCamera",
     "boards_of_moves",
     "render_script",
     "truths_from_json",
@@ -137,3 +141,37 @@ def _sequence_truth(index: int, fps: float, frame: object) -> Truth:
     from ponte.live.scenes import _truth
 
     return _truth(index, fps, frame)
+
+
+class MjpegCamera:
+    """A network camera as phone apps serve it: HTTP multipart MJPEG, at `fps`."""
+
+    def __init__(self, port: int, jpegs: list[bytes], fps: float) -> None:
+        frames, pause = jpegs, 1 / fps
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "multipart/x-mixed-replace; boundary=frame")
+                self.end_headers()
+                try:
+                    for data in frames:
+                        self.wfile.write(b"--frame\r\nContent-Type: image/jpeg\r\n"
+                                         b"Content-Length: %d\r\n\r\n" % len(data))
+                        self.wfile.write(data + b"\r\n")
+                        time.sleep(pause)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)

@@ -111,6 +111,17 @@ def test_watch_refuses_a_missing_source(tmp_path: Path, capsys: pytest.CaptureFi
     assert "no such camera, file or folder" in capsys.readouterr().err
 
 
+def test_watch_waits_for_an_absent_camera_until_its_duration_ends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"http://127.0.0.1:{_free_port()}/video.mjpg"  # nothing listens there
+    args = ["watch", "--source", url, "--no-web", "--data", str(tmp_path), "--duration", "1"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert err.count(f"waiting for camera {url}: cannot open") == 1
+    assert "game 1 started" in err and "0 frames, 0 moves" in err
+
+
 def test_watch_records_into_the_data_folder_and_resumes_there(
     video: tuple[Path, GroundTruthReader], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -132,3 +143,118 @@ def test_demo_runs_the_bundled_video_to_the_end(tmp_path: Path,
     moves = demo_moves()[0]
     assert "550 frames" in err and f"{len(moves)} moves read: {' '.join(moves)}" in err
     assert Store(tmp_path).games()[0]["tags"]["Event"] == "Ponte demo"
+
+
+@pytest.mark.slow
+def test_transcribe_reads_a_pass_from_the_board_and_ends_the_game(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from referee.playout import heuristic_game
+
+    game = heuristic_game(8)  # light cannot place two, passes; dark's last turn ends it
+    moves = [str(m.move) for m in game.moves]
+    assert moves[-2:] == ["pass", "i10,j10"] and game.outcome() is not None
+    boards = boards_of_moves(moves)
+    boards = [b for k, b in enumerate(boards) if k == 0 or not b.same_as(boards[k - 1])]
+    path = tmp_path / "passed.avi"
+    truths = write_video(path, render_script([Beat(b, hand_frames=3, still_frames=6)
+                                              for b in boards]))
+    monkeypatch.setattr(live_commands, "_camera", lambda args: GroundTruthReader(path, truths))
+    out = tmp_path / "passed.pdd"
+    assert main(["transcribe", str(path), "--out", str(out), "--json", "--quiet"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [e["type"] for e in lines[-3:]] == ["pass", "move", "end"]
+    assert lines[-3] == {"type": "pass", "ply": len(moves) - 1, "move": "pass",
+                         "colour": "light", "t": lines[-3]["t"]}
+    assert lines[-2]["move"] == "i10,j10" and lines[-2]["colour"] == "dark"
+    result = game.outcome().result  # type: ignore[union-attr]
+    assert lines[-1]["termination"] == "passed" and lines[-1]["result"] == result
+    assert [e["type"] for e in lines[:-3] if e["type"] != "notice"] == ["move"] * (len(moves) - 2)
+    notices = [e for e in lines if e["type"] == "notice"]
+    assert {e["kind"] for e in notices} == {"cannot_place_two"}
+    assert "light cannot place two tiles" in notices[-1]["message"]
+    record = read_record(out.read_text().splitlines())
+    assert [str(m) for m in record.moves] == moves and record.tags["Result"] == result
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_watch_waits_for_a_camera_that_is_not_there_yet(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+    import urllib.request
+
+    import cv2
+
+    from tests.live_scenes import MjpegCamera
+
+    boards = boards_of_moves(["e5,f6"])
+    frames = render_script([Beat(boards[0], hand_frames=0, still_frames=20),
+                            Beat(boards[1], still_frames=300)])
+    jpegs = [cv2.imencode(".jpg", image)[1].tobytes() for image, _ in frames]
+    cam_port, web_port = _free_port(), _free_port()
+    url = f"http://127.0.0.1:{cam_port}/video.mjpg"
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ponte", "watch", "--source", url, "--port", str(web_port),
+         "--data", str(tmp_path / "data")],
+        cwd=root, stderr=subprocess.PIPE, text=True,
+    )
+    lines: list[str] = []
+    assert proc.stderr is not None
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr or []), daemon=True)
+    reader.start()
+
+    def wait_for(what: str, check: object, timeout: float = 40) -> object:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            value = check()  # type: ignore[operator]
+            if value:
+                return value
+            time.sleep(0.2)
+        raise AssertionError(f"timed out waiting for {what}; stderr: {''.join(lines)}")
+
+    def state() -> dict | None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{web_port}/api/state", timeout=2) as r:
+                return json.loads(r.read())  # type: ignore[no-any-return]
+        except OSError:
+            return None
+
+    camera = None
+    try:
+        wait_for("the waiting message", lambda: any("waiting for camera" in x for x in lines))
+        seen = wait_for("the web page", state)
+        assert seen["camera"]["status"] == "unavailable"  # type: ignore[index]
+        assert "cannot open" in seen["camera"]["message"]  # type: ignore[index]
+        time.sleep(1.0)  # a few more failed attempts: still one message
+        camera = MjpegCamera(cam_port, jpegs, fps=10)  # the camera comes
+        wait_for("the move through the camera",
+                 lambda: [m["move"] for m in (state() or {}).get("moves", [])] == ["e5,f6"])
+        assert (state() or {})["camera"]["status"] == "ok"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        if camera is not None:
+            camera.close()
+        reader.join(5)
+        proc.stderr.close()
+    err = "".join(lines)
+    assert err.count("waiting for camera") == 1 and "frames arriving" in err
+    assert "watch: stopped" in err and "Traceback" not in err
+    store = Store(tmp_path / "data")
+    assert store.game(1)["moves"][0]["move"] == "e5,f6"
+    store.close()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import cv2
@@ -28,6 +27,7 @@ from referee.playout import heuristic_game
 from tests.live_scenes import (
     Beat,
     GroundTruthReader,
+    MjpegCamera,
     boards_of_moves,
     render_script,
     synth_video,
@@ -119,6 +119,27 @@ def test_a_single_tile_and_a_long_pause_waits_for_the_second(
 
 
 OPENING = ["a1,a2", "j9,j10", "a3,b3", "h2,h3"]
+
+
+@pytest.mark.parametrize("reader_kind", READERS)
+def test_a_cell_flickering_for_ten_seconds_does_not_stop_a_move_settling(
+    tmp_path: Path, reader_kind: str
+) -> None:
+    boards = boards_of_moves(["e5,f6", "c3,c4"])
+
+    def flicker(view: BoardView, frames: int) -> list[Beat]:
+        glare = BoardView({**view.tiles, "h8": "light"}, view.bridges)  # on every other frame
+        return [Beat(glare if k % 2 else view, hand_frames=0, still_frames=1)
+                for k in range(frames)]
+
+    beats = [Beat(boards[0]), Beat(boards[1]), *flicker(boards[1], 40),
+             Beat(boards[2], still_frames=0), *flicker(boards[2], 60)]  # 10 s at 10 fps
+    path, reader = make_video(tmp_path, beats)
+    seen, events, _ = run(path, reader_for(reader_kind, reader))
+    assert seen == ["e5,f6", "c3,c4"]
+    assert [k.value for k, _ in events] == ["move", "move"]  # no lone tile, no flag on h8
+    flicker_ends = (8 + 14 + 40 + 6 + 60) / 10
+    assert events[1][1]["t"] < flicker_ends - 4  # settled during the flicker, not after
 
 
 @pytest.mark.parametrize("reader_kind", READERS)
@@ -257,40 +278,6 @@ def test_kill_9_and_resume_loses_nothing(tmp_path: Path, reader_kind: str) -> No
     store.close()
 
 
-class _MjpegCamera:
-    """A network camera as phone apps serve it: HTTP multipart MJPEG, at `fps`."""
-
-    def __init__(self, port: int, jpegs: list[bytes], fps: float) -> None:
-        frames, pause = jpegs, 1 / fps
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "multipart/x-mixed-replace; boundary=frame")
-                self.end_headers()
-                try:
-                    for data in frames:
-                        self.wfile.write(b"--frame\r\nContent-Type: image/jpeg\r\n"
-                                         b"Content-Length: %d\r\n\r\n" % len(data))
-                        self.wfile.write(data + b"\r\n")
-                        time.sleep(pause)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
-
-
 @pytest.mark.parametrize("reader_kind", READERS)
 def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path, reader_kind: str) -> None:
     boards = boards_of_moves(OPENING)
@@ -308,7 +295,7 @@ def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path, reader_k
         else:
             reader.merge(part_reader)
     assert reader is not None
-    camera = _MjpegCamera(0, jpegs[0], fps=10)
+    camera = MjpegCamera(0, jpegs[0], fps=10)
     url = f"http://127.0.0.1:{camera.port}/video.mjpg"
     session = LiveSession(Store(tmp_path / "data"), settle_window=0.3)
     statuses: list[str] = []

@@ -105,6 +105,31 @@ def test_end_game_gives_the_score_and_the_winner(store: Store) -> None:
     assert session.state()["game"]["status"] == "over"
     with pytest.raises(ControlError):
         session.control("pass", {})
+    assert session.state()["game"]["result"] == "light"
+    assert session.state()["outcome"] == {"termination": "ended", "result": "light",
+                                          "winner": "light"}
+    record = read_record(session.export(session.game_id, "pdd").splitlines())
+    assert record.tags["Result"] == "light" and record.tags["Score"] == "1-0"
+    assert record.tags["Termination"] == "ended"
+    data = json.loads(session.export(session.game_id, "json"))
+    assert data["result"] == "light" and data["winner"] == "light"
+    assert data["score"]["light"]["groups"][0]["islands"] == [["a1", "a2", "a3", "a4"]]
+    assert store.games()[0]["result"] == "light"
+
+
+def test_the_result_of_an_ended_game_survives_a_restart(store: Store, tmp_path: Path) -> None:
+    session = LiveSession(store)
+    tiles = {"a1": "light", "a2": "light"}
+    still(session, BoardView.of(tiles), 0.0)
+    tiles.update(j1="dark", j2="dark")
+    still(session, BoardView.of(tiles), 1.0)
+    session.control("end_game", {})  # equal in points, islands and bridges: a draw
+    assert session.state()["game"]["result"] == "draw"
+    store.close()
+    again = LiveSession(Store(tmp_path / "data"))
+    assert again.game_id != session.game_id  # the ended game is not resumed
+    assert again.game(session.game_id)["result"] == "draw"
+    assert again.store.table(session.game_id).result() == "draw"
 
 
 def test_restart_resumes_the_same_game_from_the_database(store: Store, tmp_path: Path) -> None:
@@ -208,3 +233,44 @@ def test_event_ids_are_the_bus_numbers_not_flag_ids(store: Store) -> None:
     illegal = [e for e in events if e.type.value == "illegal"]
     assert [e.to_dict()["flag"] for e in illegal] == [1, 2]
     assert all(e.to_dict()["id"] == e.id for e in events)
+
+
+def test_a_glare_spot_flickering_on_one_cell_does_not_hold_up_the_game(store: Store) -> None:
+    session = LiveSession(store)
+    glare = {"h8": "light"}  # every other frame the camera sees a light tile on h8
+    events = []
+    for k in range(90):
+        view = BoardView.of({**B1.tiles, **glare}) if k % 2 else B1
+        events += session.feed(Reading(k / 30, view))
+    hands(session, 3.0)
+    for k in range(90):
+        view = BoardView.of({**B2.tiles, **glare}) if k % 2 else B2
+        events += session.feed(Reading(4.0 + k / 30, view))
+    assert [e[0].value for e in events] == ["move", "move"]
+    assert [m["move"] for m in store.game(session.game_id)["moves"]] == ["e5,f6", "c3,c4"]
+    assert events[1][1]["t"] <= 4.5 and session.state()["flags"] == []
+
+
+def test_a_game_that_ends_by_passing_on_the_board_is_recorded_with_its_result(
+    store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ponte.cli import main
+    from ponte.live.scenes import boards_of_moves
+    from referee.playout import heuristic_game
+
+    game = heuristic_game(8)  # light cannot place two and passes; dark's last turn ends it
+    moves = [str(m.move) for m in game.moves]
+    outcome = game.outcome()
+    assert outcome is not None and moves[-2] == "pass"
+    session = LiveSession(store)
+    boards = boards_of_moves(moves)
+    for k, view in enumerate(boards):
+        still(session, view, 2.0 * k)  # the pass leaves the board as it was: nothing new
+    state = session.state()
+    assert [m["move"] for m in state["moves"]] == moves
+    assert state["game"]["status"] == "over" and state["game"]["result"] == outcome.result
+    record = read_record(session.export(session.game_id, "pdd").splitlines())
+    assert record.tags["Result"] == outcome.result and record.tags["Termination"] == "passed"
+    assert record.tags["Score"] == f"{outcome.score.light.points}-{outcome.score.dark.points}"
+    assert main(["games", "--data", str(store.data_dir)]) == 0
+    assert f"over  result {outcome.result}" in capsys.readouterr().out

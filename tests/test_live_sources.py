@@ -13,6 +13,7 @@ from ponte.live.sources import (
     Frame,
     RetryingSource,
     SourceError,
+    is_live,
     open_source,
 )
 
@@ -79,3 +80,36 @@ def test_a_lost_source_is_retried_with_growing_delays_and_time_runs_on() -> None
     assert said == ["no-signal", "ok", "no-signal"]
     assert delays[:4] == [0.5, 1.0, 1.5, 1.5]
     assert times == sorted(times) and len(times) == 5
+
+
+def test_a_live_source_that_is_not_there_at_the_start_is_waited_for() -> None:
+    attempts = iter([SourceError("cannot open camera 0"), SourceError("cannot open camera 0"),
+                     _Flaky(2)])
+
+    def opener() -> _Flaky:
+        item = next(attempts)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    said: list[tuple[str, str]] = []
+    delays: list[float] = []
+    source = RetryingSource(opener, listener=lambda s, m: said.append((s, m)),
+                            sleep=delays.append, description="0",
+                            should_stop=lambda: len(said) >= 3)
+    assert source.read() is not None
+    assert said == [("unavailable", "cannot open camera 0"), ("ok", "frames again from flaky")]
+    assert delays == [0.5, 1.0] and source.reopened == 0
+
+
+@pytest.mark.parametrize(("spec", "live"), [
+    ("0", True), ("rtsp://phone.local/live", True), ("HTTP://10.0.0.2:8080/video", True),
+    ("/dev/video7", True), ("game.mp4", False), ("frames/", False),
+])
+def test_cameras_and_streams_are_live_files_and_folders_are_not(spec: str, live: bool) -> None:
+    assert is_live(spec) is live
+
+
+def test_a_missing_camera_device_says_so() -> None:
+    with pytest.raises(SourceError, match="no such device"):
+        open_source("/dev/video-not-there")

@@ -58,6 +58,105 @@ def test_a_hand_passing_over_an_unchanged_board_starts_a_new_stretch() -> None:
     assert det.feed(Reading(1.1, b)) is not None
 
 
+def flicker_stream(det: SettleDetector, boards: list[tuple[float, BoardView | None]],
+                   cell: str, value: str, t0: float = 0.0, fps: float = 30.0) -> list:
+    """Feed boards (None: a hand over the board) from their start times on, with `cell`
+    reading `value` on every other frame; return the (time, board) of each commit."""
+    commits = []
+    for (start, view), (end, _) in zip(boards, [*boards[1:], (boards[-1][0] + 3.0, None)],
+                                       strict=True):
+        for k in range(int(round((end - start) * fps))):
+            t = start + k / fps
+            if view is None:
+                settled = det.feed(Reading(t, board({cell: value}), occluded=True))
+            else:
+                frame = with_tiles(view, **{cell: value}) if k % 2 else view
+                settled = det.feed(Reading(t, frame))
+            if settled is not None:
+                commits.append((t, settled.board))
+    return commits
+
+
+def test_one_flickering_cell_does_not_keep_a_real_move_from_settling() -> None:
+    b0 = board({"e5": "light", "f6": "light"})
+    b1 = with_tiles(b0, c3="dark", c4="dark")
+    det = SettleDetector(0.4, reference=b0)
+    commits = flicker_stream(det, [(0.0, b0), (3.0, None), (4.0, b1)], "d4", "light")
+    assert [c[1].key() for c in commits] == [b0.key(), b1.key()]  # 10 s of glare on d4
+    assert 4.0 < commits[1][0] <= 4.5  # within the normal window once the hand is gone
+    assert det.latest() is not None and det.latest().same_as(b1)  # type: ignore[union-attr]
+
+
+def test_a_flickering_cell_is_committed_as_changed_only_once_it_has_stably_changed() -> None:
+    b0 = board({"e5": "light", "f6": "light"})
+    det = SettleDetector(0.4, reference=b0)
+    commits = flicker_stream(det, [(0.0, b0)], "d4", "light")
+    steady = with_tiles(b0, d4="light")
+    for k in range(30):
+        settled = det.feed(Reading(3.0 + k / 30, steady))
+        if settled is not None:
+            commits.append((3.0 + k / 30, settled.board))
+    assert [c[1].key() for c in commits] == [b0.key(), steady.key()]
+    assert commits[1][0] >= 3.4
+
+
+def test_a_cell_mostly_showing_a_new_reading_settles_at_it() -> None:
+    b0 = board({"e5": "light"})
+    seen = with_tiles(b0, d4="dark")
+    det = SettleDetector(0.4, reference=b0)
+    commits = []
+    for k in range(120):  # dark on d4, but one frame in ten reads it empty
+        settled = det.feed(Reading(k / 30, b0 if k % 10 == 9 else seen))
+        if settled is not None:
+            commits.append(settled.board)
+    assert [c.key() for c in commits] == [seen.key()]
+
+
+def test_a_long_settle_window_gets_a_longer_flicker_window() -> None:
+    assert SettleDetector(0.4).flicker_window == 2.0
+    assert SettleDetector(10.0).flicker_window == 20.0
+
+
+def test_without_a_reference_a_flickering_cell_holds_the_board_back() -> None:
+    det = SettleDetector(0.4)
+    b0 = board({"e5": "light", "f6": "light"})
+    assert flicker_stream(det, [(0.0, b0)], "d4", "light") == []
+    det.reset(b0)
+    assert [c[1].key() for c in flicker_stream(det, [(5.0, b0)], "d4", "light")] == [b0.key()]
+
+
+def test_a_hand_read_as_tiles_with_one_flickering_cell_is_not_let_through() -> None:
+    b0 = board({"e5": "light", "f6": "light"})
+    ghost = with_tiles(b0, **{c: "dark" for c in ("d1", "d3", "e1", "e2", "e3", "g1", "g2")})
+    det = SettleDetector(0.4, reference=b0)
+    assert flicker_stream(det, [(0.0, ghost)], "f5", "light") == []
+
+
+def test_more_than_two_flickering_cells_hold_the_board_back() -> None:
+    b0 = board({"e5": "light"})
+    det = SettleDetector(0.4, reference=b0)
+    commits = []
+    for k in range(120):
+        view = with_tiles(b0, a1="dark", b2="dark", c3="dark") if k % 2 else b0
+        settled = det.feed(Reading(k / 30, view))
+        if settled is not None:
+            commits.append(settled.board)
+    assert commits == []
+
+
+def test_two_tiles_placed_one_after_the_other_in_sight_are_not_flicker() -> None:
+    b0 = board({"e5": "light"})
+    det = SettleDetector(0.4, reference=b0)
+    commits = []
+    two = with_tiles(b0, c3="dark", c4="dark")
+    views = [b0] * 15 + [with_tiles(b0, c3="dark")] * 6 + [two] * 30
+    for k, view in enumerate(views):
+        settled = det.feed(Reading(k / 30, view))
+        if settled is not None:
+            commits.append(settled.board)
+    assert [c.key() for c in commits] == [b0.key(), two.key()]
+
+
 # ----------------------------------------------------------------- moves
 
 
@@ -279,3 +378,132 @@ def test_a_tile_under_a_bridge_is_flagged() -> None:
     events = table.judge(board(tiles, [("a1", "c1")]), 4)
     assert kinds(events) == ["illegal"] and events[0][1]["reason"] == "blocked"
     assert "b1" in events[0][1]["cells"]
+
+
+def test_ending_from_the_controls_scores_the_game_by_the_tie_breaks() -> None:
+    table = Table()
+    tiles = {"a1": "light", "a2": "light"}
+    table.judge(board(tiles), 1)
+    tiles.update(j1="dark", j2="dark")
+    table.judge(board(tiles), 2)
+    tiles.update(a3="light", a4="light")
+    table.judge(board(tiles), 3)
+    tiles.update(j3="dark", j4="dark")
+    table.judge(board(tiles), 4)
+    tiles.update(c1="light", c2="light")
+    table.judge(board(tiles), 5)  # one island each: light is ahead on nothing yet
+    assert table.result() == "*" and table.termination() is None
+    events = table.apply(table.control_op("end_game", {}), 6)
+    assert kinds(events) == ["end"]
+    end = events[0][1]
+    assert end["result"] == "draw" and end["winner"] is None and end["termination"] == "ended"
+    assert end["score"]["light"]["points"] == end["score"]["dark"]["points"] == 1
+    assert table.result() == "draw" and replay(table.ops).result() == "draw"
+
+
+def test_ending_from_the_controls_with_a_flag_up_voids_the_game() -> None:
+    table = Table()
+    table.judge(board({"a1": "light", "a2": "light"}), 1)
+    table.judge(board({"a1": "light", "a2": "light", "e5": "light"}), 2)  # wrong colour
+    assert table.game.flags
+    events = table.apply(table.control_op("end_game", {}), 3)
+    assert kinds(events) == ["void", "end"]
+    assert events[1][1]["result"] == "void" and events[1][1]["winner"] is None
+    assert table.result() == "void" and table.state()["outcome"]["termination"] == "void"
+
+
+# ----------------------------------------------------------------- passing from the board
+
+
+def table_before_first_pass(seed: int) -> tuple[Table, list[str]]:
+    """A table at the position where a heuristic game's first pass comes, and the moves
+    from that pass on."""
+    from referee.playout import heuristic_game
+
+    moves = [str(m.move) for m in heuristic_game(seed).moves]
+    first = moves.index("pass")
+    table = Table()
+    for text in moves[:first]:
+        table.apply({"op": "push", "move": text}, 0)
+    return table, moves[first:]
+
+
+def with_move(view: BoardView, move: str) -> BoardView:
+    if "," in move:
+        a, b = move.split(",")
+        colour = "dark"
+        return BoardView({**view.tiles, a: colour, b: colour}, view.bridges)
+    a, b = move.split("-")
+    return BoardView.of(view.tiles, [*view.bridges, (a, b)])
+
+
+def test_light_who_cannot_place_two_passes_when_dark_moves_and_the_game_ends() -> None:
+    from ponte.live.infer import expected_board
+
+    table, rest = table_before_first_pass(8)
+    assert rest[:2] == ["pass", "i10,j10"] and table.game.turn is not None
+    assert table.game.turn.value == "light" and table.game.pass_allowed()
+    events = table.judge(with_move(expected_board(table.game), "i10,j10"), 50)
+    moves = [d["move"] for k, d in events if k is EventType.MOVE]
+    assert moves == ["pass", "i10,j10"]
+    assert [d["colour"] for k, d in events if k is EventType.MOVE] == ["light", "dark"]
+    assert kinds(events)[-1] == "end" and not table.game.flags
+    end = events[-1][1]
+    assert end["termination"] == "passed" and end["result"] == table.result() != "*"
+    assert replay(table.ops).result() == table.result()
+
+
+def test_a_bridge_of_the_other_colour_after_light_cannot_move_is_a_pass_and_the_bridge() -> None:
+    from ponte.live.infer import expected_board
+
+    table, rest = table_before_first_pass(3)
+    assert rest[:2] == ["pass", "f4-h4"]
+    events = table.judge(with_move(expected_board(table.game), "f4-h4"), 50)
+    assert [d["move"] for k, d in events if k is EventType.MOVE] == ["pass", "f4-h4"]
+    assert table.game.is_over() and kinds(events)[-1] == "end"
+
+
+def test_one_tile_of_the_other_colour_waits_for_the_second_before_the_pass() -> None:
+    from ponte.live.infer import expected_board
+
+    table, _ = table_before_first_pass(8)
+    before = expected_board(table.game)
+    events = table.judge(BoardView({**before.tiles, "i10": "dark"}, before.bridges), 50)
+    assert kinds(events) == ["notice"] and "one dark tile on i10" in events[0][1]["message"]
+    assert str(table.game.moves[-1].move) != "pass"
+    events = table.judge(with_move(before, "i10,j10"), 51)
+    assert [d["move"] for k, d in events if k is EventType.MOVE] == ["pass", "i10,j10"]
+
+
+def test_dark_tiles_while_light_can_still_place_two_stay_wrong_colour() -> None:
+    table = Table()
+    table.judge(board({"a1": "light", "a2": "light"}), 1)
+    table.judge(board({"a1": "light", "a2": "light", "j1": "dark", "j2": "dark"}), 2)
+    events = table.judge(board({"a1": "light", "a2": "light", "j1": "dark", "j2": "dark",
+                                "e5": "dark", "e7": "dark"}), 3)
+    assert kinds(events) == ["illegal", "illegal"]
+    assert {d["reason"] for _, d in events} == {"wrong_colour"}
+    assert len(table.game.moves) == 2
+
+
+def test_light_tiles_while_dark_cannot_place_two_are_flagged_with_the_way_out() -> None:
+    from ponte.live.infer import expected_board
+
+    table, rest = table_before_first_pass(2)
+    assert rest == ["pass"] and table.game.turn is not None
+    assert table.game.turn.value == "dark" and table.game.pass_allowed()
+    before = expected_board(table.game)
+    free = [f"{f}{r}" for f in "abcdefghij" for r in range(1, 11) if f"{f}{r}" not in before.tiles]
+    light = BoardView({**before.tiles, free[0]: "light", free[1]: "light"}, before.bridges)
+    events = table.judge(light, 50)
+    assert kinds(events) == ["illegal", "illegal"]
+    assert all(d["reason"] == "wrong_colour" and "pass from the controls" in d["message"]
+               for _, d in events)
+    assert str(table.game.moves[-1].move) != "pass"
+    table.judge(before, 51)  # taken back; dark passes from the controls: the game ends
+    events = table.apply(table.control_op("pass", {}), 52)
+    assert kinds(events)[-1] == "end" and events[-1][1]["termination"] == "passed"
+    events = table.judge(light, 53)  # pieces put down after the end are no move
+    assert kinds(events) == ["notice"] and events[0][1]["kind"] == "after_end"
+    assert set(events[0][1]["cells"]) == set(free[:2])
+    assert table.judge(before, 54) == [] and str(table.game.moves[-1].move) == "pass"

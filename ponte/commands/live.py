@@ -166,6 +166,7 @@ def run_transcribe(args: argparse.Namespace) -> int:
             "winner": leader.value if leader else None, "result": "*",
             "termination": "unfinished", "t": result.last_t})))
     record = record_of(table.game, {"Event": f"Transcribed from {Path(args.video).name}"})
+    record.tags["Result"] = table.result()
     try:
         with open(args.out, "w", encoding="utf-8") as handle:
             write_record(record, handle)
@@ -204,32 +205,52 @@ def attach_leds(session: Any, url: str) -> Any | None:
     return LedLink.start(session, url)
 
 
+class _CameraMessages:
+    """Says on stderr, once each time, that the camera is awaited, lost or back; and tells
+    the session (whose web page shows it)."""
+
+    def __init__(self, spec: str, session: Any) -> None:
+        self.spec = spec
+        self.session = session
+
+    def __call__(self, status: str, message: str) -> None:
+        self.session.set_camera_status(status, message)
+        if status == "unavailable":
+            text = f"waiting for camera {self.spec}: {message} (retrying; Ctrl-C to stop)"
+        elif status == "no-signal":
+            text = f"camera {self.spec} lost: {message}; the game waits for it to come back"
+        else:
+            text = f"camera {self.spec}: frames arriving"
+        print(f"watch: {text}", file=sys.stderr, flush=True)
+
+
 def run_watch(args: argparse.Namespace) -> int:
     from ponte.live.loop import run_live
     from ponte.live.session import LiveSession
-    from ponte.live.sources import RetryingSource, SourceError, open_source
+    from ponte.live.sources import RetryingSource, SourceError, is_live, open_source
 
     _check_settle(args.settle)
     camera = _camera(args)
     store = _store(args.data)
+    live = is_live(args.source)
+    first = None
+    if not live:  # a file or a folder: there now, or a mistake
+        try:
+            first = open_source(args.source, args.fps)
+        except SourceError as exc:
+            raise CommandError(str(exc)) from None
     session = LiveSession(store, settle_window=args.settle)
-    try:
-        first = open_source(args.source, args.fps)
-    except SourceError as exc:
-        raise CommandError(str(exc)) from None
     stop = threading.Event()
     source: Any = first
-    if first.live:
-        def reopen() -> Any:
-            return open_source(args.source, args.fps)
+    if live:  # a camera or stream may be away at the start, as later: wait for it
+        ends = None if args.duration is None else time.monotonic() + args.duration
 
-        opened = [first]
+        def should_stop() -> bool:
+            return stop.is_set() or (ends is not None and time.monotonic() >= ends)
 
-        def opener() -> Any:
-            return opened.pop() if opened else reopen()
-
-        source = RetryingSource(opener, listener=session.set_camera_status,
-                                should_stop=stop.is_set)
+        source = RetryingSource(lambda: open_source(args.source, args.fps),
+                                listener=_CameraMessages(args.source, session),
+                                should_stop=should_stop, description=args.source)
     saved = Path(args.calibration) if args.calibration else store.data_dir / "calibration.json"
     session.attach_camera(camera, saved)
     server = None if args.no_web else attach_web(session, args.host, args.port)
@@ -238,13 +259,15 @@ def run_watch(args: argparse.Namespace) -> int:
               file=sys.stderr)
     leds = attach_leds(session, args.leds) if args.leds else None
     state = "resumed" if session.resumed else "started"
-    print(f"watch: game {session.game_id} {state}; data in {store.path}", file=sys.stderr)
+    print(f"watch: game {session.game_id} {state}; data in {store.path}", file=sys.stderr,
+          flush=True)
     try:
-        stats = run_live(source, camera, session, realtime=args.realtime or not first.live,
+        stats = run_live(source, camera, session, realtime=args.realtime or not live,
                          stop=stop, duration=args.duration)
     except KeyboardInterrupt:
         stop.set()
         stats = None
+        print("watch: stopped", file=sys.stderr)
     finally:
         source.close()
         if leds is not None:

@@ -8,6 +8,11 @@ standing — not only with the previous frame. The difference is read as:
   correction (`corrections`);
 - two new tiles of the mover's colour: a `Tiles` move; one new bridge: a `Bridge` move;
 - one new tile of the mover's colour and nothing else: not a turn yet (`Plan.pending`);
+- a legal move of the *other* colour while light is to move and cannot place two tiles:
+  light passed (the only turn it could make without touching the board) and dark moved
+  (`Plan.passes`). Not for dark: dark's pass ends the game, so light has no move after it;
+  light's tiles then stay a wrong-colour anomaly whose message says dark may pass from the
+  controls;
 - anything left over is an *anomaly*, one per cell or bridge: a tile of the wrong colour,
   too many pieces at once, a tile that appeared or vanished outside a turn, a bridge that
   vanished. Anomalies become referee flags (`Game.raise_flag`) that go down when the board
@@ -59,6 +64,8 @@ class Plan:
     pending: str | None = None
     """The cell of a single new tile of the mover's: one tile and a pause is not a turn."""
     anomalies: Mapping[str, Anomaly] = field(default_factory=dict)
+    passes: bool = False
+    """The mover passed first: `move` (or the `pending` tile) is the other colour's."""
 
 
 def expected_board(game: Game) -> BoardView:
@@ -162,23 +169,33 @@ def interpret(game: Game, board: BoardView, open_anomalies: Mapping[str, Anomaly
         old = open_anomalies.get(key)
         return old is not None and old.state == state
 
+    fresh = {c: v for c, v in added.items() if not still_shown(tile_key(c), v)}
+    fresh_bridges = {b for b in new_bridges if not still_shown(bridge_key(b), PRESENT)}
     move = None if changed else _as_move(added, new_bridges, mover)
     if move is None and not changed:
-        fresh = {c: v for c, v in added.items() if not still_shown(tile_key(c), v)}
-        fresh_bridges = {b for b in new_bridges if not still_shown(bridge_key(b), PRESENT)}
         move = _as_move(fresh, fresh_bridges, mover)
+    passes = False
+    if (added or new_bridges) and not changed and _may_pass_first(game, move):
+        other = mover.other
+        for pieces, bridges in ((added, new_bridges), (fresh, fresh_bridges)):
+            theirs = _as_move(pieces, bridges, other)
+            if theirs is not None and _legal_for(game, other, theirs):
+                move, passes = theirs, True
+                break
     pending = None
     if move is not None:
         for moved in move.cells:
             added.pop(moved.name, None)
         if isinstance(move, Bridge):
             new_bridges.discard(bridge_ends(move.a.name, move.b.name))
-    else:
-        fresh = {c: v for c, v in added.items() if not still_shown(tile_key(c), v)}
-        fresh_bridges = {b for b in new_bridges if not still_shown(bridge_key(b), PRESENT)}
+    elif not fresh_bridges and not changed:
         own = [c for c, v in fresh.items() if v == mover.value]
-        if len(own) == 1 and not fresh_bridges and not changed:
+        other_tiles = [c for c, v in fresh.items() if v == mover.other.value]
+        if len(own) == 1:
             pending = own[0]
+            added.pop(pending)
+        elif not own and len(other_tiles) == 1 and _may_pass_first(game, None):
+            pending, passes = other_tiles[0], True  # light cannot move: dark's first tile
             added.pop(pending)
 
     anomalies: dict[str, Anomaly] = {}
@@ -196,10 +213,14 @@ def interpret(game: Game, board: BoardView, open_anomalies: Mapping[str, Anomaly
                 f"more pieces appeared at once than a turn places ({colour} tile on {cell})",
             )
         elif colour != mover.value:
+            hint = ""
+            if mover is Colour.DARK and game.pass_allowed():
+                hint = (" (dark cannot place two tiles: dark may build a bridge, or pass"
+                        " from the controls, which ends the game)")
             verdict = Illegal(
                 Reason.WRONG_COLOUR,
                 (cell,),
-                f"a {colour} tile on {cell}, but it is {mover.value}'s turn",
+                f"a {colour} tile on {cell}, but it is {mover.value}'s turn{hint}",
             )
         else:
             verdict = Illegal(
@@ -230,4 +251,21 @@ def interpret(game: Game, board: BoardView, open_anomalies: Mapping[str, Anomaly
             Reason.BRIDGE_VANISHED, ends, f"the bridge {ends[0]}-{ends[1]} is missing"
         )
         keep(bridge_key(ends), ABSENT, Anomaly(bridge_key(ends), ABSENT, verdict))
-    return Plan(move, pending, anomalies)
+    return Plan(move, pending, anomalies, passes)
+
+
+def _may_pass_first(game: Game, move: Tiles | Bridge | None) -> bool:
+    """Whether the board may be read as the mover's pass and the other colour's move: light
+    is to move, cannot place two tiles, and what appeared is no legal move of light's."""
+    if game.turn is not Colour.LIGHT or not game.pass_allowed():
+        return False
+    return move is None or game.verdict(move) is not None
+
+
+def _legal_for(game: Game, colour: Colour, move: Tiles | Bridge) -> bool:
+    """Whether `colour` may make the move on the current position (a pass changes nothing
+    on the board, so the position after the mover's pass is this one)."""
+    position = game.position
+    if isinstance(move, Tiles):
+        return position.tiles_verdict(colour, move) is None
+    return position.bridge_verdict(colour, move) is None

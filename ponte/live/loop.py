@@ -18,7 +18,7 @@ from typing import Any
 from ponte.live.api import EventType
 from ponte.live.camera import CameraReader, overlay_jpeg, warped_jpeg
 from ponte.live.session import LiveSession
-from ponte.live.settle import DEFAULT_WINDOW, SettleDetector
+from ponte.live.settle import DEFAULT_WINDOW, BoardView, SettleDetector
 from ponte.live.sources import Frame, FrameSource
 from ponte.live.table import Emitted, Table
 
@@ -113,7 +113,7 @@ def transcribe(
     on_events: Callable[[list[Emitted]], None] | None = None,
 ) -> Transcript:
     """Read a whole recording through the loop, as fast as possible."""
-    detector = SettleDetector(settle_window)
+    detector = SettleDetector(settle_window, reference=BoardView())  # a game starts empty
     table = Table()
     judged = None
     events: list[Emitted] = []
@@ -139,8 +139,10 @@ def transcribe(
 
 
 def event_line(kind: EventType, data: dict[str, object]) -> dict[str, object]:
-    """One event as `ponte transcribe --json` prints it."""
+    """One event as `ponte transcribe --json` prints it; a pass is `{"type": "pass", ...}`."""
     out: dict[str, object] = {"type": kind.value}
+    if kind is EventType.MOVE and data.get("move") == "pass":
+        out["type"] = "pass"
     keep = ("ply", "move", "colour", "reason", "cells", "message", "flag", "rounds_left",
             "undone", "score", "winner", "result", "termination", "kind", "t")
     for key in keep:

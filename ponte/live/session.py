@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ponte.live.api import ControlError, EventBus, EventType, LiveApi
+from ponte.live.infer import expected_board
 from ponte.live.settle import DEFAULT_WINDOW, BoardView, Reading, SettleDetector
 from ponte.live.store import Store, StoreError
 from ponte.live.table import Emitted, Op, OpError
@@ -48,7 +49,8 @@ class LiveSession:
         self._detector = SettleDetector(settle_window)
         self._judged: BoardView | None = None
         self._latest: Reading | None = None
-        self._camera: dict[str, Any] = {"status": "waiting", "fps": None, "last_frame": None}
+        self._camera: dict[str, Any] = {"status": "waiting", "message": None, "fps": None,
+                                        "last_frame": None}
         self._camera_jpeg: bytes | None = None
         self._frames: list[float] = []
         self._camera_reader: Any | None = None
@@ -76,6 +78,7 @@ class LiveSession:
         self.tags: dict[str, str] = {str(k): str(v) for k, v in info["tags"].items()}
         self.started = float(info["started"])
         self._move_times = {int(m["ply"]): float(m["t"]) for m in info["moves"]}
+        self._detector.reset(expected_board(self.table.game))  # what a flickering cell holds
 
     def _start(self, tags: dict[str, str], size: int, supply: Supply) -> None:
         tags.setdefault("Event", "Ponte del Diavolo")
@@ -85,7 +88,6 @@ class LiveSession:
         game_id = self.store.new_game(tags, size, supply)
         self._open(game_id)
         self._judged = None
-        self._detector.reset()
 
     # ----------------------------------------------------------------- frames
 
@@ -116,6 +118,7 @@ class LiveSession:
         """Camera or board status (ok, occluded, no-signal, bumped...), published on change."""
         with self._lock:
             self._camera["status"] = status
+            self._camera["message"] = message
             data: dict[str, Any] = {"status": status}
             if message:
                 data["message"] = message
@@ -204,7 +207,8 @@ class LiveSession:
         if latest is None:
             raise ControlError("no board has been seen yet", 409)
         self._commit([], [(EventType.CONTROL, {"action": "confirm", "params": {}, "t": t})], t)
-        self._judge(latest.board, t, None)
+        board = self._detector.latest()  # flickering cells as settled, when they have
+        self._judge(board if board is not None else latest.board, t, None)
 
     def _new_game(self, params: Mapping[str, Any], t: float) -> None:
         tags: dict[str, str] = {}

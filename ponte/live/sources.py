@@ -113,12 +113,21 @@ class FolderSource:
         self._index = len(self.paths)
 
 
+def is_live(spec: str) -> bool:
+    """Whether `spec` names a camera or a stream (a camera index, a URL, a device under
+    /dev), which may be away for a while and is waited for, rather than a file or folder."""
+    text = spec.strip()
+    return text.isdigit() or text.lower().startswith(URL_SCHEMES) or text.startswith("/dev/")
+
+
 def open_source(spec: str, fps: float | None = None) -> FrameSource:
-    """The source `spec` names (camera index, folder, video file or URL)."""
+    """The source `spec` names (camera index, folder, video file, device or URL)."""
     text = spec.strip()
     if text.isdigit():
         return CaptureSource(int(text), live=True, fps=fps)
-    if text.lower().startswith(URL_SCHEMES):
+    if is_live(text):
+        if text.startswith("/dev/") and not Path(text).exists():
+            raise SourceError(f"cannot open {text}: no such device (is the camera plugged in?)")
         return CaptureSource(text, live=True, fps=fps)
     path = Path(text)
     if path.is_dir():
@@ -132,11 +141,13 @@ def open_source(spec: str, fps: float | None = None) -> FrameSource:
 
 
 StatusListener = Callable[[str, str], None]
-"""Called with (status, message): "no-signal" when frames stop, "ok" when they return."""
+"""Called with (status, message): "unavailable" when the source cannot be opened at the
+start, "no-signal" when frames stop later, "ok" when they come (back)."""
 
 
 class RetryingSource:
-    """A live source reopened with back-off whenever it stops giving frames.
+    """A live source reopened with back-off whenever it stops giving frames — or opened
+    with back-off in the first place, when it is not there yet at the start.
 
     Frame times run on across reopenings: the time lost waiting is added, so the loop's
     settle clock never runs backwards.
@@ -151,6 +162,7 @@ class RetryingSource:
         max_delay: float = 8.0,
         sleep: Callable[[float], None] = time.sleep,
         should_stop: Callable[[], bool] = lambda: False,
+        description: str = "retrying source",
     ) -> None:
         self._opener = opener
         self._listener = listener or (lambda status, message: None)
@@ -160,8 +172,9 @@ class RetryingSource:
         self._should_stop = should_stop
         self._source: FrameSource | None = None
         self.live = True
-        self.description = "retrying source"
+        self.description = description
         self.reopened = 0
+        self._opened_once = False
         self._last_t = 0.0
         self._lost_at: float | None = None
         self._base = 0.0
@@ -179,13 +192,15 @@ class RetryingSource:
                     self._lost_at = None
                 except SourceError as exc:
                     if not lost:
-                        self._listener("no-signal", str(exc))
+                        self._listener("no-signal" if self._opened_once else "unavailable",
+                                       str(exc))
                         lost = True
                     self._sleep(delay)
                     delay = min(self._max, delay * 2)
                     continue
-                if lost:
+                if lost and self._opened_once:
                     self.reopened += 1
+                self._opened_once = True
             frame = self._source.read()
             if frame is not None:
                 if lost:

@@ -275,10 +275,23 @@ class Store:
             tags = {str(k): str(v) for k, v in info["tags"].items()}
             record = record_of(table.game, tags)
             record.tags["Result"] = info["result"]
+            if table.over:
+                record.tags.update(_score_tags(table))
             out = io.StringIO()
             write_record(record, out)
             return out.getvalue()
         info["score"] = table.game.score().to_dict(breakdown=True)
         leader = table.game.score().leader()
-        info["winner"] = None if info["result"] == "void" else (leader.value if leader else None)
+        info["leader"] = leader.value if leader else None
+        info["winner"] = info["result"] if info["result"] in ("light", "dark") else None
         return json.dumps(info, indent=2) + "\n"
+
+
+def _score_tags(table: Table) -> dict[str, str]:
+    """The final score and how the game ended, as extra tags of a finished game's record."""
+    score = table.game.score()
+    tags = {"Score": f"{score.light.points}-{score.dark.points}"}
+    termination = table.termination()
+    if termination is not None:
+        tags["Termination"] = termination
+    return tags

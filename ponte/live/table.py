@@ -24,10 +24,11 @@ from ponte.live.infer import (
     Anomaly,
     bridge_key,
     corrections,
+    expected_board,
     interpret,
     tile_key,
 )
-from ponte.live.settle import BoardView, bridge_ends
+from ponte.live.settle import BoardView, bridge_ends, cell_key
 from referee import (
     Bridge,
     Cell,
@@ -115,6 +116,15 @@ class Table:
         state["pending"] = self.pending
         state["overrides"] = dict(self.overrides)
         state["ended"] = self.over
+        termination = self.termination()
+        if termination is not None and state.get("outcome") is None:
+            result = self.result()
+            state["over"] = True
+            state["outcome"] = {
+                "termination": termination,
+                "result": result,
+                "winner": result if result in ("light", "dark") else None,
+            }
         return state
 
     # ----------------------------------------------------------------- judging
@@ -123,7 +133,7 @@ class Table:
         """Judge a settled board (the camera's reading); apply and return what followed."""
         events: list[Emitted] = []
         if self.over:
-            return events
+            return self._after_end(board, t)
         self._forget_agreeing_overrides(board, events, t)
         seen = self.corrected(board)
         for flag_id in corrections(self.game, seen):
@@ -134,14 +144,18 @@ class Table:
             if wanted.get(anomaly.key) is not anomaly:
                 events += self.apply({"op": "clear", "flag": flag_id}, t)
         if plan.move is not None:
+            if plan.passes:
+                events += self.apply({"op": "push", "move": "pass"}, t)
             events += self._play_seen(plan.move, t)
         if plan.pending != self.pending:
             self.pending = plan.pending
-            if plan.pending is not None and self.game.turn is not None:
+            mover = self.game.turn
+            if plan.pending is not None and mover is not None:
+                colour = mover.other if plan.passes else mover
                 events.append((EventType.NOTICE, {
                     "kind": "one_tile",
                     "cells": [plan.pending],
-                    "message": f"one {self.game.turn.value} tile on {plan.pending}: "
+                    "message": f"one {colour.value} tile on {plan.pending}: "
                     "a turn is two tiles, waiting for the second",
                     "t": t,
                 }))
@@ -151,6 +165,22 @@ class Table:
                 if anomaly.key not in current:
                     events += self.apply(_raise_op(anomaly), t)
         return events
+
+    def _after_end(self, board: BoardView, t: float) -> list[Emitted]:
+        """Pieces put down after the end are no move: say so once (a notice, no flag)."""
+        seen = self.corrected(board)
+        final = expected_board(self.game)
+        cells = sorted((c for c, v in seen.tiles.items() if final.tiles.get(c) != v), key=cell_key)
+        cells += [f"{a}-{b}" for a, b in sorted(seen.bridges - final.bridges)]
+        if not cells:
+            return []
+        return [(EventType.NOTICE, {
+            "kind": "after_end",
+            "cells": cells,
+            "message": f"the game is over (result {self.result()}): "
+            f"{', '.join(cells)} {'is' if len(cells) == 1 else 'are'} not part of it",
+            "t": t,
+        })]
 
     def _play_seen(self, move: Tiles | Bridge, t: float) -> list[Emitted]:
         verdict = self.game.verdict(move)
@@ -327,30 +357,48 @@ class Table:
 
     def _ending(self, t: float) -> list[Emitted]:
         events: list[Emitted] = []
-        outcome = self.game.outcome()
         current = self.game.score()
-        if outcome is not None and outcome.result == "void":
+        result = self.result()
+        if result == "void":
             events.append((EventType.VOID, {
                 "ply": len(self.game.moves),
                 "flags": [f.to_dict(self.game.turns_completed) for f in self.game.flags],
                 "t": t,
             }))
-        winner = outcome.winner if outcome else current.leader()
         events.append((EventType.END, {
             "ply": len(self.game.moves),
             "score": current.to_dict(breakdown=True),
-            "winner": winner.value if winner else None,
-            "result": self.result(),
-            "termination": outcome.termination.value if outcome else "ended",
+            "winner": result if result in ("light", "dark") else None,
+            "result": result,
+            "termination": self.termination(),
             "t": t,
         }))
         return events
 
+    def termination(self) -> str | None:
+        """How the game ended: passed, void or ended (from the controls); None while on."""
+        outcome = self.game.outcome()
+        if outcome is not None:
+            return outcome.termination.value
+        if self.ended_by_control:
+            return "void" if self.game.flags else "ended"
+        return None
+
     def result(self) -> str:
-        """The record's Result: light, dark, draw, void, or * while unfinished."""
+        """The record's Result: light, dark, draw or void once the game is over, `*` before.
+
+        A game ended from the controls is scored as it stands, like one that ended by
+        passing: the winner by the tie-breaks (points, islands, bridges), void if a flag is
+        still up (the printed rule: illegal tiles still there when the game ends).
+        """
         outcome = self.game.outcome()
         if outcome is not None:
             return outcome.result
+        if self.ended_by_control:
+            if self.game.flags:
+                return "void"
+            leader = self.game.score().leader()
+            return leader.value if leader else "draw"
         return "*"
 
 
