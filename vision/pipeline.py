@@ -141,6 +141,7 @@ def observe(
     cells_net, bridges_net = cell_network(), bridge_network()
     if cells_net is not None and bridges_net is not None:
         probs = cells_net.proba(cell_features(m.sub_lab, m.rim_lab, model))
+        probs = _overrule(probs, reading)
         reading = replace(reading, codes=probs.argmax(axis=1),
                           confidence=np.where(probs.argmax(axis=1) == UNKNOWN, 0.0,
                                               probs.max(axis=1)))
@@ -193,6 +194,19 @@ def observe(
     corners = tuple((float(x), float(y)) for x, y in plan.corners)
     obs = Observation(cells, tuple(sorted(kept)), conf, occluded_cells, occluded, corners)
     return obs, reading, model
+
+
+def _overrule(probs: np.ndarray, reading: CellReading) -> np.ndarray:
+    """Where every sub-box of a cell matches one learned colour, the network may choose
+    among the colours but may not call the cell hidden: it knows scenes like those it was
+    trained on, and a cell all of one learned colour is a tile or the board, not a hand."""
+    out = probs.copy()
+    hidden = out.argmax(axis=1) == UNKNOWN
+    for cls in (EMPTY, LIGHT, DARK):
+        sure = hidden & (reading.votes[:, cls] >= 9)
+        out[sure] = 0.0
+        out[sure, cls] = 1.0
+    return out
 
 
 def _learned_bridges(
