@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -47,7 +48,9 @@ def test_shipped_models_load_and_fit_the_features() -> None:
     assert cells is not None and bridges is not None
     model = ColourModel(empty=(50.0, 0.0, 10.0), ring=(30.0, 0.0, 0.0),
                         light=(90.0, 0.0, 20.0), dark=None)
-    feats = cell_features(np.full((100, 9, 3), 50.0), np.full((100, 8, 3), 50.0), model)
+    frame = SimpleNamespace(sub_lab=np.full((100, 9, 3), 50.0), rim_lab=np.full((100, 8, 3), 50.0),
+                            texture=np.zeros((100, 9)), edges=np.zeros((100, 5)))
+    feats = cell_features(frame, model)
     assert feats.shape[1] == cells.w1.shape[0]
     assert cells.proba(feats).shape == (100, CELL_CLASSES)
 

@@ -34,6 +34,9 @@ class SamplingPlan:
     outer_boxes: np.ndarray
     """(800, 4) int boxes near the rim of a tile's top face, 8 per cell: the parts of a tile
     a bridge's foot resting on it leaves in view."""
+    edge_boxes: np.ndarray
+    """(500, 4) int boxes per cell: four thin bands along the outline of a tile's top face
+    (where a tile's edge shows) and one over the top face's middle."""
     ring_boxes: np.ndarray
     """(n, 4) int boxes along the border ring, just outside the grid."""
     ring_xy: np.ndarray
@@ -73,6 +76,12 @@ def plan_sampling(
                    np.float64) * _RIM
     outer_boxes = _boxes((tops[:, None, :] + rim[None, :, :]).reshape(-1, 2), 0.06, 0.06, px,
                          margin, side)
+    band = np.array([(0.0, _EDGE), (0.0, -_EDGE), (_EDGE, 0.0), (-_EDGE, 0.0)])
+    halves = [(0.3, 0.04), (0.3, 0.04), (0.04, 0.3), (0.04, 0.3)]
+    edge_parts = [_boxes(tops + off, hx, hy, px, margin, side)
+                  for off, (hx, hy) in zip(band, halves, strict=True)]
+    edge_parts.append(_boxes(tops, 0.25, 0.25, px, margin, side))
+    edge_boxes = np.stack(edge_parts, axis=1).reshape(-1, 4)
     ring_xy, ring_half = _ring_centres()
     ring_boxes = np.array(
         [_boxes(p[None, :], hx, hy, px, margin, side)[0] for p, (hx, hy) in zip(
@@ -86,7 +95,8 @@ def plan_sampling(
     lean = geometry.raised(edge, settings.tile_height_cells) - edge
     leaned = (lean * outward).sum(axis=1) > _RING_IN - 0.06
     return SamplingPlan(
-        map_x, map_y, side, cell_boxes, outer_boxes, ring_boxes, ring_xy, leaned, centres,
+        map_x, map_y, side, cell_boxes, outer_boxes, edge_boxes, ring_boxes, ring_xy, leaned,
+        centres,
         geometry,
     )
 
@@ -101,6 +111,7 @@ def _inside(map_x: np.ndarray, map_y: np.ndarray, box: np.ndarray, size: tuple[i
 
 _RING_IN, _RING_OUT = 0.12, 0.38
 _RIM = 0.31  # cells from a tile's centre to the rim boxes (a tile is about 0.88 wide)
+_EDGE = 0.44  # cells from a tile's centre to the edge of its top face
 
 
 def _ring_centres() -> tuple[np.ndarray, list[tuple[float, float]]]:
@@ -247,4 +258,31 @@ def to_lab(bgr: np.ndarray) -> np.ndarray:
     """Lab (L 0..100) of BGR colours on the 0..255 scale, (n, 3) -> (n, 3)."""
     arr = np.clip(bgr / 255.0, 0, 1).astype(np.float32).reshape(-1, 1, 3)
     result: np.ndarray = cv2.cvtColor(arr, cv2.COLOR_BGR2Lab).reshape(-1, 3).astype(np.float64)
+    return result
+
+
+def texture(topdown: np.ndarray, plan: SamplingPlan) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell, how textured its sub-boxes are and how strong the edges along a tile's
+    outline are, both relative to the brightness (so light and exposure do not matter).
+
+    Returns (100, 9) grey-level spread / mean per sub-box and (100, 5) mean gradient /
+    mean grey along the four sides of a tile's top face and over its middle.
+    """
+    grey = cv2.cvtColor(topdown, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    total, squares = cv2.integral2(grey, sdepth=cv2.CV_64F)
+    mean = _box_stat(total, plan.cell_boxes)
+    var = np.maximum(_box_stat(squares, plan.cell_boxes) - mean ** 2, 0.0)
+    spread = (np.sqrt(var) / np.maximum(mean, 8.0)).reshape(SIZE * SIZE, 9)
+    gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)
+    mag = cv2.integral(cv2.magnitude(gx, gy), sdepth=cv2.CV_64F)
+    level = np.maximum(mean.reshape(SIZE * SIZE, 9).mean(axis=1, keepdims=True), 8.0)
+    edges = _box_stat(mag, plan.edge_boxes).reshape(SIZE * SIZE, 5) / level
+    return spread, edges
+
+
+def _box_stat(ii: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    x0, y0, x1, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
+    total = ii[y1, x1] - ii[y0, x1] - ii[y1, x0] + ii[y0, x0]
+    result: np.ndarray = total / ((x1 - x0) * (y1 - y0)).astype(np.float64)
     return result

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -37,6 +38,15 @@ FAR = 60.0
 """Distance used for a colour the model does not know yet (no tile of that colour seen)."""
 
 CELL_CLASSES = 4  # empty, light, dark, hidden
+
+
+class Measured(Protocol):
+    """What the cell network reads of a frame (`vision.pipeline.Measurement` has it)."""
+
+    sub_lab: np.ndarray
+    rim_lab: np.ndarray
+    texture: np.ndarray
+    edges: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -136,8 +146,11 @@ def _span(model: ColourModel) -> float:
     return max(min(spans) if spans else 30.0, 4.0)
 
 
-def cell_features(sub_lab: np.ndarray, rim_lab: np.ndarray, model: ColourModel) -> np.ndarray:
-    """(100, F) features per cell from its 9 sub-boxes and 8 rim boxes (Lab)."""
+def cell_features(m: Measured, model: ColourModel) -> np.ndarray:
+    """(100, F) features per cell: its 9 sub-boxes' and 8 rim boxes' colours against the
+    learned ones, their spread, the texture of the sub-boxes, the edges along a tile's
+    outline, and the neighbours' colours."""
+    sub_lab, rim_lab = m.sub_lab, m.rim_lab
     boxes = np.concatenate([sub_lab, rim_lab], axis=1)  # (100, 17, 3)
     rel = _against(boxes, model)  # (100, 17, 5)
     med = np.median(rel[:, :9], axis=1)
@@ -147,7 +160,8 @@ def cell_features(sub_lab: np.ndarray, rim_lab: np.ndarray, model: ColourModel) 
         axis=2)).max(axis=1, keepdims=True) / _span(model)
     neighbours = _neighbour_context(med)
     out: np.ndarray = np.concatenate(
-        [rel.reshape(len(rel), -1), med, lo, hi, spread, neighbours], axis=1)
+        [rel.reshape(len(rel), -1), med, lo, hi, spread, neighbours, m.texture,
+         np.sort(m.edges[:, :4], axis=1), m.edges[:, 4:]], axis=1)
     return out
 
 

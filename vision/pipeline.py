@@ -46,6 +46,7 @@ from vision.features import (
     light_field,
     plan_sampling,
     rim_colours,
+    texture,
     to_lab,
     warp_topdown,
 )
@@ -90,6 +91,10 @@ class Measurement:
     light_coef: np.ndarray
     integral: np.ndarray
     topdown: np.ndarray
+    texture: np.ndarray
+    """(100, 9) grey-level spread / mean per sub-box (wood grain, skin, print)."""
+    edges: np.ndarray
+    """(100, 5) edge strength along a tile's outline (four sides) and over its middle."""
 
 
 def make_plan(
@@ -117,8 +122,10 @@ def measure(settings: Thresholds, plan: Plan, image: np.ndarray) -> Measurement:
     rims = rim_colours(ii, plan.sampling)
     rim_lab = to_lab((rims / field[:, None, :]).reshape(-1, 3)).reshape(rims.shape)
     ring_lab = to_lab(ring[keep].mean(axis=0, keepdims=True))[0]
+    grain, edges = texture(topdown, plan.sampling)
     return Measurement(
-        np.median(sub_lab, axis=1), sub_lab, rim_lab, ring_lab, ring, ~keep, coef, ii, topdown
+        np.median(sub_lab, axis=1), sub_lab, rim_lab, ring_lab, ring, ~keep, coef, ii, topdown,
+        grain, edges,
     )
 
 
@@ -140,7 +147,7 @@ def observe(
             reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
     cells_net, bridges_net = cell_network(), bridge_network()
     if cells_net is not None and bridges_net is not None:
-        probs = cells_net.proba(cell_features(m.sub_lab, m.rim_lab, model))
+        probs = cells_net.proba(cell_features(m, model))
         probs = _overrule(probs, reading)
         reading = replace(reading, codes=probs.argmax(axis=1),
                           confidence=np.where(probs.argmax(axis=1) == UNKNOWN, 0.0,

@@ -61,7 +61,7 @@ def read_scene(seed: int, i: int, cells: Network | None) -> tuple[np.ndarray, ..
     for name in frame.occluded_cells:
         f, r = parse_cell(name)
         labels[r * 10 + f] = 3
-    cx = cell_features(m.sub_lab, m.rim_lab, model)
+    cx = cell_features(m, model)
     if cells is None:
         return cx, labels
     paths = measure_paths(plan.bridges, m.integral, m.light_coef)
@@ -156,19 +156,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=TRAIN_SEED)
     parser.add_argument("--out", type=Path, default=CELL_MODEL.parent)
     parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    parser.add_argument("--hidden", type=int, default=96, help="cell network's hidden units")
+    parser.add_argument("--epochs", type=int, default=50, help="cell network's epochs")
+    parser.add_argument("--cache", type=Path, help="keep (or reuse) the cell examples here")
+    parser.add_argument("--cells-only", action="store_true",
+                        help="train the cell network only (keeps the bridge network)")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     args.out.mkdir(parents=True, exist_ok=True)
-    scenes = collect(args.scenes, args.seed, args.jobs, log=True)
-    x = np.concatenate([c[0] for c in scenes])
-    y = np.concatenate([c[1] for c in scenes])
+    cache = args.cache
+    if cache is not None and (cache / "cells.npz").exists():
+        with np.load(cache / "cells.npz") as data:
+            x, y = data["x"], data["y"]
+    else:
+        scenes = collect(args.scenes, args.seed, args.jobs, log=True)
+        x = np.concatenate([c[0] for c in scenes])
+        y = np.concatenate([c[1] for c in scenes])
+        if cache is not None:
+            cache.mkdir(parents=True, exist_ok=True)
+            np.savez_compressed(cache / "cells.npz", x=x, y=y)
     print(f"cells: {len(y)} examples, classes {np.bincount(y, minlength=4).tolist()}",
           file=sys.stderr)
-    cells = train(x, y, CELL_CLASSES, hidden=96, epochs=50)
+    cells = train(x, y, CELL_CLASSES, hidden=args.hidden, epochs=args.epochs)
     wrong = int((cells.proba(x).argmax(axis=1) != y).sum())
     print(f"cells: {wrong} of {len(y)} training examples wrong", file=sys.stderr)
     cell_path = args.out / CELL_MODEL.name
     cells.save(cell_path)
+    if args.cells_only:
+        return 0
     scenes = collect(args.scenes, args.seed, args.jobs, cell_path, log=True)
     bx = np.concatenate([c[2] for c in scenes if len(c[3])])
     by = np.concatenate([c[3] for c in scenes if len(c[3])])
