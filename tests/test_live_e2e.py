@@ -79,12 +79,13 @@ def run(path: Path, reader: CameraReader | GroundTruthReader) -> tuple[list[str]
     return moves, result.events, result.table.result()
 
 
-def test_a_whole_game_is_transcribed_exactly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reader_kind", READERS)
+def test_a_whole_game_is_transcribed_exactly(tmp_path: Path, reader_kind: str) -> None:
     moves = board_moves(1)
-    assert len(moves) > 30
+    assert len(moves) > 30 and any("-" in m for m in moves)  # bridges among them
     path = tmp_path / "game.mp4"
-    reader = synth_video(path, boards_of_moves(moves))  # the synth helper's game video
-    seen, events, _ = run(path, reader)
+    truth = synth_video(path, boards_of_moves(moves))  # the synth helper's game video
+    seen, events, _ = run(path, reader_for(reader_kind, truth))
     assert seen == moves
     assert not [e for e in events if e[0] in (EventType.ILLEGAL, EventType.VOID)]
     times = [data["t"] for kind, data in events if kind is EventType.MOVE]
@@ -171,12 +172,16 @@ def test_an_uncorrected_illegal_move_voids_the_game_after_two_rounds(
     assert seen == moves  # the record keeps the flagged move as played
 
 
-def test_a_camera_bump_mid_game(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reader_kind", READERS)
+def test_a_camera_bump_mid_game(tmp_path: Path, reader_kind: str) -> None:
     moves = OPENING + ["e8,f2", "c8,c9"]
     path = tmp_path / "bumped.mp4"
-    reader = synth_video(path, boards_of_moves(moves), bump_at=7.0)
-    assert any(t.board.tiles for t in reader.by_pixels.values())
+    truth = synth_video(path, boards_of_moves(moves), bump_at=7.0)
+    assert any(t.board.tiles for t in truth.by_pixels.values())
+    reader = reader_for(reader_kind, truth)
     seen, events, _ = run(path, reader)
+    if isinstance(reader, CameraReader):
+        assert reader.bumps >= 1  # the pipeline noticed the camera move and re-located
     assert seen == moves and all(k is EventType.MOVE for k, _ in events)
 
 
