@@ -9,6 +9,7 @@
       const cam = state.camera || {};
       const parts = [cam.status || "unknown"];
       if (cam.fps) parts.push(`${Number(cam.fps).toFixed(1)} fps`);
+      if (cam.message) parts.push(cam.message);
       status.textContent = parts.join(", ");
       status.dataset.status = cam.status || "unknown";
     } catch (e) {

@@ -163,7 +163,7 @@
       case "void": return "✕ the game is void";
       case "end": return `game over${d.winner ? `: ${d.winner} wins` : ""}`;
       case "control": return `control: ${d.action || ""}`;
-      case "camera": return `camera: ${d.status || ""}`;
+      case "camera": return `camera: ${d.status || ""}${d.message ? ` (${d.message})` : ""}`;
       case "notice": return d.message || "notice";
       default: return type;
     }
