@@ -12,12 +12,13 @@ length (a shadow or a tile's side is not), unlike the board and the tiles.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from calibration.format import ColourModel, Lab, Thresholds
-from vision.cells import Cell, cells_under
+from vision.cells import Cell, bridge_kind, cells_under
 from vision.classify import BRIDGE, DARK, EMPTY, LIGHT, UNKNOWN, CellReading, colour_distance
 from vision.features import SamplingPlan, box_means, field_at, to_lab
 from vision.geometry import SIZE
@@ -42,6 +43,12 @@ class BridgePlan:
     """(pairs * heights * samples, 4) int boxes."""
     xy: np.ndarray
     """(pairs * heights * samples, 2) board coordinates where the samples appear."""
+    ends: np.ndarray | None = None
+    """(pairs, 2) the two end cells' indices (rank * 10 + file)."""
+    under: np.ndarray | None = None
+    """(pairs, 2) the indices of the cells passed over (one cell: repeated)."""
+    kinds: np.ndarray | None = None
+    """(pairs, 3) one-hot straight / diagonal / knight."""
 
 
 def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
@@ -73,7 +80,26 @@ def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
     x1 = np.clip(np.round(x + half), x0 + 1, side)
     y1 = np.clip(np.round(y + half), y0 + 1, side)
     boxes = np.column_stack([x0, y0, x1, y1]).astype(np.int64)
-    return BridgePlan(tuple(pairs), count, boxes, seen)
+    ends, under, kinds = pair_tables(pairs)
+    return BridgePlan(tuple(pairs), count, boxes, seen, ends, under, kinds)
+
+
+_KINDS = {"straight": 0, "diagonal": 1, "knight": 2}
+
+
+def pair_tables(
+    pairs: Sequence[tuple[Cell, Cell]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per candidate pair: its end cells' indices, the cells it passes over, its shape."""
+    ends = np.zeros((len(pairs), 2), np.int64)
+    under = np.zeros((len(pairs), 2), np.int64)
+    kinds = np.zeros((len(pairs), 3))
+    for j, (a, b) in enumerate(pairs):
+        ends[j] = (a[1] * SIZE + a[0], b[1] * SIZE + b[0])
+        passed = cells_under(a, b)
+        under[j] = [c[1] * SIZE + c[0] for c in (passed[0], passed[-1])]
+        kinds[j, _KINDS[str(bridge_kind(a, b))]] = 1.0
+    return ends, under, kinds
 
 
 def measure_paths(bridge_plan: BridgePlan, ii: np.ndarray, light_coef: np.ndarray) -> np.ndarray:
@@ -81,6 +107,17 @@ def measure_paths(bridge_plan: BridgePlan, ii: np.ndarray, light_coef: np.ndarra
     bgr = box_means(ii, bridge_plan.boxes)
     lab = to_lab(bgr / field_at(light_coef, bridge_plan.xy))
     return lab.reshape(len(bridge_plan.pairs) * bridge_plan.heights, len(_T), 3)
+
+
+def measure_rows(
+    bridge_plan: BridgePlan, ii: np.ndarray, light_coef: np.ndarray, rows: np.ndarray
+) -> np.ndarray:
+    """`measure_paths` for some rows only (pair * heights + height), (len(rows), samples, 3)."""
+    n = len(_T)
+    index = (np.asarray(rows, np.int64)[:, None] * n + np.arange(n)[None, :]).ravel()
+    bgr = box_means(ii, bridge_plan.boxes[index])
+    lab = to_lab(bgr / field_at(light_coef, bridge_plan.xy[index]))
+    return lab.reshape(len(rows), n, 3)
 
 
 def _spread(paths: np.ndarray) -> np.ndarray:

@@ -232,13 +232,14 @@ def _odd_ones_out(ring_bgr: np.ndarray, ring_xy: np.ndarray, limit: float) -> np
     n = len(ring_xy)
     order = np.argsort(np.arctan2(ring_xy[:, 1] - SIZE / 2, ring_xy[:, 0] - SIZE / 2))
     ordered = ring_bgr[order]
-    odd = np.zeros(n, bool)
     span = min(4, (n - 1) // 2)
-    for i in range(n):
-        near = [(i + k) % n for k in range(-span, span + 1) if k != 0]
-        ref = np.median(ordered[near], axis=0)
-        diff = float(np.abs(ordered[i] - ref).max())
-        odd[order[i]] = diff > limit * max(float(ref.mean()), 1.0) and diff > _MIN_ODD
+    steps = np.array([k for k in range(-span, span + 1) if k != 0])
+    near = (np.arange(n)[:, None] + steps[None, :]) % n
+    ref = np.median(ordered[near], axis=1)
+    diff = np.abs(ordered - ref).max(axis=1)
+    flags = (diff > limit * np.maximum(ref.mean(axis=1), 1.0)) & (diff > _MIN_ODD)
+    odd = np.zeros(n, bool)
+    odd[order] = flags
     return odd
 
 

@@ -18,16 +18,17 @@ pipeline falls back to the thresholds alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from calibration.format import ColourModel
-from vision.bridges import BridgePlan
-from vision.cells import bridge_kind, cells_under
+from vision.bridges import BridgePlan, pair_tables
 from vision.classify import colour_distance
 
 SIZE = 10
@@ -62,9 +63,27 @@ class Network:
 
     def scores(self, x: np.ndarray) -> np.ndarray:
         """Raw output scores (n, outputs)."""
-        h = np.maximum((x - self.mean) / self.scale @ self.w1 + self.b1, 0.0)
-        result: np.ndarray = h @ self.w2 + self.b2
+        x32 = ((x - self.mean) / self.scale).astype(np.float32)
+        with _blas().limit(limits=1, user_api="blas"):
+            h = np.maximum(x32 @ self._w1 + self._b1, 0.0)
+            result: np.ndarray = (h @ self._w2 + self._b2).astype(np.float64)
         return result
+
+    @property
+    def _w1(self) -> np.ndarray:
+        return _f32(self, "w1")
+
+    @property
+    def _b1(self) -> np.ndarray:
+        return _f32(self, "b1")
+
+    @property
+    def _w2(self) -> np.ndarray:
+        return _f32(self, "w2")
+
+    @property
+    def _b2(self) -> np.ndarray:
+        return _f32(self, "b2")
 
     def proba(self, x: np.ndarray) -> np.ndarray:
         """Class probabilities (softmax over outputs; one output: sigmoid)."""
@@ -87,6 +106,24 @@ class Network:
         with np.load(path) as data:
             return cls(*(np.asarray(data[k], np.float64)
                          for k in ("mean", "scale", "w1", "b1", "w2", "b2")))
+
+
+@cache
+def _blas() -> ThreadpoolController:
+    """The networks' products are small: handing them to several BLAS threads costs more
+    than it saves, and much more when the other core is busy (the live loop's other work),
+    so they run on one."""
+    return ThreadpoolController()
+
+_F32: dict[tuple[int, str], np.ndarray] = {}
+
+
+def _f32(net: Network, name: str) -> np.ndarray:
+    """A weight as float32, converted once per network (inference needs no more)."""
+    key = (id(net), name)
+    if key not in _F32:
+        _F32[key] = np.asarray(getattr(net, name), np.float32)
+    return _F32[key]
 
 
 @cache
@@ -203,31 +240,26 @@ def bridge_features(
     return out
 
 
-_KIND = {"straight": 0, "diagonal": 1, "knight": 2}
-
-
 def candidate_features(
-    bridge_plan: BridgePlan, paths: np.ndarray, model: ColourModel, probs: np.ndarray
+    bridge_plan: BridgePlan,
+    paths: Callable[[np.ndarray], np.ndarray],
+    model: ColourModel,
+    probs: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Features of the candidate bridges worth asking about (both ends likely tiles or
-    hidden by a foot), and their indices in the plan's pair list."""
-    pairs = bridge_plan.pairs
+    hidden by a foot), and their indices in the plan's pair list. `paths(rows)` measures
+    the path samples of some rows (pair * heights + height) of the plan."""
+    if bridge_plan.ends is None or bridge_plan.under is None or bridge_plan.kinds is None:
+        ends_i, under_i, kinds_all = pair_tables(bridge_plan.pairs)
+    else:
+        ends_i, under_i, kinds_all = bridge_plan.ends, bridge_plan.under, bridge_plan.kinds
     tile = probs[:, 1] + probs[:, 2] + probs[:, 3]
-    a_idx = np.array([a[1] * SIZE + a[0] for a, _ in pairs])
-    b_idx = np.array([b[1] * SIZE + b[0] for _, b in pairs])
-    keep = np.flatnonzero((tile[a_idx] > 0.2) & (tile[b_idx] > 0.2))
+    keep = np.flatnonzero((tile[ends_i[:, 0]] > 0.2) & (tile[ends_i[:, 1]] > 0.2))
     if len(keep) == 0:
         return np.zeros((0, 1)), keep
     heights = bridge_plan.heights
     rows = (keep[:, None] * heights + np.arange(heights)[None, :]).ravel()
-    kinds = np.zeros((len(keep), 3))
-    under = np.zeros((len(keep), 2, CELL_CLASSES))
-    for n, j in enumerate(keep):
-        a, b = pairs[j]
-        kinds[n, _KIND[str(bridge_kind(a, b))]] = 1
-        spanned = cells_under(a, b)
-        for k in range(2):
-            f, r = spanned[min(k, len(spanned) - 1)]
-            under[n, k] = probs[r * SIZE + f]
-    ends = np.stack([probs[a_idx[keep]], probs[b_idx[keep]]], axis=1)
-    return bridge_features(paths[rows], heights, kinds, ends, under, model), keep
+    kinds = kinds_all[keep]
+    under = probs[under_i[keep]]  # (k, 2, 4)
+    ends = probs[ends_i[keep]]  # (k, 2, 4)
+    return bridge_features(paths(rows), heights, kinds, ends, under, model), keep

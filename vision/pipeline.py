@@ -22,6 +22,7 @@ from vision.bridges import (
     find_bridges,
     learn_bridge_colour,
     measure_paths,
+    measure_rows,
     plan_bridges,
 )
 from vision.cells import SIZE, Cell, CellState, cells_under
@@ -138,22 +139,21 @@ def observe(
     colour when it was learned from this frame).
     """
     reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
-    paths = measure_paths(plan.bridges, m.integral, m.light_coef)
-    if model.bridge is None:
-        ends = np.concatenate([m.sub_lab, m.rim_lab], axis=1)
-        bridge = learn_bridge_colour(settings, plan.bridges, paths, reading, model, ends)
-        if bridge is not None:
-            model = replace(model, bridge=bridge)
-            reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
     cells_net, bridges_net = cell_network(), bridge_network()
     if cells_net is not None and bridges_net is not None:
-        probs = cells_net.proba(cell_features(m, model))
-        probs = _overrule(probs, reading)
+        probs = _overrule(cells_net.proba(cell_features(m, model)), reading)
         reading = replace(reading, codes=probs.argmax(axis=1),
                           confidence=np.where(probs.argmax(axis=1) == UNKNOWN, 0.0,
                                               probs.max(axis=1)))
-        bridges, colours = _learned_bridges(plan.bridges, paths, model, probs, bridges_net)
+        bridges, colours = _learned_bridges(plan.bridges, m, model, probs, bridges_net)
     else:
+        paths = measure_paths(plan.bridges, m.integral, m.light_coef)
+        if model.bridge is None:
+            ends = np.concatenate([m.sub_lab, m.rim_lab], axis=1)
+            bridge = learn_bridge_colour(settings, plan.bridges, paths, reading, model, ends)
+            if bridge is not None:
+                model = replace(model, bridge=bridge)
+                reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
         bridges, colours = find_bridges(settings, plan.bridges, paths, reading, model)
     codes = reading.codes.copy()
     spanned = np.zeros(SIZE * SIZE, bool)
@@ -217,13 +217,15 @@ def _overrule(probs: np.ndarray, reading: CellReading) -> np.ndarray:
 
 
 def _learned_bridges(
-    bridge_plan: BridgePlan, paths: np.ndarray, model: ColourModel, probs: np.ndarray,
+    bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray,
     net: Network,
 ) -> tuple[list[tuple[Cell, Cell]], list[int]]:
     """Bridges by the bridge network, best first, kept only where they fit together: each
     tile carries one bridge end, no bridge ends on or passes over another's cells, none
     cross."""
-    feats, keep = candidate_features(bridge_plan, paths, model, probs)
+    feats, keep = candidate_features(
+        bridge_plan, lambda rows: measure_rows(bridge_plan, m.integral, m.light_coef, rows),
+        model, probs)
     if len(keep) == 0:
         return [], []
     p = net.proba(feats)

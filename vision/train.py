@@ -38,7 +38,7 @@ TRAIN_SEED = 1000
 def read_scene(seed: int, i: int, cells: Network | None) -> tuple[np.ndarray, ...] | None:
     """One generated scene read up to the classifiers' inputs: cell features and labels,
     and (given the cell network) the bridge candidates' features and labels."""
-    from vision.bridges import measure_paths
+    from vision.bridges import measure_rows
     from vision.cells import cell_name
     from vision.evaluate import tracker_for
     from vision.synth import SETUPS, random_spec, render
@@ -64,8 +64,9 @@ def read_scene(seed: int, i: int, cells: Network | None) -> tuple[np.ndarray, ..
     cx = cell_features(m, model)
     if cells is None:
         return cx, labels
-    paths = measure_paths(plan.bridges, m.integral, m.light_coef)
-    feats, keep = candidate_features(plan.bridges, paths, model, cells.proba(cx))
+    feats, keep = candidate_features(
+        plan.bridges, lambda rows: measure_rows(plan.bridges, m.integral, m.light_coef, rows),
+        model, cells.proba(cx))
     wanted = {tuple(sorted(t)) for t in frame.bridges}
     bridge_labels = np.array([
         tuple(sorted((cell_name(*plan.bridges.pairs[j][0]), cell_name(*plan.bridges.pairs[j][1]))))
