@@ -4,11 +4,15 @@ Stages, each a function of (settings, image or measurements), one orchestrator
 (`pipeline.read_board`, and `pipeline.BoardReader` for the live loop):
 `locate` (board outline + grid, or ArUco markers) -> `geometry` (homography, camera pose,
 parallax of raised things) -> `features` (top-down remap undoing lens distortion, box
-means, light field from the border ring) -> `classify` (colours learned per image by
-k-means, sub-box votes per cell) -> `bridges` (deck-coloured paths between tiles of one
-colour) -> occlusion (border ring, unknown patches) -> `observation.Observation`.
-`evaluate` measures accuracy and speed on `synth` frames (`ponte eval vision`).
+means, light field from the border ring, texture and tile edges) -> `classify` (colours
+learned per image by k-means, sub-box votes per cell) -> `learned` (a cell network and a
+bridge network over features measured against the learned colours; `bridges` keeps the
+threshold rules used when the model files are missing) -> occlusion (border against the
+bare border, hidden cells) -> `observation.Observation`. `train` fits the networks on
+`synth` scenes (`python -m vision.train`; weights in `models/`); `evaluate` measures
+accuracy and speed on other `synth` frames (`ponte eval vision`).
 
-May import numpy and OpenCV, and `calibration` for the calibration format. Must not import
-`referee`, `web`, `firmware_bridge` or `ponte`: legality is judged downstream.
+May import numpy, OpenCV and threadpoolctl, and `calibration` for the calibration format.
+Must not import `referee`, `web`, `firmware_bridge` or `ponte`: legality is judged
+downstream.
 """
