@@ -213,10 +213,7 @@ def find_bridges(
     scores[_spread(paths) > settings.bridge_max_spread] = 0.0
     scores = scores.reshape(-1, bridge_plan.heights).max(axis=1)
     order = np.argsort(-scores, kind="stable")
-    used: set[Cell] = set()  # bridge ends: tiles
-    spanned: set[Cell] = set()  # cells under a bridge: never a tile
-    found: list[tuple[Cell, Cell]] = []
-    found_colours: list[int] = []
+    layout = BridgeLayout()
     for j in order:
         if float(scores[j]) < settings.bridge_min_score:
             break
@@ -226,17 +223,35 @@ def find_bridges(
             continue
         if any(_whole_tile(votes[c[1] * SIZE + c[0]]) for c in cells_under(a, b)):
             continue
-        # A bridge end is a tile, so it cannot lie under another bridge, nor can a cell a
-        # bridge passes over be another's end (collinear overlaps do not "cross").
+        if layout.fits(a, b):
+            layout.add(a, b, ends.pop())
+    return layout.found, layout.colours
+
+
+class BridgeLayout:
+    """The bridges accepted so far (best first) and whether another fits among them.
+
+    Each tile carries at most one bridge end; a bridge end is a tile, so it never lies
+    under another bridge, nor does a bridge pass over another's end (collinear overlaps do
+    not "cross"); no two bridges cross.
+    """
+
+    def __init__(self) -> None:
+        self.found: list[tuple[Cell, Cell]] = []
+        self.colours: list[int] = []
+        self._ends: set[Cell] = set()
+        self._spanned: set[Cell] = set()
+
+    def fits(self, a: Cell, b: Cell) -> bool:
         under = set(cells_under(a, b))
-        if a in used or b in used or {a, b} & spanned or under & used or any(
-                crosses((a, b), f) for f in found):
-            continue
-        used.update((a, b))
-        spanned.update(under)
-        found.append((a, b))
-        found_colours.append(ends.pop())
-    return found, found_colours
+        return not ({a, b} & (self._ends | self._spanned) or under & self._ends
+                    or any(crosses((a, b), f) for f in self.found))
+
+    def add(self, a: Cell, b: Cell, colour: int) -> None:
+        self._ends.update((a, b))
+        self._spanned.update(cells_under(a, b))
+        self.found.append((a, b))
+        self.colours.append(colour)
 
 
 def _end_colour(reading: CellReading, cell: Cell) -> int:

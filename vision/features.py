@@ -173,11 +173,12 @@ def integral(topdown: np.ndarray) -> np.ndarray:
 
 
 def box_means(ii: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-    """Mean BGR in each box, (n, 4) -> (n, 3)."""
+    """Mean value in each box of an integral image, (n, 4) -> (n, 3), or (n,) for one
+    channel."""
     x0, y0, x1, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
     total = ii[y1, x1] - ii[y0, x1] - ii[y1, x0] + ii[y0, x0]
-    area = ((x1 - x0) * (y1 - y0)).astype(np.float64)[:, None]
-    result: np.ndarray = total / area
+    area = ((x1 - x0) * (y1 - y0)).astype(np.float64)
+    result: np.ndarray = total / (area[:, None] if total.ndim == 2 else area)
     return result
 
 
@@ -271,19 +272,13 @@ def texture(topdown: np.ndarray, plan: SamplingPlan) -> tuple[np.ndarray, np.nda
     """
     grey = cv2.cvtColor(topdown, cv2.COLOR_BGR2GRAY).astype(np.float32)
     total, squares = cv2.integral2(grey, sdepth=cv2.CV_64F)
-    mean = _box_stat(total, plan.cell_boxes)
-    var = np.maximum(_box_stat(squares, plan.cell_boxes) - mean ** 2, 0.0)
+    mean = box_means(total, plan.cell_boxes)
+    var = np.maximum(box_means(squares, plan.cell_boxes) - mean ** 2, 0.0)
     spread = (np.sqrt(var) / np.maximum(mean, 8.0)).reshape(SIZE * SIZE, 9)
     gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)
     mag = cv2.integral(cv2.magnitude(gx, gy), sdepth=cv2.CV_64F)
     level = np.maximum(mean.reshape(SIZE * SIZE, 9).mean(axis=1, keepdims=True), 8.0)
-    edges = _box_stat(mag, plan.edge_boxes).reshape(SIZE * SIZE, 5) / level
+    edges = box_means(mag, plan.edge_boxes).reshape(SIZE * SIZE, 5) / level
     return spread, edges
 
-
-def _box_stat(ii: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-    x0, y0, x1, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
-    total = ii[y1, x1] - ii[y0, x1] - ii[y1, x0] + ii[y0, x0]
-    result: np.ndarray = total / ((x1 - x0) * (y1 - y0)).astype(np.float64)
-    return result

@@ -17,8 +17,8 @@ import numpy as np
 
 from calibration.format import A1Corner, Calibration, ColourModel, Thresholds, default_thresholds
 from vision.bridges import (
+    BridgeLayout,
     BridgePlan,
-    crosses,
     find_bridges,
     learn_bridge_colour,
     measure_paths,
@@ -229,26 +229,17 @@ def _learned_bridges(
     if len(keep) == 0:
         return [], []
     p = net.proba(feats)
-    used: set[Cell] = set()
-    spanned: set[Cell] = set()
-    found: list[tuple[Cell, Cell]] = []
-    colours: list[int] = []
+    layout = BridgeLayout()
     for n in np.argsort(-p, kind="stable"):
         if p[n] < 0.5:
             break
         a, b = bridge_plan.pairs[int(keep[n])]
-        under = set(cells_under(a, b))
-        if a in used or b in used or {a, b} & spanned or under & used or any(
-                crosses((a, b), f) for f in found):
-            continue
-        ia, ib = a[1] * SIZE + a[0], b[1] * SIZE + b[0]
-        light = probs[ia, LIGHT] + probs[ib, LIGHT]
-        dark = probs[ia, DARK] + probs[ib, DARK]
-        used.update((a, b))
-        spanned.update(under)
-        found.append((a, b))
-        colours.append(LIGHT if light >= dark else DARK)
-    return found, colours
+        if layout.fits(a, b):
+            ia, ib = a[1] * SIZE + a[0], b[1] * SIZE + b[0]
+            light = probs[ia, LIGHT] + probs[ib, LIGHT]
+            dark = probs[ia, DARK] + probs[ib, DARK]
+            layout.add(a, b, LIGHT if light >= dark else DARK)
+    return layout.found, layout.colours
 
 
 def _ring_hit(
