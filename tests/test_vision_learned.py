@@ -6,6 +6,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from calibration.format import ColourModel
 from vision.learned import (
@@ -63,3 +64,19 @@ def test_a_generated_scene_reads_into_examples() -> None:
     cx, labels, bx, by = out
     assert cx.shape[0] == 100 and labels.shape == (100,) and set(labels) <= {0, 1, 2, 3}
     assert len(bx) == len(by) and bx.shape[1] == bridge_network().w1.shape[0]  # type: ignore
+
+
+def test_model_files_of_another_version_fall_back_to_the_thresholds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.test_vision_reading import BOARD, _spec
+    from vision import pipeline
+    from vision.synth import render
+
+    frame = render(_spec(elevation_deg=90.0))
+    assert pipeline.read_board(frame.image).board_rows() == list(BOARD)
+    odd = Network(np.zeros(7), np.ones(7), np.zeros((7, 4)), np.zeros(4), np.zeros((4, 4)),
+                  np.zeros(4))
+    monkeypatch.setattr(pipeline, "cell_network", lambda: odd)
+    # the thresholds alone still read this easy overhead frame, without an error
+    assert pipeline.read_board(frame.image).board_rows() == list(BOARD)

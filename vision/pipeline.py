@@ -140,12 +140,17 @@ def observe(
     """
     reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
     cells_net, bridges_net = cell_network(), bridge_network()
+    learned = None
     if cells_net is not None and bridges_net is not None:
-        probs = _overrule(cells_net.proba(cell_features(m, model)), reading)
+        feats = cell_features(m, model)
+        if feats.shape[1] == cells_net.mean.shape[0]:  # else model files of another version
+            probs = _overrule(cells_net.proba(feats), reading)
+            learned = _learned_bridges(plan.bridges, m, model, probs, bridges_net)
+    if learned is not None:
         reading = replace(reading, codes=probs.argmax(axis=1),
                           confidence=np.where(probs.argmax(axis=1) == UNKNOWN, 0.0,
                                               probs.max(axis=1)))
-        bridges, colours = _learned_bridges(plan.bridges, m, model, probs, bridges_net)
+        bridges, colours = learned
     else:
         paths = measure_paths(plan.bridges, m.integral, m.light_coef)
         if model.bridge is None:
@@ -219,15 +224,16 @@ def _overrule(probs: np.ndarray, reading: CellReading) -> np.ndarray:
 def _learned_bridges(
     bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray,
     net: Network,
-) -> tuple[list[tuple[Cell, Cell]], list[int]]:
-    """Bridges by the bridge network, best first, kept only where they fit together: each
-    tile carries one bridge end, no bridge ends on or passes over another's cells, none
-    cross."""
+) -> tuple[list[tuple[Cell, Cell]], list[int]] | None:
+    """Bridges by the bridge network, best first, kept only where they fit together (see
+    `BridgeLayout`); None when the network was made for other features."""
     feats, keep = candidate_features(
         bridge_plan, lambda rows: measure_rows(bridge_plan, m.integral, m.light_coef, rows),
         model, probs)
     if len(keep) == 0:
         return [], []
+    if feats.shape[1] != net.mean.shape[0]:
+        return None
     p = net.proba(feats)
     layout = BridgeLayout()
     for n in np.argsort(-p, kind="stable"):
