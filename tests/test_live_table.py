@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ponte.live.api import EventType
 from ponte.live.settle import BoardView, Reading, SettleDetector
-from ponte.live.table import Table, replay
+from ponte.live.table import OpError, Table, replay
 
 
 def board(tiles: dict[str, str] | None = None, bridges: list[tuple[str, str]] = ()) -> BoardView:
@@ -316,10 +318,6 @@ def test_replaying_the_ops_rebuilds_the_same_game() -> None:
 
 
 def test_controls_refuse_what_the_rules_forbid() -> None:
-    import pytest
-
-    from ponte.live.table import OpError
-
     table = Table()
     with pytest.raises(OpError, match="swap"):
         table.control_op("swap", {})
@@ -346,10 +344,6 @@ def test_override_of_a_bridge_the_camera_missed() -> None:
     table.apply(op, 3)
     events = table.judge(board(tiles), 4)
     assert kinds(events) == ["move"] and events[0][1]["move"] == "a1-c1"
-    import pytest
-
-    from ponte.live.table import OpError
-
     with pytest.raises(OpError, match="shape"):
         table.control_op("override", {"bridge": ["a1", "a2"]})
 

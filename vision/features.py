@@ -226,7 +226,8 @@ def light_field(
     return result, keep
 
 
-_MIN_ODD = 15.0  # grey levels: less than this is noise or a soft shadow on a dark border
+MIN_ODD_LEVELS = 15.0
+"""Grey levels: a border sample differing by less is noise or a soft shadow, not an arm."""
 
 
 def _odd_ones_out(ring_bgr: np.ndarray, ring_xy: np.ndarray, limit: float) -> np.ndarray:
@@ -238,7 +239,7 @@ def _odd_ones_out(ring_bgr: np.ndarray, ring_xy: np.ndarray, limit: float) -> np
     near = (np.arange(n)[:, None] + steps[None, :]) % n
     ref = np.median(ordered[near], axis=1)
     diff = np.abs(ordered - ref).max(axis=1)
-    flags = (diff > limit * np.maximum(ref.mean(axis=1), 1.0)) & (diff > _MIN_ODD)
+    flags = (diff > limit * np.maximum(ref.mean(axis=1), 1.0)) & (diff > MIN_ODD_LEVELS)
     odd = np.zeros(n, bool)
     odd[order] = flags
     return odd

@@ -61,29 +61,18 @@ class Network:
     w2: np.ndarray
     b2: np.ndarray
 
+    def __post_init__(self) -> None:
+        # Inference in float32: the products are small and the precision is plenty.
+        for name in ("w1", "b1", "w2", "b2"):
+            object.__setattr__(self, name, np.asarray(getattr(self, name), np.float32))
+
     def scores(self, x: np.ndarray) -> np.ndarray:
         """Raw output scores (n, outputs)."""
         x32 = ((x - self.mean) / self.scale).astype(np.float32)
         with _blas().limit(limits=1, user_api="blas"):
-            h = np.maximum(x32 @ self._w1 + self._b1, 0.0)
-            result: np.ndarray = (h @ self._w2 + self._b2).astype(np.float64)
+            h = np.maximum(x32 @ self.w1 + self.b1, 0.0)
+            result: np.ndarray = (h @ self.w2 + self.b2).astype(np.float64)
         return result
-
-    @property
-    def _w1(self) -> np.ndarray:
-        return _f32(self, "w1")
-
-    @property
-    def _b1(self) -> np.ndarray:
-        return _f32(self, "b1")
-
-    @property
-    def _w2(self) -> np.ndarray:
-        return _f32(self, "w2")
-
-    @property
-    def _b2(self) -> np.ndarray:
-        return _f32(self, "b2")
 
     def proba(self, x: np.ndarray) -> np.ndarray:
         """Class probabilities (softmax over outputs; one output: sigmoid)."""
@@ -114,17 +103,6 @@ def _blas() -> ThreadpoolController:
     than it saves, and much more when the other core is busy (the live loop's other work),
     so they run on one."""
     return ThreadpoolController()
-
-_F32: dict[tuple[int, str], np.ndarray] = {}
-
-
-def _f32(net: Network, name: str) -> np.ndarray:
-    """A weight as float32, converted once per network (inference needs no more)."""
-    key = (id(net), name)
-    if key not in _F32:
-        _F32[key] = np.asarray(getattr(net, name), np.float32)
-    return _F32[key]
-
 
 @cache
 def _load(path: Path) -> Network | None:

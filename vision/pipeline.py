@@ -39,6 +39,7 @@ from vision.classify import (
 )
 from vision.errors import CalibrationMismatch
 from vision.features import (
+    MIN_ODD_LEVELS,
     SamplingPlan,
     box_means,
     cell_colours,
@@ -473,12 +474,13 @@ def border_outliers(ring: np.ndarray, reference: np.ndarray, limit: float) -> np
     """(n,) border samples unlike the bare border behind them (a hand, an arm, a sleeve).
 
     The overall change of exposure (the median ratio) is taken out first; a sample is odd
-    when it then differs by more than `limit` (relative) and by 15 grey levels.
+    when it then differs by more than `limit` (relative) and by `MIN_ODD_LEVELS`.
     """
     gain = np.median(np.maximum(ring, 1.0) / np.maximum(reference, 1.0), axis=0)
     expected = reference * gain
     diff = np.abs(ring - expected).max(axis=1)
-    result: np.ndarray = (diff > limit * np.maximum(expected.mean(axis=1), 1.0)) & (diff > 15.0)
+    result: np.ndarray = (diff > limit * np.maximum(expected.mean(axis=1), 1.0)) & (
+        diff > MIN_ODD_LEVELS)
     return result
 
 
