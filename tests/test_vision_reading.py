@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 
@@ -148,6 +149,52 @@ def test_border_outliers_know_a_fixed_shadow_from_an_arm() -> None:
     arm = bare * 1.15
     arm[20:23] = (120.0, 150.0, 210.0)
     assert list(np.flatnonzero(border_outliers(arm, bare, 0.15))) == [20, 21, 22]
+
+
+def test_a_shadow_falling_across_the_border_is_not_an_arm() -> None:
+    from vision.pipeline import border_outliers
+
+    rng = np.random.default_rng(6)
+    bare = np.tile(np.array([[150.0, 185.0, 205.0]]), (40, 1)) + rng.normal(0, 2, (40, 3))
+    now = bare.copy()
+    now[5:8] *= 0.5  # a tile's long shadow under a low lamp: every channel halved
+    now[30:33] = (60.0, 120.0, 60.0)  # a green sleeve
+    now[35] = (20.0, 20.0, 20.0)  # something black lying there, no shadow is that deep
+    assert list(np.flatnonzero(border_outliers(now, bare, 0.15))) == [30, 31, 32, 35]
+
+
+def test_a_leaning_tile_is_on_the_way_from_border_to_tile_colour_and_a_sleeve_is_not() -> None:
+    from vision.pipeline import _between
+
+    border = np.array([20.0, 0.0, 0.0])  # dark grey border
+    tile = np.array([90.0, 0.0, 5.0])  # white tile
+    samples = np.array([
+        [88.0, 1.0, 4.0],  # the tile's top leaning over the border
+        [55.0, 0.0, 3.0],  # its shaded side, or half tile half border
+        [21.0, 0.0, 0.0],  # the border itself
+        [60.0, -40.0, 35.0],  # a green sleeve
+        [72.0, 12.0, 25.0],  # skin
+    ])
+    assert list(_between(samples, border, tile)) == [True, True, False, False, False]
+
+
+def test_a_calibration_photo_with_a_hard_shadow_on_the_border_still_keeps_it() -> None:
+    spec = _spec(elevation_deg=70.0, azimuth_deg=-15.0)
+    empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
+
+    def barred(image: np.ndarray) -> np.ndarray:
+        out = image.astype(np.float32)
+        w = out.shape[1]
+        out[:, w // 2 - 25: w // 2 + 25] *= 0.7  # a window bar's shadow across the board
+        return np.clip(out, 0, 255).astype(np.uint8)
+
+    calibration = make_calibration(barred(render(empty).image))
+    assert calibration.ring is not None
+    reader = BoardReader(calibration)
+    assert reader._border is not None
+    ok, data = cv2.imencode(".png", barred(render(spec).image))
+    assert ok
+    assert not reader.read(data.tobytes()).occluded
 
 
 def test_calibration_keeps_the_bare_border_and_the_tracker_uses_it() -> None:

@@ -171,7 +171,7 @@ def observe(
             codes[r * SIZE + f] = EMPTY
             spanned[r * SIZE + f] = True
     unknown = (codes == UNKNOWN).reshape(SIZE, SIZE)
-    ring_hit = _ring_hit(settings, plan, m, codes, spanned)
+    ring_hit = _ring_hit(settings, plan, m, codes, spanned, model)
     # Tiles lie in groups of a few; a wide patch of one "tile colour" is a hand or a sleeve.
     too_wide = _wide_groups(codes, settings.tile_max_group)
     unknown |= too_wide
@@ -250,19 +250,51 @@ def _learned_bridges(
 
 
 def _ring_hit(
-    settings: Thresholds, plan: Plan, m: Measurement, codes: np.ndarray, spanned: np.ndarray
+    settings: Thresholds, plan: Plan, m: Measurement, codes: np.ndarray, spanned: np.ndarray,
+    model: ColourModel,
 ) -> bool:
     """Whether something lies across the board's border: enough border samples off the
-    light fit, not counting those beside an edge tile that may lean over them (seen at an
-    angle, raised things lean away from the camera) nor those beside a bridge (a deck is
-    high and leans further, and its shadow is long)."""
+    bare border, not counting those beside a bridge (a deck is high and leans far, and its
+    shadow is long) nor those beside an edge tile that may lean over them (seen at an
+    angle, raised things lean away from the camera) and look like that tile or the border
+    itself, not like a sleeve."""
     xy = plan.sampling.ring_xy
     cells = np.clip(np.floor(xy).astype(np.int64), 0, SIZE - 1)
     index = cells[:, 1] * SIZE + cells[:, 0]
     beside = codes[index]
-    clear = ((beside == EMPTY) | (beside == UNKNOWN) | ~plan.sampling.ring_leaned) & ~spanned[index]
-    counted = m.ring_outliers & clear
-    return bool(counted.sum() > settings.ring_occlusion_fraction * len(xy))
+    odd = m.ring_outliers & ~spanned[index]
+    leaned = odd & plan.sampling.ring_leaned & ((beside == LIGHT) | (beside == DARK))
+    if leaned.any():
+        lab = to_lab(m.ring_bgr[leaned] / field_at(m.light_coef, xy[leaned]))
+        border = np.asarray(m.ring_lab, np.float64)
+        like_tile = np.zeros(len(lab), bool)
+        for cls, centre in ((LIGHT, model.light), (DARK, model.dark)):
+            if centre is not None:
+                mine = beside[leaned] == cls
+                like_tile |= mine & _between(lab, border, np.asarray(centre, np.float64))
+        excused = np.zeros_like(odd)
+        excused[np.flatnonzero(leaned)[like_tile]] = True
+        odd &= ~excused
+    return bool(odd.sum() > settings.ring_occlusion_fraction * len(xy))
+
+
+def _between(lab: np.ndarray, border: np.ndarray, tile: np.ndarray) -> np.ndarray:
+    """(n,) Lab samples on the way from the border's colour to a tile's: the tile's top or
+    its shaded side seen over the border, or a mix of the two (a sleeve lies off the way)."""
+    way = tile - border
+    span = float(np.linalg.norm(way))
+    if span < 1e-6:
+        return np.zeros(len(lab), bool)
+    t = (lab - border) @ way / (span * span)
+    off = np.linalg.norm(lab - border - t[:, None] * way[None, :], axis=1)
+    result: np.ndarray = (t > _LEAN_SHARE[0]) & (t < _LEAN_SHARE[1]) & (
+        off < _LEAN_OFF_WAY * span + _LEAN_OFF_MIN)
+    return result
+
+
+_LEAN_SHARE = (0.15, 1.3)  # how far along the way from border to tile a leaning tile lies
+_LEAN_OFF_WAY = 0.25  # and how far off the way (relative to its length, plus the next)
+_LEAN_OFF_MIN = 5.0
 
 
 def _wide_groups(codes: np.ndarray, limit: int) -> np.ndarray:
@@ -474,14 +506,27 @@ def border_outliers(ring: np.ndarray, reference: np.ndarray, limit: float) -> np
     """(n,) border samples unlike the bare border behind them (a hand, an arm, a sleeve).
 
     The overall change of exposure (the median ratio) is taken out first; a sample is odd
-    when it then differs by more than `limit` (relative) and by `MIN_ODD_LEVELS`.
+    when it then differs by more than `limit` (relative) and by `MIN_ODD_LEVELS`, unless it
+    is only a shadow: every channel darker by about the same factor (a tile's or a
+    bridge's shadow under a low lamp falls across the border; a sleeve or a hand changes
+    the colour).
     """
     gain = np.median(np.maximum(ring, 1.0) / np.maximum(reference, 1.0), axis=0)
     expected = reference * gain
     diff = np.abs(ring - expected).max(axis=1)
-    result: np.ndarray = (diff > limit * np.maximum(expected.mean(axis=1), 1.0)) & (
-        diff > MIN_ODD_LEVELS)
+    odd = (diff > limit * np.maximum(expected.mean(axis=1), 1.0)) & (diff > MIN_ODD_LEVELS)
+    ratio = np.maximum(ring, 1.0) / np.maximum(expected, 1.0)
+    top, bottom = ratio.max(axis=1), ratio.min(axis=1)
+    noise = _SHADOW_NOISE_LEVELS / np.maximum(expected.min(axis=1), 1.0)
+    shadow = (top < 1.0) & (bottom > _SHADOW_DEEPEST) & (
+        top - bottom < _SHADOW_TINT * ratio.mean(axis=1) + noise)
+    result: np.ndarray = odd & ~shadow
     return result
+
+
+_SHADOW_TINT = 0.06  # a shadow changes the channels' ratios by less than this (relative)
+_SHADOW_NOISE_LEVELS = 3.0  # grey levels of noise allowed on top of that
+_SHADOW_DEEPEST = 0.2  # a "shadow" darker than this is something dark lying there
 
 
 def _ring_strips(plan: Plan, topdown: np.ndarray) -> np.ndarray:
