@@ -16,11 +16,13 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from calibration.format import ColourModel
 from vision.cells import parse_cell
 from vision.errors import VisionError
 from vision.learned import (
@@ -35,9 +37,36 @@ from vision.learned import (
 TRAIN_SEED = 1000
 
 
-def read_scene(seed: int, i: int, cells: Network | None) -> tuple[np.ndarray, ...] | None:
-    """One generated scene read up to the classifiers' inputs: cell features and labels,
-    and (given the cell network) the bridge candidates' features and labels."""
+@dataclass(frozen=True)
+class Raw:
+    """One scene's cell measurements (what `cell_features` reads) and its colour model,
+    kept so that features can be changed without generating the scenes again."""
+
+    sub_lab: np.ndarray
+    rim_lab: np.ndarray
+    texture: np.ndarray
+    edges: np.ndarray
+    model: np.ndarray  # (5, 3): empty, ring, light, dark, bridge; NaN where not learned
+
+    def colours(self) -> ColourModel:
+        def lab(row: np.ndarray) -> tuple[float, float, float] | None:
+            return None if np.isnan(row).any() else (float(row[0]), float(row[1]), float(row[2]))
+
+        empty, ring = lab(self.model[0]), lab(self.model[1])
+        assert empty is not None and ring is not None
+        return ColourModel(empty, ring, lab(self.model[2]), lab(self.model[3]),
+                           lab(self.model[4]))
+
+
+def _model_array(model: ColourModel) -> np.ndarray:
+    return np.array([c if c is not None else (np.nan,) * 3
+                     for c in (model.empty, model.ring, model.light, model.dark, model.bridge)],
+                    np.float64)
+
+
+def read_scene(seed: int, i: int, cells: Network | None) -> tuple[object, ...] | None:
+    """One generated scene read up to the classifiers' inputs: the raw cell measurements
+    and labels, and (given the cell network) the bridge candidates' features and labels."""
     from vision.bridges import measure_rows
     from vision.cells import cell_name
     from vision.evaluate import tracker_for
@@ -61,9 +90,11 @@ def read_scene(seed: int, i: int, cells: Network | None) -> tuple[np.ndarray, ..
     for name in frame.occluded_cells:
         f, r = parse_cell(name)
         labels[r * 10 + f] = 3
-    cx = cell_features(m, model)
+    raw = Raw(m.sub_lab.astype(np.float32), m.rim_lab.astype(np.float32),
+              m.texture.astype(np.float32), m.edges.astype(np.float32), _model_array(model))
     if cells is None:
-        return cx, labels
+        return raw, labels
+    cx = cell_features(m, model)
     feats, keep = candidate_features(
         plan.bridges, lambda rows: measure_rows(plan.bridges, m.integral, m.light_coef, rows),
         model, cells.proba(cx))
@@ -71,22 +102,47 @@ def read_scene(seed: int, i: int, cells: Network | None) -> tuple[np.ndarray, ..
     bridge_labels = np.array([
         tuple(sorted((cell_name(*plan.bridges.pairs[j][0]), cell_name(*plan.bridges.pairs[j][1]))))
         in wanted for j in keep], np.float64)
-    return cx, labels, feats, bridge_labels
+    return raw, labels, feats, bridge_labels
 
 
-def _job(task: tuple[int, int, Path | None]) -> tuple[np.ndarray, ...] | None:
+def save_raw(path: Path, scenes: Sequence[tuple[Raw, np.ndarray]]) -> None:
+    """Keep the scenes' raw cell measurements and labels in one file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(
+        path, **{name: np.stack([getattr(raw, name) for raw, _ in scenes])
+                 for name in ("sub_lab", "rim_lab", "texture", "edges", "model")},
+        labels=np.stack([labels for _, labels in scenes]))
+
+
+def load_raw(path: Path) -> list[tuple[Raw, np.ndarray]]:
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in ("sub_lab", "rim_lab", "texture", "edges", "model",
+                                       "labels")}
+    return [(Raw(*(arrays[k][n].astype(np.float64)
+                   for k in ("sub_lab", "rim_lab", "texture", "edges", "model"))),
+             arrays["labels"][n]) for n in range(len(arrays["labels"]))]
+
+
+def cell_examples(scenes: Sequence[tuple[Raw, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The cell network's inputs and labels for these scenes."""
+    x = np.concatenate([cell_features(raw, raw.colours()) for raw, _ in scenes])
+    y = np.concatenate([labels for _, labels in scenes])
+    return x, y
+
+
+def _job(task: tuple[int, int, Path | None]) -> tuple[object, ...] | None:
     seed, i, cell_path = task
     cells = Network.load(cell_path) if cell_path is not None else None
     return read_scene(seed, i, cells)
 
 
 def collect(count: int, seed: int, jobs: int, cell_path: Path | None = None,
-            log: bool = False) -> list[tuple[np.ndarray, ...]]:
+            log: bool = False) -> list[tuple[object, ...]]:
     """Read `count` scenes (in `jobs` processes)."""
     import multiprocessing
 
     tasks = [(seed, i, cell_path) for i in range(count)]
-    out: list[tuple[np.ndarray, ...]] = []
+    out: list[tuple[object, ...]] = []
     started = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
         for n, result in enumerate(pool.imap(_job, tasks, chunksize=4), start=1):
@@ -159,23 +215,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
     parser.add_argument("--hidden", type=int, default=96, help="cell network's hidden units")
     parser.add_argument("--epochs", type=int, default=50, help="cell network's epochs")
-    parser.add_argument("--cache", type=Path, help="keep (or reuse) the cell examples here")
+    parser.add_argument("--cache", type=Path,
+                        help="keep (or reuse) the scenes' raw cell measurements here")
     parser.add_argument("--cells-only", action="store_true",
                         help="train the cell network only (keeps the bridge network)")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     args.out.mkdir(parents=True, exist_ok=True)
     cache = args.cache
-    if cache is not None and (cache / "cells.npz").exists():
-        with np.load(cache / "cells.npz") as data:
-            x, y = data["x"], data["y"]
+    raw_path = cache / "raw.npz" if cache is not None else None
+    if raw_path is not None and raw_path.exists():
+        scenes = load_raw(raw_path)
     else:
-        scenes = collect(args.scenes, args.seed, args.jobs, log=True)
-        x = np.concatenate([c[0] for c in scenes])
-        y = np.concatenate([c[1] for c in scenes])
-        if cache is not None:
-            cache.mkdir(parents=True, exist_ok=True)
-            np.savez_compressed(cache / "cells.npz", x=x, y=y)
+        scenes = [(c[0], np.asarray(c[1])) for c in collect(args.scenes, args.seed, args.jobs,
+                                                             log=True)
+                  if isinstance(c[0], Raw)]
+        if raw_path is not None:
+            save_raw(raw_path, scenes)
+    x, y = cell_examples(scenes)
     print(f"cells: {len(y)} examples, classes {np.bincount(y, minlength=4).tolist()}",
           file=sys.stderr)
     cells = train(x, y, CELL_CLASSES, hidden=args.hidden, epochs=args.epochs)
@@ -185,9 +242,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     cells.save(cell_path)
     if args.cells_only:
         return 0
-    scenes = collect(args.scenes, args.seed, args.jobs, cell_path, log=True)
-    bx = np.concatenate([c[2] for c in scenes if len(c[3])])
-    by = np.concatenate([c[3] for c in scenes if len(c[3])])
+    read = collect(args.scenes, args.seed, args.jobs, cell_path, log=True)
+    pairs = [(np.asarray(c[2]), np.asarray(c[3])) for c in read]
+    bx = np.concatenate([f for f, labels in pairs if len(labels)])
+    by = np.concatenate([labels for _, labels in pairs if len(labels)])
     print(f"bridges: {len(by)} examples, {int(by.sum())} bridges", file=sys.stderr)
     bridges = train(bx, by, 1, hidden=48)
     got = bridges.proba(bx) > 0.5
