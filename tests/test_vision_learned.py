@@ -18,7 +18,7 @@ from vision.learned import (
     cell_features,
     cell_network,
 )
-from vision.train import read_scene, train
+from vision.train import Raw, cell_examples, load_raw, read_scene, save_raw, train
 
 
 def test_training_learns_a_rule_the_features_carry(tmp_path: Path) -> None:
@@ -56,14 +56,35 @@ def test_shipped_models_load_and_fit_the_features() -> None:
     assert cells.proba(feats).shape == (100, CELL_CLASSES)
 
 
-def test_a_generated_scene_reads_into_examples() -> None:
+def test_a_generated_scene_reads_into_examples(tmp_path: Path) -> None:
     cells = cell_network()
     assert cells is not None
     out = read_scene(1000, 0, cells)
     assert out is not None
-    cx, labels, bx, by = out
-    assert cx.shape[0] == 100 and labels.shape == (100,) and set(labels) <= {0, 1, 2, 3}
+    raw, labels, bx, by = out
+    assert isinstance(raw, Raw) and isinstance(labels, np.ndarray)
+    assert labels.shape == (100,) and set(labels) <= {0, 1, 2, 3}
     assert len(bx) == len(by) and bx.shape[1] == bridge_network().w1.shape[0]  # type: ignore
+    # kept raw, the scene gives the same cell features as read directly
+    save_raw(tmp_path / "raw.npz", [(raw, labels)])
+    (again, again_labels), = load_raw(tmp_path / "raw.npz")
+    assert list(again_labels) == list(labels)
+    x, y = cell_examples([(again, again_labels)])
+    assert x.shape == (100, cells.w1.shape[0]) and list(y) == list(labels)
+    assert np.allclose(x, cell_features(raw, raw.colours()), atol=1e-3)
+
+
+def test_the_shade_free_features_stay_put_in_a_shadow_and_tell_black_from_shaded_blue() -> None:
+    from vision.features import to_lab
+    from vision.learned import _shade_free
+
+    blue_board = np.array([[150.0, 110.0, 60.0]])  # BGR
+    lit, shaded = to_lab(blue_board), to_lab(blue_board * 0.45)
+    black = to_lab(np.array([[55.0, 52.0, 50.0]]))
+    assert abs(shaded[0, 0] - black[0, 0]) < 12  # as dark as each other
+    moved = np.linalg.norm(_shade_free(lit) - _shade_free(shaded))
+    apart = np.linalg.norm(_shade_free(black) - _shade_free(shaded))
+    assert moved < 0.1 < apart
 
 
 def test_model_files_of_another_version_fall_back_to_the_thresholds(

@@ -36,7 +36,7 @@ class CellReading:
 def colour_distance(lab: np.ndarray, centre: Lab | np.ndarray) -> np.ndarray:
     """Lab distance of colours (n, 3) to one centre."""
     diff = (np.asarray(lab, np.float64) - np.asarray(centre, np.float64)) * _WEIGHTS
-    result: np.ndarray = np.sqrt((diff**2).sum(axis=-1))
+    result: np.ndarray = np.sqrt(np.einsum("...k,...k->...", diff, diff))
     return result
 
 

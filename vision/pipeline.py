@@ -222,6 +222,10 @@ def _overrule(probs: np.ndarray, reading: CellReading) -> np.ndarray:
     return out
 
 
+BRIDGE_MIN_P = 0.5
+"""The bridge network's probability from which a candidate counts as a bridge."""
+
+
 def _learned_bridges(
     bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray,
     net: Network,
@@ -238,7 +242,7 @@ def _learned_bridges(
     p = net.proba(feats)
     layout = BridgeLayout()
     for n in np.argsort(-p, kind="stable"):
-        if p[n] < 0.5:
+        if p[n] < BRIDGE_MIN_P:
             break
         a, b = bridge_plan.pairs[int(keep[n])]
         if layout.fits(a, b):
