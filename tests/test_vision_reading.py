@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import cv2
 import numpy as np
@@ -211,3 +212,23 @@ def test_calibration_keeps_the_bare_border_and_the_tracker_uses_it() -> None:
     over = render(replace(spec, hands=(hand,)))
     assert over.encoded is not None
     assert reader.read(over.encoded).occluded
+
+
+def test_tile_colours_are_refit_from_the_cells_the_network_is_sure_of() -> None:
+    from calibration.format import ColourModel, default_thresholds
+    from vision.pipeline import _refined
+
+    rng = np.random.default_rng(8)
+    sub = np.tile(np.array([60.0, 5.0, 20.0]), (100, 9, 1)) + rng.normal(0, 0.5, (100, 9, 3))
+    sub[:6] = np.array([88.0, 2.0, 30.0]) + rng.normal(0, 0.5, (6, 9, 3))  # cream tiles
+    m = SimpleNamespace(sub_lab=sub, cells_lab=np.median(sub, axis=1))
+    probs = np.zeros((100, 4))
+    probs[:, 0] = 1.0
+    probs[:6] = (0.02, 0.95, 0.02, 0.01)
+    glare = ColourModel(empty=(60.0, 5.0, 20.0), ring=(40.0, 0.0, 0.0),
+                        light=(72.0, 1.0, 8.0), dark=(30.0, 20.0, 15.0))
+    better = _refined(default_thresholds(), glare, m, probs)  # type: ignore[arg-type]
+    assert better is not None and better.dark == glare.dark
+    assert better.light is not None and abs(better.light[0] - 88.0) < 1.0
+    # colours the sure cells agree with stay as they are
+    assert _refined(default_thresholds(), better, m, probs) is None  # type: ignore[arg-type]

@@ -36,6 +36,7 @@ from vision.classify import (
     classify_cells,
     colour_distance,
     learn_colours,
+    uniform_cells,
 )
 from vision.errors import CalibrationMismatch
 from vision.features import (
@@ -146,6 +147,13 @@ def observe(
         feats = cell_features(m, model)
         if feats.shape[1] == cells_net.mean.shape[0]:  # else model files of another version
             probs = _overrule(cells_net.proba(feats), reading)
+            # The tile colours once more, from the cells the network is sure of: a lamp's
+            # glare or a shadow can mislead the clustering, less so the network.
+            better = _refined(settings, model, m, probs)
+            if better is not None:
+                model = better
+                reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
+                probs = _overrule(cells_net.proba(cell_features(m, model)), reading)
             learned = _learned_bridges(plan.bridges, m, model, probs, bridges_net)
     if learned is not None:
         reading = replace(reading, codes=probs.argmax(axis=1),
@@ -207,6 +215,29 @@ def observe(
     corners = tuple((float(x), float(y)) for x, y in plan.corners)
     obs = Observation(cells, tuple(sorted(kept)), conf, occluded_cells, occluded, corners)
     return obs, reading, model
+
+
+_REFINE_P = 0.9  # the network's probability for a cell to count in the refit colours
+_REFINE_MOVE = 6.0  # Lab units a tile colour must move by to be replaced
+
+
+def _refined(
+    settings: Thresholds, model: ColourModel, m: Measurement, probs: np.ndarray
+) -> ColourModel | None:
+    """The tile colours again, as the median of the uniform cells the network is sure of
+    (at least two); None when neither moves by more than `_REFINE_MOVE`."""
+    changes = {}
+    for name, cls in (("light", LIGHT), ("dark", DARK)):
+        sure = (probs[:, cls] >= _REFINE_P) & uniform_cells(settings, m.sub_lab)
+        if sure.sum() < 2:
+            continue
+        centre = np.median(m.cells_lab[sure], axis=0)
+        old = getattr(model, name)
+        if old is None or float(colour_distance(centre[None, :], old)[0]) > _REFINE_MOVE:
+            changes[name] = (float(centre[0]), float(centre[1]), float(centre[2]))
+    return replace(model, **changes) if changes else None
+
+
 
 
 def _overrule(probs: np.ndarray, reading: CellReading) -> np.ndarray:
