@@ -10,6 +10,8 @@ top-right, bottom-right, bottom-left); `orient_corners` turns them into a1-first
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import cv2
 import numpy as np
 
@@ -51,18 +53,17 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
         grid = _find_grid(gray, outline, settings)
         if grid is None:
             continue
-        score, corners = grid
-        if score < _MIN_GRID_CONTRAST:
+        if grid.share < _MIN_GRID_SHARE:
             continue
-        rank = score * float(cv2.contourArea(outline.astype(np.float32))) ** 0.25
+        rank = grid.sharpness * float(cv2.contourArea(outline.astype(np.float32))) ** 0.25
         if best is None or rank > best[0]:
-            best = (rank, corners)
+            best = (rank, grid.corners)
     if best is None:
         raise BoardNotFound("no board outline with a 10 x 10 grid found in the image")
     return best[1] / scale
 
 
-_MIN_GRID_CONTRAST = 2.6
+_MIN_GRID_SHARE = 2.2
 
 
 def _marker_fence(image: np.ndarray) -> np.ndarray | None:
@@ -85,7 +86,7 @@ def _locate_by_markers(settings: Thresholds, image: np.ndarray) -> Corners:
     grid = _find_grid(gray, outline, settings)
     if grid is None:
         raise BoardNotFound("no 10 x 10 grid found between the ArUco corner markers")
-    return grid[1]
+    return grid.corners
 
 
 def order_visually(points: np.ndarray) -> Corners:
@@ -214,10 +215,20 @@ def _refine_quad(edges: np.ndarray, quad: np.ndarray) -> Corners:
     return refined
 
 
-def _find_grid(
-    gray: np.ndarray, outline: Corners, settings: Thresholds
-) -> tuple[float, Corners] | None:
-    """Find the 10 x 10 grid inside a board outline; (score, grid corners in image)."""
+class _Grid(NamedTuple):
+    """A 10 x 10 grid found inside an outline: how well it fits and where it is."""
+
+    sharpness: float
+    """The median line's peak over the mean edge strength (the poorer axis): high when the
+    outline is exact, so the warped lines are straight and sharp; ranks the candidates."""
+    share: float
+    """The median line's share of the edge strength (the poorer axis, see `_line_share`):
+    robust to blur; says whether there is a grid at all."""
+    corners: Corners
+
+
+def _find_grid(gray: np.ndarray, outline: Corners, settings: Thresholds) -> _Grid | None:
+    """Find the 10 x 10 grid inside a board outline."""
     square = np.array(
         [[0, 0], [_SQUARE, 0], [_SQUARE, _SQUARE], [0, _SQUARE]], dtype=np.float64
     )
@@ -234,7 +245,7 @@ def _find_grid(
         if fit is None:
             return None
         fits.append(fit)
-    (sx, ox, px), (sy, oy, py) = fits
+    (hx, sx, ox, px), (hy, sy, oy, py) = fits
     if max(px, py) > 1.3 * min(px, py):
         return None
     grid_sq = np.array(
@@ -242,7 +253,7 @@ def _find_grid(
     )
     back = np.linalg.inv(to_square)
     pts = cv2.perspectiveTransform(grid_sq.reshape(-1, 1, 2), back).reshape(4, 2)
-    return min(sx, sy), pts
+    return _Grid(min(hx, hy), min(sx, sy), pts)
 
 
 def _robust_profile(grad: np.ndarray, axis: int) -> np.ndarray:
@@ -254,10 +265,12 @@ def _robust_profile(grad: np.ndarray, axis: int) -> np.ndarray:
     return np.maximum(profile - base, 0.0)
 
 
-def _fit_lines(profile: np.ndarray, min_span: float) -> tuple[float, float, float] | None:
-    """The 11 evenly spaced lines (offset, pitch) that collect the most edge strength."""
+def _fit_lines(
+    profile: np.ndarray, min_span: float
+) -> tuple[float, float, float, float] | None:
+    """The 11 evenly spaced lines that collect the most edge strength: (sharpness, share,
+    offset, pitch), see `_Grid`."""
     n = len(profile)
-    total = float(profile.sum()) + 1e-9
     xs = np.arange(n, dtype=np.float64)
     best: tuple[float, float, float] | None = None
     k = np.arange(SIZE + 1, dtype=np.float64)
@@ -275,11 +288,34 @@ def _fit_lines(profile: np.ndarray, min_span: float) -> tuple[float, float, floa
             best = (float(vals[j]), float(offsets[j]), float(pitch))
     if best is None:
         return None
-    value, offset, pitch = best
+    _, offset, pitch = best
     offset, pitch = _polish(profile, offset, pitch)
-    # Score by the median line: a printed grid has all eleven lines, noise a few spikes.
-    lines = np.interp(offset + pitch * k, xs, profile)
-    return float(np.median(lines)) / (total / n), offset, pitch
+    peaks = np.interp(offset + pitch * k, xs, profile)
+    sharpness = float(np.median(peaks)) / (float(profile.sum()) / n + 1e-9)
+    return sharpness, _line_share(profile, offset, pitch), offset, pitch
+
+
+def _line_share(profile: np.ndarray, offset: float, pitch: float) -> float:
+    """How much denser the edge strength is near the median line than on average.
+
+    Each line collects the strength within 0.15 pitch either side, so a blurred line
+    (a dim, noisy webcam, a small board) scores as well as a sharp one: blur spreads a
+    line's strength without losing it. The median line counts: a printed grid has all
+    eleven lines, noise a few spikes. Evenly spread strength scores 1.
+    """
+    n = len(profile)
+    mean = float(profile.sum()) / n + 1e-9
+    cumulative = np.concatenate([[0.0], np.cumsum(profile, dtype=np.float64)])
+    edges = np.arange(n + 1, dtype=np.float64)  # pixel i spans edges i to i + 1
+    centres = 0.5 + offset + pitch * np.arange(SIZE + 1, dtype=np.float64)
+    lo = np.clip(centres - _LINE_WINDOW * pitch, 0.0, n)
+    hi = np.clip(centres + _LINE_WINDOW * pitch, 0.0, n)
+    width = np.maximum(hi - lo, 1.0)
+    strength = (np.interp(hi, edges, cumulative) - np.interp(lo, edges, cumulative)) / width
+    return float(np.median(strength)) / mean
+
+
+_LINE_WINDOW = 0.15  # a line collects the strength within this fraction of a pitch each side
 
 
 def _polish(profile: np.ndarray, offset: float, pitch: float) -> tuple[float, float]:
