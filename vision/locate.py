@@ -74,6 +74,8 @@ def _best_grid(
 ) -> Corners | None:
     """The grid corners of the outline whose grid ranks best, or None when none has a grid.
 
+    Sharp lines in a large outline rank high, and a grid whose weakest line is faint ranks
+    lower: one numbered a row or column off has a line on the border, where none is printed.
     With `all_lines`, every one of the eleven lines each way must stand out: an outline
     found from cells has no border to tell the board from a smaller grid or a chessboard.
     """
@@ -85,6 +87,7 @@ def _best_grid(
         if all_lines and grid.weakest < _MIN_LINE_SHARE:
             continue
         rank = grid.sharpness * float(cv2.contourArea(outline.astype(np.float32))) ** 0.25
+        rank *= min(1.0, grid.weakest / _FULL_LINE_SHARE)
         if best is None or rank > best[0]:
             best = (rank, grid.corners)
     return None if best is None else best[1]
@@ -223,6 +226,7 @@ def _groups(linked: np.ndarray) -> list[list[int]]:
 
 _MIN_GRID_SHARE = 2.2
 _MIN_LINE_SHARE = 1.5
+_FULL_LINE_SHARE = 3.0  # a grid whose weakest line has less ranks lower in proportion
 
 
 def _marker_fence(image: np.ndarray) -> np.ndarray | None:
