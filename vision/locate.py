@@ -55,7 +55,7 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
         # still are small quadrilaterals side by side.
         rough = [_around(g, 0.5) for g in _grids_from_cells(gray, maps[0], settings)]
         found = _best_grid(gray, [o for o in rough if _inside(fence, o)], settings,
-                           all_lines=True)
+                           image=small)
     if found is None:
         raise BoardNotFound("no board outline with a 10 x 10 grid found in the image")
     return found / scale
@@ -70,27 +70,74 @@ def _inside(fence: np.ndarray | None, quad: np.ndarray) -> bool:
 
 
 def _best_grid(
-    gray: np.ndarray, outlines: list[Corners], settings: Thresholds, *, all_lines: bool = False
+    gray: np.ndarray, outlines: list[Corners], settings: Thresholds, *,
+    image: np.ndarray | None = None,
 ) -> Corners | None:
     """The grid corners of the outline whose grid ranks best, or None when none has a grid.
 
-    Sharp lines in a large outline rank high, and a grid whose weakest line is faint ranks
-    lower: one numbered a row or column off has a line on the border, where none is printed.
-    With `all_lines`, every one of the eleven lines each way must stand out: an outline
-    found from cells has no border to tell the board from a smaller grid or a chessboard.
+    Sharp lines in a large outline rank high.
+    Outlines found from cells come with the colour `image`: then every one of the eleven
+    lines each way must stand out (no border tells the board from a smaller grid or a
+    chessboard), and the border must look as a shadow could leave it (see
+    `_border_is_bare`): the outline failed because of a shadow, not a hand.
     """
     best: tuple[float, Corners] | None = None
     for outline in outlines:
         grid = _find_grid(gray, outline, settings)
         if grid is None or grid.share < _MIN_GRID_SHARE:
             continue
-        if all_lines and grid.weakest < _MIN_LINE_SHARE:
+        if image is not None and (
+            grid.weakest < _MIN_LINE_SHARE or not _border_is_bare(image, grid.corners)
+        ):
             continue
         rank = grid.sharpness * float(cv2.contourArea(outline.astype(np.float32))) ** 0.25
-        rank *= min(1.0, grid.weakest / _FULL_LINE_SHARE)
         if best is None or rank > best[0]:
             best = (rank, grid.corners)
     return None if best is None else best[1]
+
+
+def _border_is_bare(image: np.ndarray, corners: Corners) -> bool:
+    """Whether the border just outside the grid shows nothing but the board and its light.
+
+    The border is sampled all round, a fifth of a cell outside the grid, and each sample
+    is compared with the median of its neighbours along the ring: a shadow darkens the
+    border and keeps its hue; a hand, an arm or a sleeve changes the hue or is brighter.
+    """
+    unit = np.array([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]], np.float32)
+    to_image = cv2.getPerspectiveTransform(unit, corners.astype(np.float32))
+    steps = (np.arange(2 * SIZE) + 0.5) / 2
+    out = -_RING_OUT
+    ring = np.concatenate([
+        np.column_stack([steps, np.full_like(steps, out)]),
+        np.column_stack([np.full_like(steps, SIZE - out), steps]),
+        np.column_stack([steps[::-1], np.full_like(steps, SIZE - out)]),
+        np.column_stack([np.full_like(steps, out), steps[::-1]]),
+    ])
+    at = cv2.perspectiveTransform(ring.reshape(-1, 1, 2).astype(np.float32), to_image)
+    at = np.rint(at.reshape(-1, 2)).astype(int)
+    h, w = image.shape[:2]
+    if at.min() < 0 or at[:, 0].max() >= w or at[:, 1].max() >= h:
+        return False
+    pitch = float(np.sqrt(cv2.contourArea(corners.astype(np.float32)))) / SIZE
+    size = max(3, int(0.15 * pitch) | 1)
+    smooth = cv2.blur(image, (size, size)).astype(np.float64)
+    bgr = smooth[at[:, 1], at[:, 0]] + 1.0
+    light = bgr.sum(axis=1)
+    hue = bgr / light[:, None]
+    n = len(bgr)
+    for i in range(n):
+        near = [(i + k) % n for k in range(-_RING_SPAN, _RING_SPAN + 1) if k]
+        if float(np.abs(hue[i] - np.median(hue[near], axis=0)).max()) > _RING_HUE:
+            return False
+        if light[i] > _RING_BRIGHTER * float(np.median(light[near])):
+            return False
+    return True
+
+
+_RING_OUT = 0.2  # cells outside the grid: inside any printed border
+_RING_SPAN = 4  # neighbours each way a border sample is compared with
+_RING_HUE = 0.04  # chromaticity change no shadow makes
+_RING_BRIGHTER = 1.2  # no shadow brightens the border
 
 
 def _around(corners: Corners, margin: float) -> Corners:
@@ -226,7 +273,6 @@ def _groups(linked: np.ndarray) -> list[list[int]]:
 
 _MIN_GRID_SHARE = 2.2
 _MIN_LINE_SHARE = 1.5
-_FULL_LINE_SHARE = 3.0  # a grid whose weakest line has less ranks lower in proportion
 
 
 def _marker_fence(image: np.ndarray) -> np.ndarray | None:
