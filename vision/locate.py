@@ -3,12 +3,17 @@
 The board is a printed 10 x 10 grid, usually inside a border. `locate_board` finds the
 board's outline as the largest convex quadrilateral of edges, refines each side to a
 sub-pixel straight line, warps the quadrilateral to a square and finds the grid in it as
-the 11 evenly spaced lines each way that best explain the edge profile. It returns the
-grid's four outer corners in image coordinates, in the image's visual order (top-left,
-top-right, bottom-right, bottom-left); `orient_corners` turns them into a1-first order.
+the 11 evenly spaced lines each way that best explain the edge profile. When no outline
+holds a grid (a window bar's hard shadow or an arm across the outline joins it to the
+table's edges), the grid is found from its cells instead: the small quadrilaterals lying
+side by side, numbered and fitted with a perspective. It returns the grid's four outer
+corners in image coordinates, in the image's visual order (top-left, top-right,
+bottom-right, bottom-left); `orient_corners` turns them into a1-first order.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -41,28 +46,233 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     maps = _edge_maps(small)
     fence = _marker_fence(small)
-    best: tuple[float, Corners] | None = None
-    for quad in _candidate_quads(maps, settings.min_board_area):
-        if fence is not None and not all(
-            cv2.pointPolygonTest(fence, (float(x), float(y)), True) > -2 for x, y in quad
-        ):
-            continue  # printed markers stand outside the board: the board lies within them
-        outline = _refine_quad(maps[0], quad)
-        grid = _find_grid(gray, outline, settings)
-        if grid is None:
-            continue
-        score, corners = grid
-        if score < _MIN_GRID_CONTRAST:
-            continue
-        rank = score * float(cv2.contourArea(outline.astype(np.float32))) ** 0.25
-        if best is None or rank > best[0]:
-            best = (rank, corners)
-    if best is None:
+    quads = _candidate_quads(maps, settings.min_board_area)
+    found = _best_grid(gray, [_refine_quad(maps[0], q) for q in quads if _inside(fence, q)],
+                       settings)
+    if found is None:
+        # Something crossing the outline (a window bar's hard shadow, an arm) joins its edges
+        # to the table's, so no contour is the board's quadrilateral; the grid's own cells
+        # still are small quadrilaterals side by side.
+        rough = [_around(g, 0.5) for g in _grids_from_cells(gray, maps[0], settings)]
+        found = _best_grid(gray, [o for o in rough if _inside(fence, o)], settings,
+                           image=small)
+    if found is None:
         raise BoardNotFound("no board outline with a 10 x 10 grid found in the image")
-    return best[1] / scale
+    return found / scale
 
 
-_MIN_GRID_CONTRAST = 2.6
+def _inside(fence: np.ndarray | None, quad: np.ndarray) -> bool:
+    """Whether an outline lies within the printed markers' fence (if there is one): the
+    markers stand outside the board."""
+    return fence is None or all(
+        cv2.pointPolygonTest(fence, (float(x), float(y)), True) > -2 for x, y in quad
+    )
+
+
+def _best_grid(
+    gray: np.ndarray, outlines: list[Corners], settings: Thresholds, *,
+    image: np.ndarray | None = None,
+) -> Corners | None:
+    """The grid corners of the outline whose grid ranks best, or None when none has a grid.
+
+    Sharp lines in a large outline rank high.
+    Outlines found from cells come with the colour `image`: then every one of the eleven
+    lines each way must stand out (no border tells the board from a smaller grid or a
+    chessboard), and the border must look as a shadow could leave it (see
+    `_border_is_bare`): the outline failed because of a shadow, not a hand.
+    """
+    best: tuple[float, Corners] | None = None
+    for outline in outlines:
+        grid = _find_grid(gray, outline, settings)
+        if grid is None or grid.share < _MIN_GRID_SHARE:
+            continue
+        if image is not None and (
+            grid.weakest < _MIN_LINE_SHARE or not _border_is_bare(image, grid.corners)
+        ):
+            continue
+        rank = grid.sharpness * float(cv2.contourArea(outline.astype(np.float32))) ** 0.25
+        if best is None or rank > best[0]:
+            best = (rank, grid.corners)
+    return None if best is None else best[1]
+
+
+def _border_is_bare(image: np.ndarray, corners: Corners) -> bool:
+    """Whether the border just outside the grid shows nothing but the board and its light.
+
+    The border is sampled all round, a fifth of a cell outside the grid, and each sample
+    is compared with the median of its neighbours along the ring: a shadow darkens the
+    border and keeps its hue; a hand, an arm or a sleeve changes the hue or is brighter.
+    """
+    unit = np.array([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]], np.float32)
+    to_image = cv2.getPerspectiveTransform(unit, corners.astype(np.float32))
+    steps = (np.arange(2 * SIZE) + 0.5) / 2
+    out = -_RING_OUT
+    ring = np.concatenate([
+        np.column_stack([steps, np.full_like(steps, out)]),
+        np.column_stack([np.full_like(steps, SIZE - out), steps]),
+        np.column_stack([steps[::-1], np.full_like(steps, SIZE - out)]),
+        np.column_stack([np.full_like(steps, out), steps[::-1]]),
+    ])
+    at = cv2.perspectiveTransform(ring.reshape(-1, 1, 2).astype(np.float32), to_image)
+    at = np.rint(at.reshape(-1, 2)).astype(int)
+    h, w = image.shape[:2]
+    if at.min() < 0 or at[:, 0].max() >= w or at[:, 1].max() >= h:
+        return False
+    pitch = float(np.sqrt(cv2.contourArea(corners.astype(np.float32)))) / SIZE
+    size = max(3, int(0.15 * pitch) | 1)
+    smooth = cv2.blur(image, (size, size)).astype(np.float64)
+    bgr = smooth[at[:, 1], at[:, 0]] + 1.0
+    light = bgr.sum(axis=1)
+    hue = bgr / light[:, None]
+    n = len(bgr)
+    for i in range(n):
+        near = [(i + k) % n for k in range(-_RING_SPAN, _RING_SPAN + 1) if k]
+        if float(np.abs(hue[i] - np.median(hue[near], axis=0)).max()) > _RING_HUE:
+            return False
+        if light[i] > _RING_BRIGHTER * float(np.median(light[near])):
+            return False
+    return True
+
+
+_RING_OUT = 0.2  # cells outside the grid: inside any printed border
+_RING_SPAN = 4  # neighbours each way a border sample is compared with
+_RING_HUE = 0.04  # chromaticity change no shadow makes
+_RING_BRIGHTER = 1.2  # no shadow brightens the border
+
+
+def _around(corners: Corners, margin: float) -> Corners:
+    """The outline `margin` cells outside a grid's corners (TL, TR, BR, BL), in perspective."""
+    unit = np.array([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]], np.float32)
+    to_image = cv2.getPerspectiveTransform(unit, corners.astype(np.float32))
+    out = np.array([[-margin, -margin], [SIZE + margin, -margin],
+                    [SIZE + margin, SIZE + margin], [-margin, SIZE + margin]], np.float32)
+    return cv2.perspectiveTransform(out.reshape(-1, 1, 2), to_image).reshape(4, 2).astype(
+        np.float64
+    )
+
+
+def _grids_from_cells(
+    gray: np.ndarray, edges: np.ndarray, settings: Thresholds
+) -> list[Corners]:
+    """Grid corners found from the grid's cells rather than from the board's outline.
+
+    The cells are the small quadrilateral contours of similar size lying side by side; a
+    cell is linked to another of about its size up to three cells away, so a shadow's edge
+    cutting a row or column of cells apart does not split the board. Each group's hull,
+    widened by a cell and a half, is searched for the 11 lines each way wherever they lie
+    in it; that rough grid numbers the cells, and the perspective that best maps their
+    numbers to their centres gives the grid's corners, searched again around them.
+    """
+    h, w = edges.shape
+    board_cell = settings.min_board_area * h * w / (SIZE * SIZE)
+    closed = cv2.dilate(edges, np.ones((3, 3), np.uint8))
+    contours, _ = cv2.findContours(closed, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
+    cells = []
+    for contour in contours:
+        area = cv2.contourArea(contour)
+        if not 0.3 * board_cell <= area <= h * w / (SIZE * SIZE):
+            continue
+        approx = cv2.approxPolyDP(contour, 0.08 * cv2.arcLength(contour, True), True)
+        if len(approx) != 4 or not cv2.isContourConvex(approx):
+            continue
+        if area < 0.8 * cv2.contourArea(approx):
+            continue
+        sides = np.linalg.norm(approx[:, 0] - np.roll(approx[:, 0], 1, axis=0), axis=1)
+        if sides.max() > 3 * sides.min():
+            continue
+        cells.append(contour.reshape(-1, 2))
+    if len(cells) < _MIN_CELLS:
+        return []
+    if len(cells) > _MAX_CELLS:  # a tiled floor, say: keep the pairwise distances small
+        cells = sorted(cells, key=cv2.contourArea, reverse=True)[:_MAX_CELLS]
+    centres = np.array([_centroid(c) for c in cells])
+    sizes = np.sqrt([cv2.contourArea(c) for c in cells])
+    apart = np.linalg.norm(centres[:, None] - centres[None, :], axis=2)
+    bigger = np.maximum(sizes[:, None], sizes[None, :])
+    alike = np.minimum(sizes[:, None], sizes[None, :]) > bigger / 1.5
+    grids = []
+    for group in _groups(alike & (apart < 3.5 * bigger)):
+        if len(group) < _MIN_CELLS:
+            continue
+        quad = _approx_quad(cv2.convexHull(np.concatenate([cells[i] for i in group])))
+        if quad is None:
+            continue
+        quad = order_visually(quad)
+        middle = quad.mean(axis=0)
+        reach = 1.5 * float(np.median(sizes[group]))
+        outline = middle + (quad - middle) * (
+            1 + reach / np.linalg.norm(quad - middle, axis=1)
+        )[:, None]
+        rough = _find_grid(gray, outline, settings, centred=False)
+        if rough is None:
+            continue
+        corners = _fit_to_cells(rough.corners, centres[group])
+        if corners is None:
+            continue
+        # The cells fix the perspective but may be numbered a row or column off: the grid's
+        # eleven lines each way, searched for a cell and a half around, tell.
+        grid = _find_grid(gray, _around(corners, 1.5), settings, centred=False)
+        if grid is not None:
+            grids.append(grid.corners)
+    return grids
+
+
+def _centroid(contour: np.ndarray) -> np.ndarray:
+    m = cv2.moments(contour)
+    if m["m00"] <= 0:
+        return np.asarray(contour.mean(axis=0), np.float64)
+    return np.array([m["m10"] / m["m00"], m["m01"] / m["m00"]])
+
+
+def _fit_to_cells(corners: Corners, centres: np.ndarray) -> Corners | None:
+    """Grid corners from cell centres: each centre is numbered by the rough grid `corners`,
+    and the perspective mapping the numbered cells to their centres is fitted (RANSAC)."""
+    unit = np.array([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]], np.float32)
+    for _ in range(2):
+        to_grid = cv2.getPerspectiveTransform(corners.astype(np.float32), unit)
+        at = cv2.perspectiveTransform(centres.reshape(-1, 1, 2).astype(np.float32), to_grid)
+        at = at.reshape(-1, 2).astype(np.float64)
+        cell = np.floor(at) + 0.5
+        near = (np.abs(at - cell).max(axis=1) < 0.25) & (cell.min(axis=1) > 0) & (
+            cell.max(axis=1) < SIZE
+        )
+        if near.sum() < _MIN_CELLS:
+            return None
+        pitch = float(np.sqrt(cv2.contourArea(corners.astype(np.float32)))) / SIZE
+        to_image, inliers = cv2.findHomography(
+            cell[near].astype(np.float32), centres[near].astype(np.float32), cv2.RANSAC,
+            0.1 * pitch,
+        )
+        if to_image is None or int(inliers.sum()) < _MIN_CELLS:
+            return None
+        corners = cv2.perspectiveTransform(unit.reshape(-1, 1, 2), to_image).reshape(4, 2)
+    return np.asarray(corners, np.float64)
+
+
+_MIN_CELLS = 12
+_MAX_CELLS = 1000
+
+
+def _groups(linked: np.ndarray) -> list[list[int]]:
+    """Connected groups of a symmetric link matrix."""
+    unseen = set(range(len(linked)))
+    groups = []
+    while unseen:
+        stack = [unseen.pop()]
+        group = []
+        while stack:
+            i = stack.pop()
+            group.append(i)
+            for j in np.flatnonzero(linked[i]):
+                if int(j) in unseen:
+                    unseen.remove(int(j))
+                    stack.append(int(j))
+        groups.append(group)
+    return groups
+
+
+_MIN_GRID_SHARE = 2.2
+_MIN_LINE_SHARE = 1.5
 
 
 def _marker_fence(image: np.ndarray) -> np.ndarray | None:
@@ -85,7 +295,7 @@ def _locate_by_markers(settings: Thresholds, image: np.ndarray) -> Corners:
     grid = _find_grid(gray, outline, settings)
     if grid is None:
         raise BoardNotFound("no 10 x 10 grid found between the ArUco corner markers")
-    return grid[1]
+    return grid.corners
 
 
 def order_visually(points: np.ndarray) -> Corners:
@@ -214,10 +424,24 @@ def _refine_quad(edges: np.ndarray, quad: np.ndarray) -> Corners:
     return refined
 
 
+class _Grid(NamedTuple):
+    """A 10 x 10 grid found inside an outline: how well it fits and where it is."""
+
+    sharpness: float
+    """The median line's peak over the mean edge strength (the poorer axis): high when the
+    outline is exact, so the warped lines are straight and sharp; ranks the candidates."""
+    share: float
+    """The median line's share of the edge strength (the poorer axis, see `_line_shares`):
+    robust to blur; says whether there is a grid at all."""
+    weakest: float
+    """The weakest line's share (either axis): says whether all eleven lines are there."""
+    corners: Corners
+
+
 def _find_grid(
-    gray: np.ndarray, outline: Corners, settings: Thresholds
-) -> tuple[float, Corners] | None:
-    """Find the 10 x 10 grid inside a board outline; (score, grid corners in image)."""
+    gray: np.ndarray, outline: Corners, settings: Thresholds, *, centred: bool = True
+) -> _Grid | None:
+    """Find the 10 x 10 grid inside a board outline (`centred`: about its middle)."""
     square = np.array(
         [[0, 0], [_SQUARE, 0], [_SQUARE, _SQUARE], [0, _SQUARE]], dtype=np.float64
     )
@@ -230,11 +454,11 @@ def _find_grid(
     for grad, axis in ((gx, 0), (gy, 1)):
         inner = grad[8:-8, :] if axis == 0 else grad[:, 8:-8]
         profile = _robust_profile(inner, axis)
-        fit = _fit_lines(profile, settings.grid_min_cells_span)
+        fit = _fit_lines(profile, settings.grid_min_cells_span, centred=centred)
         if fit is None:
             return None
         fits.append(fit)
-    (sx, ox, px), (sy, oy, py) = fits
+    (hx, sx, ox, px), (hy, sy, oy, py) = fits
     if max(px, py) > 1.3 * min(px, py):
         return None
     grid_sq = np.array(
@@ -242,7 +466,8 @@ def _find_grid(
     )
     back = np.linalg.inv(to_square)
     pts = cv2.perspectiveTransform(grid_sq.reshape(-1, 1, 2), back).reshape(4, 2)
-    return min(sx, sy), pts
+    share = min(float(np.median(sx)), float(np.median(sy)))
+    return _Grid(min(hx, hy), share, min(float(sx.min()), float(sy.min())), pts)
 
 
 def _robust_profile(grad: np.ndarray, axis: int) -> np.ndarray:
@@ -254,17 +479,21 @@ def _robust_profile(grad: np.ndarray, axis: int) -> np.ndarray:
     return np.maximum(profile - base, 0.0)
 
 
-def _fit_lines(profile: np.ndarray, min_span: float) -> tuple[float, float, float] | None:
-    """The 11 evenly spaced lines (offset, pitch) that collect the most edge strength."""
+def _fit_lines(
+    profile: np.ndarray, min_span: float, *, centred: bool = True
+) -> tuple[float, np.ndarray, float, float] | None:
+    """The 11 evenly spaced lines that collect the most edge strength: (sharpness, each
+    line's share, offset, pitch), see `_Grid`. A printed board's border is as wide on both sides, so
+    `centred` keeps the lines within half a pitch of the middle of an outline that is the
+    board's; a rough outline lets them lie anywhere inside."""
     n = len(profile)
-    total = float(profile.sum()) + 1e-9
     xs = np.arange(n, dtype=np.float64)
     best: tuple[float, float, float] | None = None
     k = np.arange(SIZE + 1, dtype=np.float64)
     for pitch in np.arange(min_span * n / SIZE, n / SIZE + 0.01, 0.5):
-        # A printed board's border is as wide on both sides: keep the grid near the middle.
-        centred = (n - SIZE * pitch) / 2
-        offsets = np.arange(max(0.0, centred - 0.5 * pitch), centred + 0.5 * pitch + 0.01, 0.5)
+        middle = (n - SIZE * pitch) / 2
+        spread = 0.5 * pitch if centred else middle
+        offsets = np.arange(max(0.0, middle - spread), middle + spread + 0.01, 0.5)
         offsets = offsets[offsets <= n - SIZE * pitch + 0.01]
         if len(offsets) == 0:
             continue
@@ -275,11 +504,34 @@ def _fit_lines(profile: np.ndarray, min_span: float) -> tuple[float, float, floa
             best = (float(vals[j]), float(offsets[j]), float(pitch))
     if best is None:
         return None
-    value, offset, pitch = best
+    _, offset, pitch = best
     offset, pitch = _polish(profile, offset, pitch)
-    # Score by the median line: a printed grid has all eleven lines, noise a few spikes.
-    lines = np.interp(offset + pitch * k, xs, profile)
-    return float(np.median(lines)) / (total / n), offset, pitch
+    peaks = np.interp(offset + pitch * k, xs, profile)
+    sharpness = float(np.median(peaks)) / (float(profile.sum()) / n + 1e-9)
+    return sharpness, _line_shares(profile, offset, pitch), offset, pitch
+
+
+def _line_shares(profile: np.ndarray, offset: float, pitch: float) -> np.ndarray:
+    """How much denser the edge strength is near each line than on average (11 values).
+
+    Each line collects the strength within 0.15 pitch either side, so a blurred line
+    (a dim, noisy webcam, a small board) scores as well as a sharp one: blur spreads a
+    line's strength without losing it. Evenly spread strength scores 1; a printed grid
+    has all eleven lines well above it, noise a few spikes.
+    """
+    n = len(profile)
+    mean = float(profile.sum()) / n + 1e-9
+    cumulative = np.concatenate([[0.0], np.cumsum(profile, dtype=np.float64)])
+    edges = np.arange(n + 1, dtype=np.float64)  # pixel i spans edges i to i + 1
+    centres = 0.5 + offset + pitch * np.arange(SIZE + 1, dtype=np.float64)
+    lo = np.clip(centres - _LINE_WINDOW * pitch, 0.0, n)
+    hi = np.clip(centres + _LINE_WINDOW * pitch, 0.0, n)
+    width = np.maximum(hi - lo, 1.0)
+    strength = (np.interp(hi, edges, cumulative) - np.interp(lo, edges, cumulative)) / width
+    return np.asarray(strength / mean, np.float64)
+
+
+_LINE_WINDOW = 0.15  # a line collects the strength within this fraction of a pitch each side
 
 
 def _polish(profile: np.ndarray, offset: float, pitch: float) -> tuple[float, float]:

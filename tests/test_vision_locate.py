@@ -1,0 +1,129 @@
+"""The board locator (vision.locate) on generated photos that are hard for it: a dim, noisy,
+blurred webcam frame of a small board, and a window bar's hard shadow across the board."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.format import default_thresholds
+from calibration.make import make_calibration
+from tests.vision_drawing import place_in_scene
+from vision.errors import BoardNotFound
+from vision.locate import locate_board, order_visually
+from vision.pipeline import BoardReader
+from vision.synth import (
+    CameraSpec,
+    Effects,
+    HandSpec,
+    Lighting,
+    SceneSpec,
+    render,
+)
+
+EMPTY = tuple("." * 10 for _ in range(10))
+
+
+def _located_within(spec: SceneSpec, image: np.ndarray | None = None) -> float:
+    """The largest distance (px) between the located grid corners and the true ones."""
+    frame = render(spec)
+    found = locate_board(default_thresholds(), frame.image if image is None else image)
+    return float(np.abs(order_visually(found) - order_visually(frame.corners)).max())
+
+
+def test_a_small_board_in_a_dim_noisy_blurred_jpeg_frame_is_found() -> None:
+    # A cheap webcam in a dim room: blur spreads each grid line over several pixels, which
+    # must not make the grid look weaker than it is.
+    spec = SceneSpec(
+        board=EMPTY,
+        camera=CameraSpec(elevation_deg=88.0, azimuth_deg=10.0, distance=28.0, focal_px=870.0),
+        lighting=Lighting(exposure=0.66, tint=(1.1, 1.0, 0.9)),
+        effects=Effects(noise_sigma=8.6, blur_sigma=1.5, jpeg_quality=64),
+        seed=5,
+    )
+    assert _located_within(spec) < 3.0
+
+
+BOARD = (
+    ".....DD...",
+    "LL........",
+    "........D.",
+    "...L......",
+    "........D.",
+    "..L.......",
+    "......D...",
+    "..........",
+    "....D.....",
+    "L.L.......",
+)
+BRIDGES = (("a1", "c1"), ("e2", "g4"), ("i6", "i8"))
+ANGLED = SceneSpec(
+    board=BOARD, bridges=BRIDGES, camera=CameraSpec(elevation_deg=70.0, azimuth_deg=-15.0),
+    seed=3,
+)
+
+
+def _barred(image: np.ndarray, darkening: float, width: int, at: float = 0.5) -> np.ndarray:
+    """The image under a window bar's hard shadow: a vertical band of columns darkened."""
+    out = image.astype(np.float32)
+    middle = int(out.shape[1] * at)
+    out[:, middle - width // 2: middle + width // 2] *= darkening
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize(
+    ("darkening", "width", "at"), [(0.6, 12, 0.5), (0.5, 50, 0.4)], ids=["narrow", "wide"]
+)
+@pytest.mark.parametrize("tiles", [False, True], ids=["empty", "with-tiles"])
+def test_a_window_bars_hard_shadow_across_the_board_does_not_hide_it(
+    darkening: float, width: int, at: float, tiles: bool
+) -> None:
+    # The shadow's straight edges run from the table across the board's outline, so the
+    # outline is no quadrilateral of its own; the grid's cells still show where it is.
+    spec = ANGLED if tiles else replace(ANGLED, board=EMPTY, bridges=())
+    assert _located_within(spec, _barred(render(spec).image, darkening, width, at)) < 3.0
+
+
+def test_a_calibration_photo_under_a_window_bar_gives_a_tracker_that_reads_the_board() -> None:
+    empty = replace(ANGLED, board=EMPTY, bridges=())
+    calibration = make_calibration(_barred(render(empty).image, 0.6, 40))
+    frame = render(ANGLED)
+    ok, data = cv2.imencode(".png", _barred(frame.image, 0.6, 40))
+    assert ok
+    obs = BoardReader(calibration).read(data.tobytes())
+    assert obs.board_rows() == list(frame.board)
+    assert {(a, b) for a, b in obs.bridge_names()} == set(frame.bridges)
+
+
+def _lines(cells: int, pitch: int = 24, margin: int = 20) -> np.ndarray:
+    side = 2 * margin + cells * pitch
+    image = np.full((side, side, 3), (150, 200, 215), np.uint8)
+    for k in range(cells + 1):
+        p = margin + k * pitch
+        cv2.line(image, (p, margin), (p, margin + cells * pitch), (60, 80, 90), 2)
+        cv2.line(image, (margin, p), (margin + cells * pitch, p), (60, 80, 90), 2)
+    return image
+
+
+def test_a_smaller_grid_under_a_shadow_is_no_board() -> None:
+    # Found from its cells, a grid has no border to say where it ends: all eleven lines
+    # each way must be there, and an 8 x 8 grid has nine.
+    image, _ = place_in_scene(_lines(8), [(300, 60), (980, 80), (1010, 700), (270, 690)])
+    with pytest.raises(BoardNotFound):
+        locate_board(default_thresholds(), _barred(image, 0.5, 30))
+
+
+@pytest.mark.parametrize("target", [(0.5, 0.5), (4.5, 0.5)], ids=["corner", "edge"])
+def test_a_hand_over_the_boards_edge_is_no_shadow_to_look_past(
+    target: tuple[float, float],
+) -> None:
+    # The hand breaks the outline as a shadow would, and the cells still show the grid; but
+    # a board located past a hand would be calibrated with the hand on its border (the live
+    # reader calibrates itself on the first frames it can locate the board in).
+    spec = SceneSpec(board=EMPTY, camera=CameraSpec(width=640, height=360, focal_px=480.0),
+                     hands=(HandSpec(target=target, height=1.5),))
+    with pytest.raises(BoardNotFound):
+        locate_board(default_thresholds(), render(spec).image)
