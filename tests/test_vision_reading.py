@@ -232,3 +232,28 @@ def test_tile_colours_are_refit_from_the_cells_the_network_is_sure_of() -> None:
     assert better.light is not None and abs(better.light[0] - 88.0) < 1.0
     # colours the sure cells agree with stay as they are
     assert _refined(default_thresholds(), better, m, probs) is None  # type: ignore[arg-type]
+
+
+def test_a_doubtful_bridge_counts_when_both_ends_are_surely_tiles_of_one_colour() -> None:
+    from vision.learned import Network, bridge_network
+    from vision.pipeline import BRIDGE_MIN_P, BRIDGE_MIN_P_SURE_ENDS, _learned_bridges
+
+    empty = replace(_spec(elevation_deg=90.0), board=tuple("." * 10 for _ in range(10)),
+                    bridges=())
+    frame = render(empty)
+    reader = BoardReader(make_calibration(frame.image))
+    plan, m, model = reader.measure_frame(frame.image)
+    shipped = bridge_network()
+    assert shipped is not None
+    width = shipped.mean.shape[0]
+    doubt = (BRIDGE_MIN_P + BRIDGE_MIN_P_SURE_ENDS) / 2  # the network says this everywhere
+    net = Network(np.zeros(width), np.ones(width), np.zeros((width, 4)), np.zeros(4),
+                  np.zeros((4, 1)), np.array([np.log(doubt / (1 - doubt))]))
+    probs = np.zeros((100, 4))
+    probs[:, 0] = 1.0
+    for f, r, p in ((0, 0, (0.0, 0.97, 0.0, 0.03)), (2, 0, (0.0, 0.95, 0.05, 0.0)),  # a1, c1
+                    (6, 5, (0.0, 0.6, 0.4, 0.0)), (8, 5, (0.0, 0.55, 0.45, 0.0))):  # g6, i6
+        probs[r * 10 + f] = p
+    found = _learned_bridges(plan.bridges, m, model, probs, net)
+    assert found is not None
+    assert found[0] == [((0, 0), (2, 0))]  # a1-c1 sure light at both ends; g6-i6 unsure

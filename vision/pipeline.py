@@ -23,6 +23,7 @@ from vision.bridges import (
     learn_bridge_colour,
     measure_paths,
     measure_rows,
+    pair_tables,
     plan_bridges,
 )
 from vision.cells import SIZE, Cell, CellState, cells_under
@@ -254,7 +255,11 @@ def _overrule(probs: np.ndarray, reading: CellReading) -> np.ndarray:
 
 
 BRIDGE_MIN_P = 0.5
-"""The bridge network's probability from which a candidate counts as a bridge."""
+"""The bridge network's probability from which a candidate counts as a bridge ..."""
+BRIDGE_MIN_P_SURE_ENDS = 0.3
+"""... and when the cell network is sure both ends are tiles of one colour."""
+SURE_ENDS = 0.9
+"""The cell network's probability for an end to count as sure."""
 
 
 def _learned_bridges(
@@ -271,10 +276,14 @@ def _learned_bridges(
     if feats.shape[1] != net.mean.shape[0]:
         return None
     p = net.proba(feats)
+    ends = bridge_plan.ends if bridge_plan.ends is not None else pair_tables(bridge_plan.pairs)[0]
+    pair_ends = probs[ends[keep]]  # (k, 2, 4)
+    sure = np.maximum(pair_ends[:, :, LIGHT].min(axis=1), pair_ends[:, :, DARK].min(axis=1))
+    needed = np.where(sure >= SURE_ENDS, BRIDGE_MIN_P_SURE_ENDS, BRIDGE_MIN_P)
     layout = BridgeLayout()
     for n in np.argsort(-p, kind="stable"):
-        if p[n] < BRIDGE_MIN_P:
-            break
+        if p[n] < needed[n]:
+            continue
         a, b = bridge_plan.pairs[int(keep[n])]
         if layout.fits(a, b):
             ia, ib = a[1] * SIZE + a[0], b[1] * SIZE + b[0]
