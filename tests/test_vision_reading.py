@@ -153,7 +153,7 @@ def test_border_outliers_know_a_fixed_shadow_from_an_arm() -> None:
 
 
 def test_a_shadow_falling_across_the_border_is_not_an_arm() -> None:
-    from vision.pipeline import border_outliers
+    from vision.pipeline import border_outliers, border_shadows
 
     rng = np.random.default_rng(6)
     bare = np.tile(np.array([[150.0, 185.0, 205.0]]), (40, 1)) + rng.normal(0, 2, (40, 3))
@@ -162,6 +162,7 @@ def test_a_shadow_falling_across_the_border_is_not_an_arm() -> None:
     now[30:33] = (60.0, 120.0, 60.0)  # a green sleeve
     now[35] = (20.0, 20.0, 20.0)  # something black lying there, no shadow is that deep
     assert list(np.flatnonzero(border_outliers(now, bare, 0.15))) == [30, 31, 32, 35]
+    assert list(np.flatnonzero(border_shadows(now, bare, 0.15))) == [5, 6, 7]
 
 
 def test_a_leaning_tile_is_on_the_way_from_border_to_tile_colour_and_a_sleeve_is_not() -> None:

@@ -99,6 +99,8 @@ class Measurement:
     """(100, 9) grey-level spread / mean per sub-box (wood grain, skin, print)."""
     edges: np.ndarray
     """(100, 5) edge strength along a tile's outline (four sides) and over its middle."""
+    ring_shadows: np.ndarray | None = None
+    """(n,) border samples off the bare border only as a shadow is (see `border_shadows`)."""
 
 
 def make_plan(
@@ -307,6 +309,14 @@ def _ring_hit(
     index = cells[:, 1] * SIZE + cells[:, 0]
     beside = codes[index]
     odd = m.ring_outliers & ~spanned[index]
+    if m.ring_shadows is not None:
+        # A shadow on the border counts unless a tile or a bridge near it casts it (a
+        # hand's shadow reaches the border before the hand does, or beside it).
+        casters = ((codes == LIGHT) | (codes == DARK) | spanned).reshape(SIZE, SIZE)
+        near = cv2.dilate(casters.astype(np.uint8), np.ones((3, 3), np.uint8)).ravel() > 0
+        odd |= m.ring_shadows & ~near[index]
+        if odd.any():  # something is over the border: a shadow beside it is its shadow
+            odd |= m.ring_shadows
     leaned = odd & plan.sampling.ring_leaned & ((beside == LIGHT) | (beside == DARK))
     if leaned.any():
         lab = to_lab(m.ring_bgr[leaned] / field_at(m.light_coef, xy[leaned]))
@@ -505,22 +515,26 @@ class BoardReader:
             if not m.ring_outliers.any():
                 self._border = m.ring_bgr.copy()
             return m
-        odd = border_outliers(m.ring_bgr, self._border, self.settings.ring_outlier_error)
-        if not odd.any():
+        limit = self.settings.ring_outlier_error
+        odd = border_outliers(m.ring_bgr, self._border, limit)
+        shadows = border_shadows(m.ring_bgr, self._border, limit)
+        if not (odd | shadows).any():
             rate = self.settings.adapt_rate
             self._border = (1 - rate) * self._border + rate * m.ring_bgr
             self._steady = 0
         else:
             # The same difference for a long time with nothing moving is the room's light
             # changed (a lamp turned on), not an arm: take the border as it is now.
+            changed = odd | shadows
             self._steady = self._steady + 1 if self._last_odd is not None and np.array_equal(
-                odd, self._last_odd) else 0
+                changed, self._last_odd) else 0
             if self._steady >= _BORDER_SETTLE_FRAMES:
                 self._border = m.ring_bgr.copy()
                 self._steady = 0
                 odd = np.zeros_like(odd)
-        self._last_odd = odd
-        return replace(m, ring_outliers=odd)
+                shadows = np.zeros_like(shadows)
+        self._last_odd = odd | shadows
+        return replace(m, ring_outliers=odd, ring_shadows=shadows)
 
     def _relocate(self, image: np.ndarray) -> None:
         self.bumps += 1
@@ -551,10 +565,25 @@ def border_outliers(ring: np.ndarray, reference: np.ndarray, limit: float) -> np
 
     The overall change of exposure (the median ratio) is taken out first; a sample is odd
     when it then differs by more than `limit` (relative) and by `MIN_ODD_LEVELS`, unless it
-    is only a shadow: every channel darker by about the same factor (a tile's or a
-    bridge's shadow under a low lamp falls across the border; a sleeve or a hand changes
-    the colour).
+    is only a shadow (`border_shadows`).
     """
+    odd, shadow = _border_changes(ring, reference, limit)
+    result: np.ndarray = odd & ~shadow
+    return result
+
+
+def border_shadows(ring: np.ndarray, reference: np.ndarray, limit: float) -> np.ndarray:
+    """(n,) border samples that differ from the bare border as a shadow does: every channel
+    darker by about the same factor. A tile's or a bridge's shadow under a low lamp falls
+    across the border, and so does a hand's; a sleeve or a hand itself changes the colour."""
+    odd, shadow = _border_changes(ring, reference, limit)
+    result: np.ndarray = odd & shadow
+    return result
+
+
+def _border_changes(
+    ring: np.ndarray, reference: np.ndarray, limit: float
+) -> tuple[np.ndarray, np.ndarray]:
     gain = np.median(np.maximum(ring, 1.0) / np.maximum(reference, 1.0), axis=0)
     expected = reference * gain
     diff = np.abs(ring - expected).max(axis=1)
@@ -564,8 +593,8 @@ def border_outliers(ring: np.ndarray, reference: np.ndarray, limit: float) -> np
     noise = _SHADOW_NOISE_LEVELS / np.maximum(expected.min(axis=1), 1.0)
     shadow = (top < 1.0) & (bottom > _SHADOW_DEEPEST) & (
         top - bottom < _SHADOW_TINT * ratio.mean(axis=1) + noise)
-    result: np.ndarray = odd & ~shadow
-    return result
+    return odd, shadow
+
 
 
 _SHADOW_TINT = 0.06  # a shadow changes the channels' ratios by less than this (relative)
