@@ -11,6 +11,7 @@ import pytest
 
 from calibration.format import default_thresholds
 from calibration.make import make_calibration
+from tests.test_vision_reading import BOARD
 from tests.vision_drawing import place_in_scene
 from vision.errors import BoardNotFound
 from vision.locate import locate_board, order_visually
@@ -47,18 +48,6 @@ def test_a_small_board_in_a_dim_noisy_blurred_jpeg_frame_is_found() -> None:
     assert _located_within(spec) < 3.0
 
 
-BOARD = (
-    ".....DD...",
-    "LL........",
-    "........D.",
-    "...L......",
-    "........D.",
-    "..L.......",
-    "......D...",
-    "..........",
-    "....D.....",
-    "L.L.......",
-)
 BRIDGES = (("a1", "c1"), ("e2", "g4"), ("i6", "i8"))
 ANGLED = SceneSpec(
     board=BOARD, bridges=BRIDGES, camera=CameraSpec(elevation_deg=70.0, azimuth_deg=-15.0),
