@@ -76,15 +76,15 @@ def test_a_generated_scene_reads_into_examples(tmp_path: Path) -> None:
 
 def test_the_shade_free_features_stay_put_in_a_shadow_and_tell_black_from_shaded_blue() -> None:
     from vision.features import to_lab
-    from vision.learned import _shade_free
+    from vision.learned import _against
 
     blue_board = np.array([[150.0, 110.0, 60.0]])  # BGR
     lit, shaded = to_lab(blue_board), to_lab(blue_board * 0.45)
     black = to_lab(np.array([[55.0, 52.0, 50.0]]))
     assert abs(shaded[0, 0] - black[0, 0]) < 12  # as dark as each other
-    moved = np.linalg.norm(_shade_free(lit) - _shade_free(shaded))
-    apart = np.linalg.norm(_shade_free(black) - _shade_free(shaded))
-    assert moved < 0.1 < apart
+    model = ColourModel(empty=tuple(float(v) for v in lit[0]), ring=(30.0, 0.0, 0.0))  # type: ignore[arg-type]
+    tone = _against(np.vstack([shaded, black]), model)[:, 11:13]  # a, b over L + 16 vs board
+    assert np.linalg.norm(tone[0]) < 0.1 < np.linalg.norm(tone[1])
 
 
 def test_model_files_of_another_version_fall_back_to_the_thresholds(

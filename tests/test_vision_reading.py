@@ -138,22 +138,23 @@ def test_reading_with_a_calibration_learns_nothing_wrong_from_an_empty_board() -
 
 
 def test_border_outliers_know_a_fixed_shadow_from_an_arm() -> None:
-    from vision.pipeline import border_outliers
+    from vision.pipeline import border_changes
 
     rng = np.random.default_rng(5)
     bare = np.tile(np.array([[90.0, 120.0, 150.0]]), (40, 1))
     bare[10:14] *= 0.45  # a window bar's shadow across the border
     bare += rng.normal(0, 2, bare.shape)
     # The same border a little brighter (the camera's exposure): nothing odd.
-    assert not border_outliers(bare * 1.15, bare, 0.15).any()
+    assert not np.any(border_changes(bare * 1.15, bare, 0.15))
     # An arm over samples 20-22 (skin over the border): exactly those.
     arm = bare * 1.15
     arm[20:23] = (120.0, 150.0, 210.0)
-    assert list(np.flatnonzero(border_outliers(arm, bare, 0.15))) == [20, 21, 22]
+    odd, shadows = border_changes(arm, bare, 0.15)
+    assert list(np.flatnonzero(odd)) == [20, 21, 22] and not shadows.any()
 
 
 def test_a_shadow_falling_across_the_border_is_not_an_arm() -> None:
-    from vision.pipeline import border_outliers, border_shadows
+    from vision.pipeline import border_changes
 
     rng = np.random.default_rng(6)
     bare = np.tile(np.array([[150.0, 185.0, 205.0]]), (40, 1)) + rng.normal(0, 2, (40, 3))
@@ -161,8 +162,9 @@ def test_a_shadow_falling_across_the_border_is_not_an_arm() -> None:
     now[5:8] *= 0.5  # a tile's long shadow under a low lamp: every channel halved
     now[30:33] = (60.0, 120.0, 60.0)  # a green sleeve
     now[35] = (20.0, 20.0, 20.0)  # something black lying there, no shadow is that deep
-    assert list(np.flatnonzero(border_outliers(now, bare, 0.15))) == [30, 31, 32, 35]
-    assert list(np.flatnonzero(border_shadows(now, bare, 0.15))) == [5, 6, 7]
+    odd, shadows = border_changes(now, bare, 0.15)
+    assert list(np.flatnonzero(odd)) == [30, 31, 32, 35]
+    assert list(np.flatnonzero(shadows)) == [5, 6, 7]
 
 
 def test_a_leaning_tile_is_on_the_way_from_border_to_tile_colour_and_a_sleeve_is_not() -> None:

@@ -130,8 +130,10 @@ def _against(lab: np.ndarray, model: ColourModel) -> np.ndarray:
     that tile colour lies from the board (so a cream tile on a beige board and a white
     tile on a blue board give the same numbers), the share of the way from the board to
     each tile colour, and the lightness likewise. A tile colour not learned yet counts as
-    far away. Last, what a shadow does not change (`_shade_free`): the hue and saturation
-    against the board's and each tile colour's, and the lightness as a ratio.
+    far away. Last, what a shadow does not change: a and b over L + 16, against the board's
+    and each tile colour's (a shadow scales a colour's channels alike, which scales L + 16,
+    a and b alike through Lab's cube root: a shadowed blue board keeps them, a black tile
+    does not), and the lightness as a ratio to the board's.
     """
     # Channel by channel (rows of a (3, n) array): much quicker than along short rows.
     lum, a, b = np.ascontiguousarray(lab.reshape(-1, 3).T, dtype=np.float32)
@@ -170,14 +172,6 @@ def _against(lab: np.ndarray, model: ColourModel) -> np.ndarray:
 
 AGAINST = 16
 """Features per colour sample from `_against`."""
-
-
-def _shade_free(lab: np.ndarray) -> np.ndarray:
-    """(n, 2) a and b over lightness: a shadow scales a colour's channels alike, which
-    scales L + 16, a and b alike (Lab's cube root), so these stay put where a tile's or a
-    window bar's shadow falls, while a black tile and a shadowed blue board differ."""
-    result: np.ndarray = lab[:, 1:] / (lab[:, :1] + 16.0)
-    return result
 
 
 def _span(model: ColourModel) -> float:

@@ -100,7 +100,7 @@ class Measurement:
     edges: np.ndarray
     """(100, 5) edge strength along a tile's outline (four sides) and over its middle."""
     ring_shadows: np.ndarray | None = None
-    """(n,) border samples off the bare border only as a shadow is (see `border_shadows`)."""
+    """(n,) border samples off the bare border only as a shadow is (see `border_changes`)."""
 
 
 def make_plan(
@@ -230,8 +230,9 @@ def _refined(
     """The tile colours again, as the median of the uniform cells the network is sure of
     (at least two); None when neither moves by more than `_REFINE_MOVE`."""
     changes = {}
+    uniform = uniform_cells(settings, m.sub_lab)
     for name, cls in (("light", LIGHT), ("dark", DARK)):
-        sure = (probs[:, cls] >= _REFINE_P) & uniform_cells(settings, m.sub_lab)
+        sure = (probs[:, cls] >= _REFINE_P) & uniform
         if sure.sum() < 2:
             continue
         centre = np.median(m.cells_lab[sure], axis=0)
@@ -515,9 +516,8 @@ class BoardReader:
             if not m.ring_outliers.any():
                 self._border = m.ring_bgr.copy()
             return m
-        limit = self.settings.ring_outlier_error
-        odd = border_outliers(m.ring_bgr, self._border, limit)
-        shadows = border_shadows(m.ring_bgr, self._border, limit)
+        odd, shadows = border_changes(m.ring_bgr, self._border,
+                                      self.settings.ring_outlier_error)
         if not (odd | shadows).any():
             rate = self.settings.adapt_rate
             self._border = (1 - rate) * self._border + rate * m.ring_bgr
@@ -560,30 +560,17 @@ def _border_of(calibration: Calibration, plan: Plan) -> np.ndarray | None:
     return np.array(rows, np.float64)
 
 
-def border_outliers(ring: np.ndarray, reference: np.ndarray, limit: float) -> np.ndarray:
-    """(n,) border samples unlike the bare border behind them (a hand, an arm, a sleeve).
-
-    The overall change of exposure (the median ratio) is taken out first; a sample is odd
-    when it then differs by more than `limit` (relative) and by `MIN_ODD_LEVELS`, unless it
-    is only a shadow (`border_shadows`).
-    """
-    odd, shadow = _border_changes(ring, reference, limit)
-    result: np.ndarray = odd & ~shadow
-    return result
-
-
-def border_shadows(ring: np.ndarray, reference: np.ndarray, limit: float) -> np.ndarray:
-    """(n,) border samples that differ from the bare border as a shadow does: every channel
-    darker by about the same factor. A tile's or a bridge's shadow under a low lamp falls
-    across the border, and so does a hand's; a sleeve or a hand itself changes the colour."""
-    odd, shadow = _border_changes(ring, reference, limit)
-    result: np.ndarray = odd & shadow
-    return result
-
-
-def _border_changes(
+def border_changes(
     ring: np.ndarray, reference: np.ndarray, limit: float
 ) -> tuple[np.ndarray, np.ndarray]:
+    """(n,) border samples unlike the bare border behind them, as (outliers, shadows).
+
+    The overall change of exposure (the median ratio) is taken out first; a sample has
+    changed when it then differs by more than `limit` (relative) and by `MIN_ODD_LEVELS`.
+    A changed sample is a shadow when every channel is darker by about the same factor (a
+    tile's or a bridge's shadow under a low lamp falls across the border, and so does a
+    hand's); otherwise it is an outlier (a hand, an arm, a sleeve changes the colour).
+    """
     gain = np.median(np.maximum(ring, 1.0) / np.maximum(reference, 1.0), axis=0)
     expected = reference * gain
     diff = np.abs(ring - expected).max(axis=1)
@@ -593,8 +580,7 @@ def _border_changes(
     noise = _SHADOW_NOISE_LEVELS / np.maximum(expected.min(axis=1), 1.0)
     shadow = (top < 1.0) & (bottom > _SHADOW_DEEPEST) & (
         top - bottom < _SHADOW_TINT * ratio.mean(axis=1) + noise)
-    return odd, shadow
-
+    return odd & ~shadow, odd & shadow
 
 
 _SHADOW_TINT = 0.06  # a shadow changes the channels' ratios by less than this (relative)
