@@ -333,12 +333,18 @@ def test_controls_refuse_what_the_rules_forbid() -> None:
     assert EventType.END.value == "end"
 
 
-def test_override_of_a_bridge_the_camera_missed() -> None:
+def _light_a1_c1_then_dark_h8_h9() -> tuple[Table, dict[str, str]]:
+    """A table after two turns: light on a1 and c1 (a bridge apart), dark on h8 and h9."""
     table = Table()
     tiles = {"a1": "light", "c1": "light"}
     table.judge(board(tiles), 1)
     tiles.update(h8="dark", h9="dark")
     table.judge(board(tiles), 2)
+    return table, tiles
+
+
+def test_override_of_a_bridge_the_camera_missed() -> None:
+    table, tiles = _light_a1_c1_then_dark_h8_h9()
     op = table.control_op("override", {"bridge": ["c1", "a1"], "present": True})
     assert op["key"] == "bridge:a1-c1"
     table.apply(op, 3)
@@ -362,11 +368,7 @@ def test_pass_is_allowed_only_when_two_tiles_cannot_be_placed() -> None:
 
 
 def test_a_tile_under_a_bridge_is_flagged() -> None:
-    table = Table()
-    tiles = {"a1": "light", "c1": "light"}
-    table.judge(board(tiles), 1)
-    tiles.update(h8="dark", h9="dark")
-    table.judge(board(tiles), 2)
+    table, tiles = _light_a1_c1_then_dark_h8_h9()
     table.judge(board(tiles, [("a1", "c1")]), 3)  # light bridges a1-c1 over b1
     tiles.update(b1="dark", j1="dark")
     events = table.judge(board(tiles, [("a1", "c1")]), 4)
