@@ -103,8 +103,7 @@ def _border_is_bare(image: np.ndarray, corners: Corners) -> bool:
     is compared with the median of its neighbours along the ring: a shadow darkens the
     border and keeps its hue; a hand, an arm or a sleeve changes the hue or is brighter.
     """
-    unit = np.array([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]], np.float32)
-    to_image = cv2.getPerspectiveTransform(unit, corners.astype(np.float32))
+    to_image = _grid_to_image(corners)
     steps = (np.arange(2 * SIZE) + 0.5) / 2
     out = -_RING_OUT
     ring = np.concatenate([
@@ -140,10 +139,16 @@ _RING_HUE = 0.04  # chromaticity change no shadow makes
 _RING_BRIGHTER = 1.2  # no shadow brightens the border
 
 
+def _grid_to_image(corners: Corners) -> np.ndarray:
+    """The perspective from grid units (0..SIZE, TL first) to a grid's corners in the image."""
+    unit = np.array([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]], np.float32)
+    result: np.ndarray = cv2.getPerspectiveTransform(unit, corners.astype(np.float32))
+    return result
+
+
 def _around(corners: Corners, margin: float) -> Corners:
     """The outline `margin` cells outside a grid's corners (TL, TR, BR, BL), in perspective."""
-    unit = np.array([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]], np.float32)
-    to_image = cv2.getPerspectiveTransform(unit, corners.astype(np.float32))
+    to_image = _grid_to_image(corners)
     out = np.array([[-margin, -margin], [SIZE + margin, -margin],
                     [SIZE + margin, SIZE + margin], [-margin, SIZE + margin]], np.float32)
     return cv2.perspectiveTransform(out.reshape(-1, 1, 2), to_image).reshape(4, 2).astype(
