@@ -62,9 +62,14 @@ def make_calibration(
     colours = learn_colours(settings, m.sub_lab, ring)
     # The border as this photo shows it, fixed shadows and all: the reader tells an arm
     # from the room's own light by comparing with it.
+    # Both the ring's boxes and their outer halves (which tell an arm from a leaning tile).
+    sampling = plan.sampling
+    assert m.ring_outer_bgr is not None
     border = tuple(
         (float(x), float(y), float(b), float(g), float(r))
-        for (x, y), (b, g, r) in zip(plan.sampling.ring_xy, m.ring_bgr, strict=True)
+        for (x, y), (b, g, r) in zip(
+            np.concatenate([sampling.ring_xy, sampling.ring_outer_xy]),
+            np.concatenate([m.ring_bgr, m.ring_outer_bgr]), strict=True)
     )
     return Calibration(
         image_size=(w, h),

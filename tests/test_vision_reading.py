@@ -179,7 +179,51 @@ def test_a_leaning_tile_is_on_the_way_from_border_to_tile_colour_and_a_sleeve_is
         [60.0, -40.0, 35.0],  # a green sleeve
         [72.0, 12.0, 25.0],  # skin
     ])
-    assert list(_between(samples, border, tile)) == [True, True, False, False, False]
+    assert list(_between(samples, border, tile, np.ones(5))) == [True, True, False, False, False]
+    # ... and no further along the way than the share of the box the tile can cover
+    half = np.array([[55.0, 0.0, 3.0]] * 2)
+    assert list(_between(half, border, tile, np.array([0.6, 0.1]))) == [True, False]
+
+
+def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None:
+    from calibration.format import ColourModel, default_thresholds
+    from vision.classify import LIGHT
+    from vision.pipeline import _ring_hit, make_plan
+
+    settings = default_thresholds()
+    corners = np.array([[440.0, 640.0], [840.0, 640.0], [800.0, 300.0], [480.0, 300.0]])
+    plan = make_plan(settings, corners, (1280, 720))
+    sampling = plan.sampling
+    # boxes a tile on the far rank may lean over, without reaching their outer halves
+    far = np.flatnonzero(sampling.ring_leaned & (sampling.ring_outer_share < 0.3)
+                         & (sampling.ring_xy[:, 1] > 10))
+    assert len(far) >= 3
+    hit = far[:3]
+    codes = np.zeros(100, np.int64)
+    files = np.floor(sampling.ring_xy[hit, 0]).astype(int)
+    codes[90 + files] = LIGHT  # white tiles on the edge cells beside them
+    border = np.array([60.0, 40.0, 30.0])  # BGR, a dark blue border
+    ring = np.tile(border, (len(sampling.ring_xy), 1))
+    ring[hit] = (150.0, 150.0, 150.0)  # grey: half tile, half border, or a grey sleeve
+    outliers = np.zeros(len(ring), bool)
+    outliers[hit] = True
+    model = ColourModel(empty=(50.0, 0.0, -20.0), ring=(20.0, 5.0, -20.0),
+                        light=(95.0, 0.0, 2.0), dark=(35.0, 40.0, 25.0))
+    coef = np.zeros((6, 3))
+    coef[0] = 100.0  # an even light
+    outer_odd = np.zeros(len(ring), bool)
+
+    def measured(outer: np.ndarray | None) -> SimpleNamespace:
+        return SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(ring), bool),
+                               ring_bgr=ring, light_coef=coef, ring_lab=np.array(model.ring),
+                               ring_outer_odd=outer)
+
+    spanned = np.zeros(100, bool)
+    leaning = measured(outer_odd)  # the outer halves are still the bare border
+    assert not _ring_hit(settings, plan, leaning, codes, spanned, model)  # type: ignore[arg-type]
+    outer_odd[hit] = True  # the outer halves changed too: an arm across the whole border
+    assert _ring_hit(settings, plan, measured(outer_odd), codes, spanned,  # type: ignore[arg-type]
+                     model)
 
 
 def test_a_calibration_photo_with_a_hard_shadow_on_the_border_still_keeps_it() -> None:

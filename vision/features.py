@@ -44,6 +44,16 @@ class SamplingPlan:
     ring_leaned: np.ndarray
     """(n,) whether a tile or bridge on the edge cell beside may appear over the box (seen
     at an angle, raised things lean away from the camera)."""
+    ring_lean_share: np.ndarray
+    """(n,) how much of the box (0..1, across the border) a tile on the edge cell beside
+    can cover at most, put down off-centre and turned: its top and sides lean only so far."""
+    ring_outer_boxes: np.ndarray
+    """(n, 4) the outer half of each ring box (away from the grid): an arm across the
+    border covers it, a tile leaning over the border rarely reaches it."""
+    ring_outer_xy: np.ndarray
+    """(n, 2) board coordinates of the outer halves' centres."""
+    ring_outer_share: np.ndarray
+    """(n,) how much of the outer half a leaning tile can cover at most."""
     cell_xy: np.ndarray
     """(100, 2) board coordinates of the cell centres."""
     geometry: BoardGeometry
@@ -93,10 +103,21 @@ def plan_sampling(
     outward = ring_xy - edge
     outward /= np.linalg.norm(outward, axis=1, keepdims=True)
     lean = geometry.raised(edge, settings.tile_height_cells) - edge
-    leaned = (lean * outward).sum(axis=1) > _RING_IN - 0.06
+    lean_out = (lean * outward).sum(axis=1)
+    leaned = lean_out > _RING_IN - 0.06
+    reach = lean_out + _TILE_REACH
+    share = np.clip((reach - _RING_IN) / (_RING_OUT - _RING_IN), 0.0, 1.0)
+    mid = (_RING_IN + _RING_OUT) / 2
+    quarter = (_RING_OUT - _RING_IN) / 4
+    outer_xy = ring_xy + outward * quarter
+    across = np.abs(outward[:, 1]) > 0.5  # top and bottom sides: the border runs along x
+    outer_ring_boxes = np.array([
+        _boxes(p[None, :], *((0.4, quarter) if a else (quarter, 0.4)), px, margin, side)[0]
+        for p, a in zip(outer_xy, across, strict=True)]).reshape(-1, 4)
+    outer_share = np.clip((reach - mid) / (_RING_OUT - mid), 0.0, 1.0)
     return SamplingPlan(
         map_x, map_y, side, cell_boxes, outer_boxes, edge_boxes, ring_boxes, ring_xy, leaned,
-        centres,
+        share, outer_ring_boxes, outer_xy, outer_share, centres,
         geometry,
     )
 
@@ -110,6 +131,7 @@ def _inside(map_x: np.ndarray, map_y: np.ndarray, box: np.ndarray, size: tuple[i
 
 
 _RING_IN, _RING_OUT = 0.12, 0.38
+_TILE_REACH = 0.1  # cells past the grid line a tile's edge can lie, off-centre and turned
 _RIM = 0.31  # cells from a tile's centre to the rim boxes (a tile is about 0.88 wide)
 _EDGE = 0.44  # cells from a tile's centre to the edge of its top face
 

@@ -101,6 +101,11 @@ class Measurement:
     """(100, 5) edge strength along a tile's outline (four sides) and over its middle."""
     ring_shadows: np.ndarray | None = None
     """(n,) border samples off the bare border only as a shadow is (see `border_changes`)."""
+    ring_outer_bgr: np.ndarray | None = None
+    """(n, 3) BGR of the outer halves of the ring's boxes, as seen."""
+    ring_outer_odd: np.ndarray | None = None
+    """(n,) outer halves off the bare border other than as a shadow is (None: no reference
+    to judge them by)."""
 
 
 def make_plan(
@@ -131,7 +136,7 @@ def measure(settings: Thresholds, plan: Plan, image: np.ndarray) -> Measurement:
     grain, edges = texture(topdown, plan.sampling)
     return Measurement(
         np.median(sub_lab, axis=1), sub_lab, rim_lab, ring_lab, ring, ~keep, coef, ii, topdown,
-        grain, edges,
+        grain, edges, ring_outer_bgr=box_means(ii, plan.sampling.ring_outer_boxes),
     )
 
 
@@ -326,16 +331,25 @@ def _ring_hit(
         for cls, centre in ((LIGHT, model.light), (DARK, model.dark)):
             if centre is not None:
                 mine = beside[leaned] == cls
-                like_tile |= mine & _between(lab, border, np.asarray(centre, np.float64))
+                like_tile |= mine & _between(lab, border, np.asarray(centre, np.float64),
+                                             plan.sampling.ring_lean_share[leaned])
+        if m.ring_outer_odd is not None:
+            # An arm covers the border's outer half too, where a tile rarely reaches.
+            reaches = plan.sampling.ring_outer_share[leaned] >= _LEAN_OUTER_SHARE
+            like_tile &= ~m.ring_outer_odd[leaned] | reaches
         excused = np.zeros_like(odd)
         excused[np.flatnonzero(leaned)[like_tile]] = True
         odd &= ~excused
     return bool(odd.sum() > settings.ring_occlusion_fraction * len(xy))
 
 
-def _between(lab: np.ndarray, border: np.ndarray, tile: np.ndarray) -> np.ndarray:
+def _between(
+    lab: np.ndarray, border: np.ndarray, tile: np.ndarray, share: np.ndarray
+) -> np.ndarray:
     """(n,) Lab samples on the way from the border's colour to a tile's: the tile's top or
-    its shaded side seen over the border, or a mix of the two (a sleeve lies off the way)."""
+    its shaded side seen over the border, or a mix of the two (a sleeve lies off the way),
+    and no further along it than the share of the box (n,) the tile can cover (an arm
+    across the border covers all of it, with a colour that may well lie on the way)."""
     way = tile - border
     span = float(np.linalg.norm(way))
     if span < 1e-6:
@@ -343,11 +357,13 @@ def _between(lab: np.ndarray, border: np.ndarray, tile: np.ndarray) -> np.ndarra
     t = (lab - border) @ way / (span * span)
     off = np.linalg.norm(lab - border - t[:, None] * way[None, :], axis=1)
     result: np.ndarray = (t > _LEAN_SHARE[0]) & (t < _LEAN_SHARE[1]) & (
-        off < _LEAN_OFF_WAY * span + _LEAN_OFF_MIN)
+        t < share + _LEAN_SLACK) & (off < _LEAN_OFF_WAY * span + _LEAN_OFF_MIN)
     return result
 
 
 _LEAN_SHARE = (0.15, 1.3)  # how far along the way from border to tile a leaning tile lies
+_LEAN_SLACK = 0.25  # on top of the share it can cover (blur, a tile's shading)
+_LEAN_OUTER_SHARE = 0.3  # a tile reaching this far over the outer half may change it
 _LEAN_OFF_WAY = 0.25  # and how far off the way (relative to its length, plus the next)
 _LEAN_OFF_MIN = 5.0
 
@@ -450,7 +466,8 @@ class BoardReader:
         corners = np.array(calibration.corners, np.float64) * self._scale
         self._plan = make_plan(self.settings, corners, self._size, self._k, self._dist)
         self._reference: np.ndarray | None = None
-        self._border = _border_of(calibration, self._plan)
+        self._border = _border_of(calibration, self._plan.sampling.ring_xy)
+        self._outer = _border_of(calibration, self._plan.sampling.ring_outer_xy)
         self._steady = 0
         self._last_odd: np.ndarray | None = None
 
@@ -512,15 +529,22 @@ class BoardReader:
         """Judge the border against the bare border seen before (the calibration's, or
         the first clear frame's), which knows a fixed shadow from an arm. The reference
         follows slow changes; after a re-location it is taken anew."""
+        outer = m.ring_outer_bgr
         if self._border is None:
             if not m.ring_outliers.any():
                 self._border = m.ring_bgr.copy()
+                self._outer = None if outer is None else outer.copy()
             return m
-        odd, shadows = border_changes(m.ring_bgr, self._border,
-                                      self.settings.ring_outlier_error)
+        limit = self.settings.ring_outlier_error
+        odd, shadows = border_changes(m.ring_bgr, self._border, limit)
+        outer_odd = None
+        if self._outer is not None and outer is not None:
+            outer_odd = border_changes(outer, self._outer, limit)[0]
         if not (odd | shadows).any():
             rate = self.settings.adapt_rate
             self._border = (1 - rate) * self._border + rate * m.ring_bgr
+            if self._outer is not None and outer is not None:
+                self._outer = (1 - rate) * self._outer + rate * outer
             self._steady = 0
         else:
             # The same difference for a long time with nothing moving is the room's light
@@ -530,11 +554,13 @@ class BoardReader:
                 changed, self._last_odd) else 0
             if self._steady >= _BORDER_SETTLE_FRAMES:
                 self._border = m.ring_bgr.copy()
+                self._outer = None if outer is None else outer.copy()
                 self._steady = 0
                 odd = np.zeros_like(odd)
                 shadows = np.zeros_like(shadows)
+                outer_odd = None
         self._last_odd = odd | shadows
-        return replace(m, ring_outliers=odd, ring_shadows=shadows)
+        return replace(m, ring_outliers=odd, ring_shadows=shadows, ring_outer_odd=outer_odd)
 
     def _relocate(self, image: np.ndarray) -> None:
         self.bumps += 1
@@ -542,19 +568,19 @@ class BoardReader:
         corners = orient_corners(found, self.calibration.a1, self._size)
         self._plan = make_plan(self.settings, corners, self._size, self._k, self._dist)
         self._border = None
+        self._outer = None
 
 
 _BORDER_SETTLE_FRAMES = 90  # frames (3 s at 30 fps) of one unchanging border difference
 
 
-def _border_of(calibration: Calibration, plan: Plan) -> np.ndarray | None:
-    """The calibration's bare border in the order of the plan's ring boxes, or None when
-    it has none or its boxes are not the plan's."""
+def _border_of(calibration: Calibration, xy: np.ndarray) -> np.ndarray | None:
+    """The calibration's bare border at these board points (the centres of the plan's
+    ring boxes, or of their outer halves), or None when it has none or not for all."""
     if not calibration.ring:
         return None
     known = {(round(x, 2), round(y, 2)): (b, g, r) for x, y, b, g, r in calibration.ring}
-    rows = [known.get((round(float(x), 2), round(float(y), 2)))
-            for x, y in plan.sampling.ring_xy]
+    rows = [known.get((round(float(x), 2), round(float(y), 2))) for x, y in xy]
     if any(row is None for row in rows):
         return None
     return np.array(rows, np.float64)
