@@ -17,11 +17,15 @@ from vision.errors import BoardNotFound
 from vision.locate import locate_board, order_visually
 from vision.pipeline import BoardReader
 from vision.synth import (
+    BoardLook,
     CameraSpec,
     Effects,
     HandSpec,
     Lighting,
+    Prop,
     SceneSpec,
+    TableKind,
+    TableLook,
     render,
 )
 
@@ -116,3 +120,28 @@ def test_a_hand_over_the_boards_edge_is_no_shadow_to_look_past(
                      hands=(HandSpec(target=target, height=1.5),))
     with pytest.raises(BoardNotFound):
         locate_board(default_thresholds(), render(spec).image)
+
+
+def test_a_grid_numbered_a_row_off_loses_to_the_grid_with_all_its_lines() -> None:
+    # A border about a cell wide: its outer edge can pass for the eleventh line of a grid
+    # shifted a row, whose real outer line then lies on the border. A photo from the tuning
+    # set (dim, noisy) where the shifted grid was once taken.
+    spec = SceneSpec(
+        board=EMPTY,
+        camera=CameraSpec(elevation_deg=70.6, azimuth_deg=199.4, roll_deg=-2.5, distance=30.0,
+                          focal_px=905.7, target=(4.45, 5.2)),
+        board_look=BoardLook(board_color=(175.0, 125.0, 70.0), grid_color=(50.0, 50.0, 40.0),
+                             border_color=(60.0, 90.0, 60.0), line_width=0.042,
+                             border_width=0.9, thickness=0.085, mottling=0.085),
+        table=TableLook(color=(118.0, 168.0, 208.0), kind=TableKind.WOOD, contrast=0.34,
+                        scale=0.93),
+        lighting=Lighting(lamp=(-2.27, 5.69, 24.57), ambient=0.48, diffuse=0.45, falloff=0.13,
+                          gradient=0.12, gradient_deg=125.0, exposure=0.54,
+                          shadow_strength=0.47, shadow_softness=0.19, glare=0.054,
+                          glare_radius=1.48, vignette=0.19),
+        effects=Effects(noise_sigma=7.8, blur_sigma=0.96, chromatic=0.31, jpeg_quality=61),
+        props=(Prop(x=4.43, y=-5.14, width=2.53, depth=5.31, height=0.25, angle_deg=79.6,
+                    color=(25.0, 25.0, 25.0)),),
+        seed=211199675,
+    )
+    assert _located_within(spec) < 4.0

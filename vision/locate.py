@@ -75,7 +75,8 @@ def _best_grid(
 ) -> Corners | None:
     """The grid corners of the outline whose grid ranks best, or None when none has a grid.
 
-    Sharp lines in a large outline rank high.
+    Sharp lines in a large outline rank high, and a grid whose weakest line is faint ranks
+    lower: one numbered a row or column off has a line on the border, where none is printed.
     Outlines found from cells come with the colour `image`: then every one of the eleven
     lines each way must stand out (no border tells the board from a smaller grid or a
     chessboard), and the border must look as a shadow could leave it (see
@@ -91,6 +92,7 @@ def _best_grid(
         ):
             continue
         rank = grid.sharpness * float(cv2.contourArea(outline.astype(np.float32))) ** 0.25
+        rank *= min(1.0, grid.weakest / _FULL_LINE_SHARE)
         if best is None or rank > best[0]:
             best = (rank, grid.corners)
     return None if best is None else best[1]
@@ -278,6 +280,7 @@ def _groups(linked: np.ndarray) -> list[list[int]]:
 
 _MIN_GRID_SHARE = 2.2
 _MIN_LINE_SHARE = 1.5
+_FULL_LINE_SHARE = 3.0  # a grid whose weakest line has less ranks lower in proportion
 
 
 def _marker_fence(image: np.ndarray) -> np.ndarray | None:
