@@ -101,3 +101,20 @@ def test_model_files_of_another_version_fall_back_to_the_thresholds(
     monkeypatch.setattr(pipeline, "cell_network", lambda: odd)
     # the thresholds alone still read this easy overhead frame, without an error
     assert pipeline.read_board(frame.image).board_rows() == list(BOARD)
+
+
+def test_local_contrast_follows_the_board_turned_and_sees_a_tile_among_its_neighbours() -> None:
+    from vision.learned import _local_contrast
+
+    rng = np.random.default_rng(3)
+    grid = np.tile(np.array([70.0, 0.0, 10.0]), (10, 10, 1)) + rng.normal(0, 0.3, (10, 10, 3))
+    grid[:, 5:] += (12.0, 0.0, 4.0)  # a lamp's glare over half the board
+    grid[4, 7] = (95.0, 0.0, 40.0)  # a cream tile in the glare, as light as ...
+    grid[4, 2] = (82.0, 0.0, 14.0)  # ... bare board would be there, here a tile too
+    feats = _local_contrast(grid.reshape(100, 3)).reshape(10, 10, -1)
+    turned = _local_contrast(np.rot90(grid).reshape(100, 3)).reshape(10, 10, -1)
+    assert np.allclose(np.rot90(feats), turned)  # the sorted neighbours do not care
+    around = feats.reshape(10, 10, 8, 6)
+    # both tiles stand out from all eight neighbours: every neighbour is darker
+    assert (around[4, 7, :, 0] < -0.3).all() and (around[4, 2, :, 0] < -0.3).all()
+    assert (np.abs(around[7, 2, :, 0]) < 0.05).all()  # bare board among bare board

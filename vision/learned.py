@@ -195,9 +195,36 @@ def cell_features(m: Measured, model: ColourModel) -> np.ndarray:
     spread = np.sqrt(np.einsum("ijk,ijk->ij", off, off)).max(axis=1, keepdims=True) / _span(
         model)
     neighbours = _neighbour_context(med)
+    local = _local_contrast(np.median(sub_lab, axis=1))
     out: np.ndarray = np.concatenate(
-        [rel.reshape(len(rel), -1), med, lo, hi, spread, neighbours, m.texture,
+        [rel.reshape(len(rel), -1), med, lo, hi, spread, neighbours, local, m.texture,
          np.sort(m.edges[:, :4], axis=1), m.edges[:, 4:]], axis=1)
+    return out
+
+
+_AROUND = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))
+
+
+def _local_contrast(cells_lab: np.ndarray) -> np.ndarray:
+    """(100, 48) per cell, how its eight neighbours differ from it, in order.
+
+    For each neighbour (mirrored at the board's edge): the Lab difference (in units of 30)
+    and what a shadow does not change (a and b over L + 16, the lightness ratio). Each of
+    the six is sorted over the eight neighbours, so the numbers do not depend on the
+    board's turn. A lamp's glare or a window's light changes a region's colour, but not
+    how a tile differs from the bare board right beside it. (Absolute units, not the
+    learned contrast: a colour model from a frame unlike the training scenes then cannot
+    blow them up.)
+    """
+    lum, a, b = cells_lab[:, 0], cells_lab[:, 1], cells_lab[:, 2]
+    lightness = lum + 16.0
+    desc = np.column_stack([lum / 30.0, a / 30.0, b / 30.0,
+                            a / lightness, b / lightness, np.log(np.maximum(lightness, 1e-3))])
+    grid = desc.reshape(SIZE, SIZE, -1)
+    pad = np.pad(grid, ((1, 1), (1, 1), (0, 0)), mode="reflect")
+    around = np.stack([pad[1 + dr:1 + dr + SIZE, 1 + df:1 + df + SIZE] - grid
+                       for dr, df in _AROUND], axis=2)  # (10, 10, 8, 6)
+    out: np.ndarray = np.sort(around, axis=2).reshape(SIZE * SIZE, -1)
     return out
 
 

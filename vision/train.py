@@ -219,9 +219,34 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="keep (or reuse) the scenes' raw cell measurements here")
     parser.add_argument("--cells-only", action="store_true",
                         help="train the cell network only (keeps the bridge network)")
+    parser.add_argument("--bridges-only", action="store_true",
+                        help="train the bridge network only, on the cell network in --out")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     args.out.mkdir(parents=True, exist_ok=True)
+    cell_path = args.out / CELL_MODEL.name
+    if not args.bridges_only:
+        _train_cells(args, cell_path)
+    elif not cell_path.exists():
+        parser.error(f"--bridges-only needs a cell network in {args.out}")
+    if args.cells_only:
+        return 0
+    read = collect(args.scenes, args.seed, args.jobs, cell_path, log=True)
+    pairs = [(np.asarray(c[2]), np.asarray(c[3])) for c in read]
+    bx = np.concatenate([f for f, labels in pairs if len(labels)])
+    by = np.concatenate([labels for _, labels in pairs if len(labels)])
+    print(f"bridges: {len(by)} examples, {int(by.sum())} bridges", file=sys.stderr)
+    bridges = train(bx, by, 1, hidden=48)
+    got = bridges.proba(bx) > 0.5
+    print(f"bridges: {int((got != (by == 1)).sum())} of {len(by)} training examples wrong",
+          file=sys.stderr)
+    bridges.save(args.out / BRIDGE_MODEL.name)
+    print(f"written to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _train_cells(args: argparse.Namespace, cell_path: Path) -> None:
+    """The cell network, from the cached raw measurements when there are some."""
     cache = args.cache
     raw_path = cache / "raw.npz" if cache is not None else None
     if raw_path is not None and raw_path.exists():
@@ -238,22 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cells = train(x, y, CELL_CLASSES, hidden=args.hidden, epochs=args.epochs)
     wrong = int((cells.proba(x).argmax(axis=1) != y).sum())
     print(f"cells: {wrong} of {len(y)} training examples wrong", file=sys.stderr)
-    cell_path = args.out / CELL_MODEL.name
     cells.save(cell_path)
-    if args.cells_only:
-        return 0
-    read = collect(args.scenes, args.seed, args.jobs, cell_path, log=True)
-    pairs = [(np.asarray(c[2]), np.asarray(c[3])) for c in read]
-    bx = np.concatenate([f for f, labels in pairs if len(labels)])
-    by = np.concatenate([labels for _, labels in pairs if len(labels)])
-    print(f"bridges: {len(by)} examples, {int(by.sum())} bridges", file=sys.stderr)
-    bridges = train(bx, by, 1, hidden=48)
-    got = bridges.proba(bx) > 0.5
-    print(f"bridges: {int((got != (by == 1)).sum())} of {len(by)} training examples wrong",
-          file=sys.stderr)
-    bridges.save(args.out / BRIDGE_MODEL.name)
-    print(f"written to {args.out}", file=sys.stderr)
-    return 0
 
 
 if __name__ == "__main__":
