@@ -179,6 +179,10 @@ class Lens:
         return cls(matrix, dist, size, float(data.get("rms_error", 0.0)))
 
 
+BOARD_CELLS = 100
+BOARD_VALUES = 27  # Lab of a cell's 3 x 3 sample boxes
+
+
 @dataclass(frozen=True)
 class Calibration:
     """Everything the pipeline needs to read one camera's view of one board quickly."""
@@ -193,10 +197,21 @@ class Calibration:
     """The bare border around the grid in the calibration photo, per sample box: its
     board coordinates (x, y) and its BGR. A hand or an arm across the border is found as
     a difference from it (a fixed shadow on the border is in it too)."""
+    board: tuple[tuple[float, ...] | None, ...] | None = None
+    """The bare board as the calibration photo shows it, per cell (a1, b1, ... j10): the Lab
+    of its 3 x 3 sample boxes (27 numbers, light-normalised as the reader measures them),
+    or None for a cell a tile covered. A tile is then also what changed since, which a
+    fixed shadow, a window's light or a lamp's glare on the bare board did not."""
 
     def __post_init__(self) -> None:
         if len(self.corners) != 4 or any(len(c) != 2 for c in self.corners):
             raise CalibrationError("corners must be four (x, y) points")
+        if self.board is not None and (
+            len(self.board) != BOARD_CELLS
+            or any(row is not None and len(row) != BOARD_VALUES for row in self.board)
+        ):
+            raise CalibrationError(
+                f"board: must be {BOARD_CELLS} rows of {BOARD_VALUES} numbers or null")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -208,6 +223,8 @@ class Calibration:
             "colours": self.colours.to_json() if self.colours else None,
             "lens": self.lens.to_json() if self.lens else None,
             "ring": [[round(v, 2) for v in row] for row in self.ring] if self.ring else None,
+            "board": [None if row is None else [round(v, 2) for v in row]
+                      for row in self.board] if self.board else None,
             "thresholds": {
                 k: v for k, v in asdict(self.thresholds).items()
                 if v != getattr(default_thresholds(), k)
@@ -240,6 +257,13 @@ class Calibration:
             ) if ring is not None else None
         except (TypeError, ValueError) as exc:
             raise CalibrationError(f"ring: must be rows of five numbers ({exc})") from exc
+        board = data.get("board")
+        try:
+            board_rows = tuple(
+                None if row is None else tuple(float(v) for v in row) for row in board
+            ) if board is not None else None
+        except (TypeError, ValueError) as exc:
+            raise CalibrationError(f"board: must be rows of numbers or null ({exc})") from exc
         return cls(
             image_size=size,
             corners=corners,
@@ -248,6 +272,7 @@ class Calibration:
             lens=Lens.from_json(lens) if lens is not None else None,
             thresholds=Thresholds.from_json(data.get("thresholds", {})),
             ring=ring_rows,
+            board=board_rows,
         )
 
 

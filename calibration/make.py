@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -13,6 +14,7 @@ from calibration.format import (
     A1Corner,
     Calibration,
     CalibrationError,
+    ColourModel,
     Lens,
     Thresholds,
     default_thresholds,
@@ -72,6 +74,7 @@ def make_calibration(
             np.concatenate([m.ring_bgr, m.ring_outer_bgr]), strict=True)
     )
     return Calibration(
+        board=_bare_board(settings, plan, m, colours),
         image_size=(w, h),
         corners=tuple((float(x), float(y)) for x, y in corners),
         a1=a1,
@@ -148,3 +151,24 @@ def load_lens(path: str | Path) -> Lens:
         return Lens.from_json(data)
     except CalibrationError as exc:
         raise CalibrationError(f"{path}: {exc}") from exc
+
+
+def _bare_board(
+    settings: Thresholds, plan: Any, m: Any, colours: ColourModel,
+) -> tuple[tuple[float, ...] | None, ...] | None:
+    """Per cell, the Lab of its sample boxes where the photo shows bare board (read as
+    such, with no bridge over it and nothing hiding it), else None."""
+    from vision.cells import SIZE, cells_under
+    from vision.classify import EMPTY
+    from vision.pipeline import observe
+
+    obs, reading, _ = observe(settings, plan, m, colours)
+    bare = reading.codes == EMPTY
+    for f, r in obs.occluded_cells:
+        bare[r * SIZE + f] = False
+    for a, b in obs.bridges:
+        for f, r in (a, b, *cells_under(a, b)):
+            bare[r * SIZE + f] = False
+    return tuple(
+        tuple(round(float(v), 2) for v in m.sub_lab[i].ravel()) if bare[i] else None
+        for i in range(SIZE * SIZE))

@@ -33,6 +33,8 @@ def _calibration() -> Calibration:
         colours=ColourModel(empty=(50.0, -5.0, -20.0), ring=(45.0, 10.0, 20.0),
                             light=(85.0, 0.0, 15.0)),
         ring=((0.5, -0.25, 90.0, 120.5, 150.25), (1.5, -0.25, 91.0, 121.0, 149.0)),
+        board=tuple(None if i % 7 == 0 else tuple(float(i + k) for k in range(27))
+                    for i in range(100)),
     )
 
 
@@ -60,6 +62,12 @@ def test_calibration_round_trips_through_a_file(tmp_path: Path) -> None:
         ('{"format": "ponte-calibration", "version": 1, "image_size": [640, 480],'
          ' "corners": [[0, 0], [1, 0], [1, 1], [0, 1]], "ring": [[1, 2, 3]]}',
          "ring: must be rows of five numbers"),
+        ('{"format": "ponte-calibration", "version": 1, "image_size": [640, 480],'
+         ' "corners": [[0, 0], [1, 0], [1, 1], [0, 1]], "board": [[1, 2, 3]]}',
+         "board: must be 100 rows of 27 numbers or null"),
+        ('{"format": "ponte-calibration", "version": 1, "image_size": [640, 480],'
+         ' "corners": [[0, 0], [1, 0], [1, 1], [0, 1]], "board": [["a"]]}',
+         "board: must be rows of numbers or null"),
     ],
 )
 def test_bad_calibration_files_give_clear_errors(tmp_path: Path, text: str, message: str) -> None:
@@ -154,3 +162,9 @@ def test_calibration_learns_board_corners_and_colours() -> None:
     bottom_left = truth[3]
     assert np.hypot(*(np.array(cal.corners[0]) - bottom_left)) < 1.0
     json.dumps(cal.to_json())
+    # the bare board is kept cell by cell, where the photo shows it (not under the tiles)
+    assert cal.board is not None
+    tiles = {r * 10 + f for r, row in enumerate(reversed(ROWS)) for f, ch in enumerate(row)
+             if ch != "."}
+    known = {i for i, row in enumerate(cal.board) if row is not None}
+    assert known and not known & tiles and len(known) >= 100 - len(tiles) - 3

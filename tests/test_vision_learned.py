@@ -50,7 +50,8 @@ def test_shipped_models_load_and_fit_the_features() -> None:
     model = ColourModel(empty=(50.0, 0.0, 10.0), ring=(30.0, 0.0, 0.0),
                         light=(90.0, 0.0, 20.0), dark=None)
     frame = SimpleNamespace(sub_lab=np.full((100, 9, 3), 50.0), rim_lab=np.full((100, 8, 3), 50.0),
-                            texture=np.zeros((100, 9)), edges=np.zeros((100, 5)))
+                            texture=np.zeros((100, 9)), edges=np.zeros((100, 5)),
+                            background=None)
     feats = cell_features(frame, model)
     assert feats.shape[1] == cells.w1.shape[0]
     assert cells.proba(feats).shape == (100, CELL_CLASSES)
@@ -118,3 +119,22 @@ def test_local_contrast_follows_the_board_turned_and_sees_a_tile_among_its_neigh
     # both tiles stand out from all eight neighbours: every neighbour is darker
     assert (around[4, 7, :, 0] < -0.3).all() and (around[4, 2, :, 0] < -0.3).all()
     assert (np.abs(around[7, 2, :, 0]) < 0.05).all()  # bare board among bare board
+
+
+def test_against_the_background_a_tile_differs_and_bare_board_under_a_fixed_shadow_does_not(
+) -> None:
+    from vision.learned import BACKGROUND_FEATURES, _against_background
+
+    rng = np.random.default_rng(4)
+    board = np.tile(np.array([70.0, 0.0, 10.0]), (100, 9, 1)) + rng.normal(0, 0.3, (100, 9, 3))
+    board[40:60, :, 0] -= 30.0  # a window bar's shadow across two ranks, there all along
+    now = board + rng.normal(0, 0.3, board.shape)
+    now[45] = (85.0, 0.0, 35.0)  # a cream tile put down in the shadow
+    background = board.copy()
+    background[7] = np.nan  # a tile stood here in the calibration photo
+    feats = _against_background(now, background)
+    assert feats.shape == (100, BACKGROUND_FEATURES)
+    assert feats[45, 0] > 0.5 > 0.05 > feats[44, 0]  # the tile changed its cell, the shadow not
+    assert feats[7].tolist() == [0.0] * BACKGROUND_FEATURES  # unknown: nothing, flag 0
+    assert feats[44, -1] == 1.0
+    assert not _against_background(now, None).any()

@@ -304,3 +304,28 @@ def test_a_doubtful_bridge_counts_when_both_ends_are_surely_tiles_of_one_colour(
     found = _learned_bridges(plan.bridges, m, model, probs, net)
     assert found is not None
     assert found[0] == [((0, 0), (2, 0))]  # a1-c1 sure light at both ends; g6-i6 unsure
+
+
+def test_the_background_follows_bare_cells_and_learns_cells_no_longer_covered() -> None:
+    from calibration.format import default_thresholds
+    from vision.cells import CellState
+    from vision.classify import EMPTY, LIGHT
+    from vision.pipeline import _follow_background
+
+    settings = default_thresholds()
+    background = np.full((100, 9, 3), 50.0)
+    background[3] = np.nan  # a tile stood on d1 at calibration; it was taken back since
+    sub_lab = np.full((100, 9, 3), 60.0)  # the room is a little brighter now
+    codes = np.full(100, EMPTY)
+    codes[55] = LIGHT
+    reading = SimpleNamespace(codes=codes, confidence=np.full(100, 0.99))
+    cells = tuple(tuple(CellState.LIGHT if r * 10 + f == 55 else CellState.EMPTY
+                        for f in range(10)) for r in range(10))
+    obs = SimpleNamespace(cells=cells, occluded_cells=frozenset({(9, 9)}), bridges=())
+    m = SimpleNamespace(sub_lab=sub_lab)
+    out = _follow_background(settings, background, m, obs, reading)  # type: ignore[arg-type]
+    assert out is not None
+    rate = settings.adapt_rate
+    assert np.allclose(out[0], 50.0 + 10.0 * rate)  # bare: follows the light slowly
+    assert np.allclose(out[3], 60.0)  # no longer covered: learned as it is
+    assert np.allclose(out[55], 50.0) and np.allclose(out[99], 50.0)  # a tile; hidden

@@ -154,13 +154,26 @@ def evaluate(count: int, out: Path, *, seed: int = 1) -> int:
     return 0
 
 
-def tracker_for(spec: object, frame: object) -> BoardReader | None:
-    """A BoardReader calibrated on the same scene with an empty board and no hands."""
+def tracker_for(
+    spec: object, frame: object, relight: np.random.Generator | None = None
+) -> BoardReader | None:
+    """A BoardReader calibrated on the same scene with an empty board and no hands.
+
+    With `relight` (training), the calibration photo's light is a little different, as
+    it is when the room's light has changed since (exposure, the lamp's place, the
+    window's angle)."""
     from vision.synth import SceneSpec, render
 
     assert isinstance(spec, SceneSpec)
     empty = replace(spec, board=tuple("." * spec.size for _ in range(spec.size)), bridges=(),
                     hands=())
+    if relight is not None:
+        light = empty.lighting
+        x, y, z = light.lamp
+        empty = replace(empty, lighting=replace(
+            light, exposure=light.exposure * float(relight.uniform(0.88, 1.12)),
+            lamp=(x + float(relight.normal(0, 0.8)), y + float(relight.normal(0, 0.8)), z),
+            gradient_deg=light.gradient_deg + float(relight.uniform(-15, 15))))
     shot = render(empty)
     size = (shot.image.shape[1], shot.image.shape[0])
     lens = None

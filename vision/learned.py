@@ -48,6 +48,7 @@ class Measured(Protocol):
     rim_lab: np.ndarray
     texture: np.ndarray
     edges: np.ndarray
+    background: np.ndarray | None
 
 
 @dataclass(frozen=True)
@@ -196,9 +197,44 @@ def cell_features(m: Measured, model: ColourModel) -> np.ndarray:
         model)
     neighbours = _neighbour_context(med)
     local = _local_contrast(np.median(sub_lab, axis=1))
+    changed = _against_background(sub_lab, m.background)
     out: np.ndarray = np.concatenate(
-        [rel.reshape(len(rel), -1), med, lo, hi, spread, neighbours, local, m.texture,
+        [rel.reshape(len(rel), -1), med, lo, hi, spread, neighbours, local, changed, m.texture,
          np.sort(m.edges[:, :4], axis=1), m.edges[:, 4:]], axis=1)
+    return out
+
+
+BACKGROUND_FEATURES = 10
+
+
+def _against_background(sub_lab: np.ndarray, background: np.ndarray | None) -> np.ndarray:
+    """(100, 10) per cell, how its sample boxes differ from the bare board seen there before.
+
+    The median, least and most colour difference over the nine boxes, the median Lab
+    difference, the median of what a shadow does not change (a and b over L + 16, the
+    lightness ratio), each in units of 30 where Lab, and last whether the bare board is
+    known there at all (all zero when not). A fixed shadow or glare is in the background
+    too, so a bare cell under it hardly differs; a tile does.
+    """
+    out = np.zeros((SIZE * SIZE, BACKGROUND_FEATURES))
+    if background is None:
+        return out
+    known = ~np.isnan(background).any(axis=(1, 2))
+    if not known.any():
+        return out
+    now, then = sub_lab[known], background[known]
+    diff = now - then
+    dist = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff)) / 30.0
+    out[known, 0] = np.median(dist, axis=1)
+    out[known, 1] = dist.min(axis=1)
+    out[known, 2] = dist.max(axis=1)
+    out[known, 3:6] = np.median(diff, axis=1) / 30.0
+    light_now, light_then = now[..., 0] + 16.0, then[..., 0] + 16.0
+    out[known, 6] = np.median(now[..., 1] / light_now - then[..., 1] / light_then, axis=1)
+    out[known, 7] = np.median(now[..., 2] / light_now - then[..., 2] / light_then, axis=1)
+    out[known, 8] = np.median(np.log(np.maximum(light_now, 1e-3) / np.maximum(light_then, 1e-3)),
+                              axis=1)
+    out[known, 9] = 1.0
     return out
 
 

@@ -106,6 +106,9 @@ class Measurement:
     ring_outer_odd: np.ndarray | None = None
     """(n,) outer halves off the bare border other than as a shadow is (None: no reference
     to judge them by)."""
+    background: np.ndarray | None = None
+    """(100, 9, 3) the bare board's Lab per sample box as seen before (the calibration's,
+    kept up to date), NaN where not known; None when there is none."""
 
 
 def make_plan(
@@ -416,6 +419,8 @@ def read_board(
         corners = orient_corners(locate_board(settings, image), A1Corner.BOTTOM_LEFT, (w, h))
     plan = make_plan(settings, corners, (w, h), k, dist)
     m = measure(settings, plan, image)
+    if calibration is not None:
+        m = replace(m, background=_background_of(calibration))
     hint = calibration.colours if calibration is not None else None
     model = learn_colours(settings, m.sub_lab, _lab3(m.ring_lab), hint)
     obs, _, _ = observe(settings, plan, m, model)
@@ -467,6 +472,7 @@ class BoardReader:
         self._plan = make_plan(self.settings, corners, self._size, self._k, self._dist)
         self._reference: np.ndarray | None = None
         self._border = _border_of(calibration, self._plan.sampling.ring_xy)
+        self._background = _background_of(calibration)
         self._outer = _border_of(calibration, self._plan.sampling.ring_outer_xy)
         self._steady = 0
         self._last_odd: np.ndarray | None = None
@@ -488,17 +494,20 @@ class BoardReader:
         if self._reference is None and not m.ring_outliers.any():
             self._reference = _ring_strips(self._plan, m.topdown)
         m = self._against_border(m)
+        m = replace(m, background=self._background)
         model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab), self.model)
         return self._plan, m, model
 
     def read(self, frame: np.ndarray | bytes) -> Observation:
         """Read one frame (BGR array at calibration size, or encoded bytes)."""
         plan, m, model = self.measure_frame(frame)
-        obs, _, model = observe(self.settings, plan, m, model)
+        obs, reading, model = observe(self.settings, plan, m, model)
         if self.model is None:
             self.model = model
         elif not obs.occluded:
             self.model = blend_colours(self.settings, self.model, model)
+            self._background = _follow_background(self.settings, self._background, m, obs,
+                                                  reading)
         scaled = tuple((x / self._scale, y / self._scale) for x, y in obs.corners)
         return replace(obs, corners=scaled)
 
@@ -569,9 +578,51 @@ class BoardReader:
         self._plan = make_plan(self.settings, corners, self._size, self._k, self._dist)
         self._border = None
         self._outer = None
+        # The light falls on the board differently now: learn the bare board again.
+        self._background = np.full_like(self._background, np.nan)
 
 
 _BORDER_SETTLE_FRAMES = 90  # frames (3 s at 30 fps) of one unchanging border difference
+
+
+def _background_of(calibration: Calibration) -> np.ndarray:
+    """The calibration's bare board per sample box, (100, 9, 3) with NaN where a tile was
+    (all NaN for a calibration without it: the reader learns it from the frames)."""
+    out = np.full((SIZE * SIZE, 9, 3), np.nan)
+    for i, row in enumerate(calibration.board or ()):
+        if row is not None:
+            out[i] = np.asarray(row, np.float64).reshape(9, 3)
+    return out
+
+
+BACKGROUND_SURE = 0.95
+"""How sure a reading must be that a cell is bare for the background to follow it."""
+
+
+def _follow_background(
+    settings: Thresholds, background: np.ndarray, m: Measurement, obs: Observation,
+    reading: CellReading,
+) -> np.ndarray:
+    """The bare board as it looks now: cells surely bare (no bridge over them) move towards
+    this frame's colours at the colour model's rate (the light changes slowly); a cell not
+    known yet (a tile stood there at calibration) is taken as it is."""
+    bare = (reading.codes == EMPTY) & (reading.confidence >= BACKGROUND_SURE)
+    for f, r in obs.occluded_cells:
+        bare[r * SIZE + f] = False
+    for a, b in obs.bridges:
+        for f, r in (a, b, *cells_under(a, b)):
+            bare[r * SIZE + f] = False
+    for f in range(SIZE):
+        for r in range(SIZE):
+            if obs.cells[r][f] is not CellState.EMPTY:
+                bare[r * SIZE + f] = False
+    out = background.copy()
+    unknown = np.isnan(out).any(axis=(1, 2))
+    rate = settings.adapt_rate
+    follow = bare & ~unknown
+    out[follow] = (1 - rate) * out[follow] + rate * m.sub_lab[follow]
+    out[bare & unknown] = m.sub_lab[bare & unknown]
+    return out
 
 
 def _border_of(calibration: Calibration, xy: np.ndarray) -> np.ndarray | None:

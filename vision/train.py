@@ -16,7 +16,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import cv2
@@ -47,6 +47,7 @@ class Raw:
     texture: np.ndarray
     edges: np.ndarray
     model: np.ndarray  # (5, 3): empty, ring, light, dark, bridge; NaN where not learned
+    background: np.ndarray  # (100, 9, 3): the bare board seen at calibration; NaN: unknown
 
     def colours(self) -> ColourModel:
         def lab(row: np.ndarray) -> tuple[float, float, float] | None:
@@ -75,7 +76,9 @@ def read_scene(seed: int, i: int, cells: Network | None) -> tuple[object, ...] |
     names = list(SETUPS)
     spec = random_spec(np.random.default_rng([seed, i]), names[i % len(names)])
     frame = render(spec)
-    reader = tracker_for(spec, frame)
+    rng = np.random.default_rng([seed, i, 1])
+    # Half the scenes are read with the room's light changed a little since calibration.
+    reader = tracker_for(spec, frame, relight=rng if rng.random() < 0.5 else None)
     if reader is None:
         return None
     data = frame.encoded or cv2.imencode(".jpg", frame.image)[1].tobytes()
@@ -90,8 +93,10 @@ def read_scene(seed: int, i: int, cells: Network | None) -> tuple[object, ...] |
     for name in frame.occluded_cells:
         f, r = parse_cell(name)
         labels[r * 10 + f] = 3
+    background = m.background if m.background is not None else np.full((100, 9, 3), np.nan)
     raw = Raw(m.sub_lab.astype(np.float32), m.rim_lab.astype(np.float32),
-              m.texture.astype(np.float32), m.edges.astype(np.float32), _model_array(model))
+              m.texture.astype(np.float32), m.edges.astype(np.float32), _model_array(model),
+              background.astype(np.float32))
     if cells is None:
         return raw, labels
     cx = cell_features(m, model)
@@ -110,24 +115,45 @@ def save_raw(path: Path, scenes: Sequence[tuple[Raw, np.ndarray]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(
         path, **{name: np.stack([getattr(raw, name) for raw, _ in scenes])
-                 for name in ("sub_lab", "rim_lab", "texture", "edges", "model")},
+                 for name in _RAW_FIELDS},
         labels=np.stack([labels for _, labels in scenes]))
+
+
+_RAW_FIELDS = ("sub_lab", "rim_lab", "texture", "edges", "model", "background")
 
 
 def load_raw(path: Path) -> list[tuple[Raw, np.ndarray]]:
     with np.load(path) as data:
-        arrays = {k: data[k] for k in ("sub_lab", "rim_lab", "texture", "edges", "model",
-                                       "labels")}
-    return [(Raw(*(arrays[k][n].astype(np.float64)
-                   for k in ("sub_lab", "rim_lab", "texture", "edges", "model"))),
-             arrays["labels"][n]) for n in range(len(arrays["labels"]))]
+        arrays = {k: data[k] for k in (*_RAW_FIELDS, "labels") if k in data}
+    count = len(arrays["labels"])
+    if "background" not in arrays:  # a cache from before the background was kept
+        arrays["background"] = np.full((count, 100, 9, 3), np.nan, np.float32)
+    return [(Raw(*(arrays[k][n].astype(np.float64) for k in _RAW_FIELDS)),
+             arrays["labels"][n]) for n in range(count)]
 
 
-def cell_examples(scenes: Sequence[tuple[Raw, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """The cell network's inputs and labels for these scenes."""
-    x = np.concatenate([cell_features(raw, raw.colours()) for raw, _ in scenes])
+def cell_examples(
+    scenes: Sequence[tuple[Raw, np.ndarray]], *, vary: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """The cell network's inputs and labels for these scenes.
+
+    With `vary` (training), some scenes lose part or all of their background, as when the
+    calibration photo had tiles on it or there is none, so the network learns to read
+    cells without it too."""
+    rng = np.random.default_rng(5)
+    x = []
+    for raw, _ in scenes:
+        if vary:
+            u = rng.random()
+            background = raw.background.copy()
+            if u < 0.3:
+                background[:] = np.nan
+            elif u < 0.5:
+                background[rng.random(len(background)) < 0.4] = np.nan
+            raw = replace(raw, background=background)
+        x.append(cell_features(raw, raw.colours()))
     y = np.concatenate([labels for _, labels in scenes])
-    return x, y
+    return np.concatenate(x), y
 
 
 def _job(task: tuple[int, int, Path | None]) -> tuple[object, ...] | None:
@@ -257,7 +283,7 @@ def _train_cells(args: argparse.Namespace, cell_path: Path) -> None:
                   if isinstance(c[0], Raw)]
         if raw_path is not None:
             save_raw(raw_path, scenes)
-    x, y = cell_examples(scenes)
+    x, y = cell_examples(scenes, vary=True)
     print(f"cells: {len(y)} examples, classes {np.bincount(y, minlength=4).tolist()}",
           file=sys.stderr)
     cells = train(x, y, CELL_CLASSES, hidden=args.hidden, epochs=args.epochs)
