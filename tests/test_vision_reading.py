@@ -329,3 +329,37 @@ def test_the_background_follows_bare_cells_and_learns_cells_no_longer_covered() 
     assert np.allclose(out[0], 50.0 + 10.0 * rate)  # bare: follows the light slowly
     assert np.allclose(out[3], 60.0)  # no longer covered: learned as it is
     assert np.allclose(out[55], 50.0) and np.allclose(out[99], 50.0)  # a tile; hidden
+
+
+def test_a_change_beside_a_bridge_is_excused_only_where_its_deck_can_lean_over_the_border(
+) -> None:
+    from calibration.format import ColourModel, default_thresholds
+    from vision.classify import LIGHT
+    from vision.pipeline import _ring_hit, make_plan
+
+    settings = default_thresholds()
+    corners = np.array([[440.0, 640.0], [840.0, 640.0], [800.0, 300.0], [480.0, 300.0]])
+    plan = make_plan(settings, corners, (1280, 720))
+    xy = plan.sampling.ring_xy
+    model = ColourModel(empty=(50.0, 0.0, -20.0), ring=(20.0, 5.0, -20.0),
+                        light=(95.0, 0.0, 2.0), dark=(35.0, 40.0, 25.0))
+    coef = np.zeros((6, 3))
+    coef[0] = 100.0
+
+    def hit(side: np.ndarray) -> bool:
+        boxes = np.flatnonzero(side)[:3]
+        cells = np.clip(np.floor(xy[boxes]).astype(int), 0, 9)
+        spanned = np.zeros(100, bool)
+        spanned[cells[:, 1] * 10 + cells[:, 0]] = True  # a bridge's ends beside them
+        codes = np.zeros(100, np.int64)
+        codes[spanned] = LIGHT
+        outliers = np.zeros(len(xy), bool)
+        outliers[boxes] = True  # skin-coloured, say
+        m = SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
+                            ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
+                            light_coef=coef, ring_lab=np.array(model.ring),
+                            ring_outer_odd=outliers)
+        return _ring_hit(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
+
+    assert not hit(xy[:, 1] > 10)  # the far side: a deck may lean over it
+    assert hit(xy[:, 1] < 0)  # the near side: nothing leans towards the camera

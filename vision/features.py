@@ -47,6 +47,9 @@ class SamplingPlan:
     ring_lean_share: np.ndarray
     """(n,) how much of the box (0..1, across the border) a tile on the edge cell beside
     can cover at most, put down off-centre and turned: its top and sides lean only so far."""
+    ring_lean: np.ndarray
+    """(n,) how far (cells, across the border) a tile's top on the edge cell beside leans
+    out over the box's side, seen at this angle; a higher thing leans further in proportion."""
     ring_outer_boxes: np.ndarray
     """(n, 4) the outer half of each ring box (away from the grid): an arm across the
     border covers it, a tile leaning over the border rarely reaches it."""
@@ -104,20 +107,20 @@ def plan_sampling(
     outward /= np.linalg.norm(outward, axis=1, keepdims=True)
     lean = geometry.raised(edge, settings.tile_height_cells) - edge
     lean_out = (lean * outward).sum(axis=1)
-    leaned = lean_out > _RING_IN - 0.06
-    reach = lean_out + _TILE_REACH
-    share = np.clip((reach - _RING_IN) / (_RING_OUT - _RING_IN), 0.0, 1.0)
-    mid = (_RING_IN + _RING_OUT) / 2
-    quarter = (_RING_OUT - _RING_IN) / 4
+    leaned = lean_out > RING_IN - 0.06
+    reach = lean_out + TILE_REACH
+    share = np.clip((reach - RING_IN) / (RING_OUT - RING_IN), 0.0, 1.0)
+    mid = (RING_IN + RING_OUT) / 2
+    quarter = (RING_OUT - RING_IN) / 4
     outer_xy = ring_xy + outward * quarter
     across = np.abs(outward[:, 1]) > 0.5  # top and bottom sides: the border runs along x
     outer_ring_boxes = np.array([
         _boxes(p[None, :], *((0.4, quarter) if a else (quarter, 0.4)), px, margin, side)[0]
         for p, a in zip(outer_xy, across, strict=True)]).reshape(-1, 4)
-    outer_share = np.clip((reach - mid) / (_RING_OUT - mid), 0.0, 1.0)
+    outer_share = np.clip((reach - mid) / (RING_OUT - mid), 0.0, 1.0)
     return SamplingPlan(
         map_x, map_y, side, cell_boxes, outer_boxes, edge_boxes, ring_boxes, ring_xy, leaned,
-        share, outer_ring_boxes, outer_xy, outer_share, centres,
+        share, lean_out, outer_ring_boxes, outer_xy, outer_share, centres,
         geometry,
     )
 
@@ -130,15 +133,15 @@ def _inside(map_x: np.ndarray, map_y: np.ndarray, box: np.ndarray, size: tuple[i
                 and (ys <= size[1] - 1).all())
 
 
-_RING_IN, _RING_OUT = 0.12, 0.38
-_TILE_REACH = 0.1  # cells past the grid line a tile's edge can lie, off-centre and turned
+RING_IN, RING_OUT = 0.12, 0.38
+TILE_REACH = 0.1  # cells past the grid line a tile's edge can lie, off-centre and turned
 _RIM = 0.31  # cells from a tile's centre to the rim boxes (a tile is about 0.88 wide)
 _EDGE = 0.44  # cells from a tile's centre to the edge of its top face
 
 
 def _ring_centres() -> tuple[np.ndarray, list[tuple[float, float]]]:
-    mid = (_RING_IN + _RING_OUT) / 2
-    half_w = (_RING_OUT - _RING_IN) / 2
+    mid = (RING_IN + RING_OUT) / 2
+    half_w = (RING_OUT - RING_IN) / 2
     pts: list[tuple[float, float]] = []
     halves: list[tuple[float, float]] = []
     for k in range(SIZE):

@@ -289,10 +289,15 @@ def bridge_features(
     mean = rel.mean(axis=1)
     off = paths - paths.mean(axis=1, keepdims=True)
     spread = np.sqrt(np.einsum("ijk,ijk->ij", off, off)) / _span(model)
+    # Seen at an angle, a deck's path along the far edge lies over the board's border: how
+    # like the border it looks tells a wooden border from a grey deck.
+    to_ring = paths - np.asarray(model.ring, np.float64)
+    ring = np.sqrt(np.einsum("ijk,ijk->ij", to_ring, to_ring)) / 30.0
     per_row = np.concatenate(
-        [mean, spread.max(axis=1, keepdims=True), spread.mean(axis=1, keepdims=True)], axis=1)
+        [mean, spread.max(axis=1, keepdims=True), spread.mean(axis=1, keepdims=True),
+         ring.mean(axis=1, keepdims=True), ring.min(axis=1, keepdims=True)], axis=1)
     rows = per_row.reshape(-1, heights, per_row.shape[1])
-    best = np.argmin(rows[:, :, -1], axis=1)
+    best = np.argmin(rows[:, :, AGAINST + 1], axis=1)  # the height the deck is most even at
     flat_best = rows[np.arange(len(rows)), best]
     means = paths.reshape(-1, heights, n, 3).mean(axis=2)  # (P, H, 3)
     chosen = means[np.arange(len(means)), best]

@@ -42,6 +42,9 @@ from vision.classify import (
 from vision.errors import CalibrationMismatch
 from vision.features import (
     MIN_ODD_LEVELS,
+    RING_IN,
+    RING_OUT,
+    TILE_REACH,
     SamplingPlan,
     box_means,
     cell_colours,
@@ -317,7 +320,12 @@ def _ring_hit(
     cells = np.clip(np.floor(xy).astype(np.int64), 0, SIZE - 1)
     index = cells[:, 1] * SIZE + cells[:, 0]
     beside = codes[index]
-    odd = m.ring_outliers & ~spanned[index]
+    # A bridge's deck is higher than a tile: it leans over much of the border where the
+    # camera looks at the board from its far side, and nowhere else.
+    deck_reach = plan.sampling.ring_lean * (settings.bridge_height_cells
+                                            / settings.tile_height_cells) + TILE_REACH
+    deck_share = (deck_reach - RING_IN) / (RING_OUT - RING_IN)
+    odd = m.ring_outliers & ~(spanned[index] & (deck_share >= _DECK_SHARE))
     if m.ring_shadows is not None:
         # A shadow on the border counts unless a tile or a bridge near it casts it (a
         # hand's shadow reaches the border before the hand does, or beside it).
@@ -366,6 +374,7 @@ def _between(
 
 _LEAN_SHARE = (0.15, 1.3)  # how far along the way from border to tile a leaning tile lies
 _LEAN_SLACK = 0.25  # on top of the share it can cover (blur, a tile's shading)
+_DECK_SHARE = 0.3  # of a border box a deck must be able to cover to excuse a change there
 _LEAN_OUTER_SHARE = 0.3  # a tile reaching this far over the outer half may change it
 _LEAN_OFF_WAY = 0.25  # and how far off the way (relative to its length, plus the next)
 _LEAN_OFF_MIN = 5.0
