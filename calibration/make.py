@@ -158,17 +158,11 @@ def _bare_board(
 ) -> tuple[tuple[float, ...] | None, ...] | None:
     """Per cell, the Lab of its sample boxes where the photo shows bare board (read as
     such, with no bridge over it and nothing hiding it), else None."""
-    from vision.cells import SIZE, cells_under
-    from vision.classify import EMPTY
-    from vision.pipeline import observe
+    from vision.cells import SIZE
+    from vision.pipeline import bare_cells, observe
 
     obs, reading, _ = observe(settings, plan, m, colours)
-    bare = reading.codes == EMPTY
-    for f, r in obs.occluded_cells:
-        bare[r * SIZE + f] = False
-    for a, b in obs.bridges:
-        for f, r in (a, b, *cells_under(a, b)):
-            bare[r * SIZE + f] = False
+    bare = bare_cells(obs, reading)
     return tuple(
         tuple(round(float(v), 2) for v in m.sub_lab[i].ravel()) if bare[i] else None
         for i in range(SIZE * SIZE))

@@ -604,6 +604,18 @@ def _background_of(calibration: Calibration) -> np.ndarray:
     return out
 
 
+def bare_cells(obs: Observation, reading: CellReading, sure: float = 0.0) -> np.ndarray:
+    """(100,) cells read as bare board (at least this sure), with nothing hiding them and
+    no bridge over them or standing on them."""
+    bare = (reading.codes == EMPTY) & (reading.confidence >= sure)
+    for f, r in obs.occluded_cells:
+        bare[r * SIZE + f] = False
+    for a, b in obs.bridges:
+        for f, r in (a, b, *cells_under(a, b)):
+            bare[r * SIZE + f] = False
+    return bare
+
+
 BACKGROUND_SURE = 0.95
 """How sure a reading must be that a cell is bare for the background to follow it."""
 
@@ -615,16 +627,7 @@ def _follow_background(
     """The bare board as it looks now: cells surely bare (no bridge over them) move towards
     this frame's colours at the colour model's rate (the light changes slowly); a cell not
     known yet (a tile stood there at calibration) is taken as it is."""
-    bare = (reading.codes == EMPTY) & (reading.confidence >= BACKGROUND_SURE)
-    for f, r in obs.occluded_cells:
-        bare[r * SIZE + f] = False
-    for a, b in obs.bridges:
-        for f, r in (a, b, *cells_under(a, b)):
-            bare[r * SIZE + f] = False
-    for f in range(SIZE):
-        for r in range(SIZE):
-            if obs.cells[r][f] is not CellState.EMPTY:
-                bare[r * SIZE + f] = False
+    bare = bare_cells(obs, reading, BACKGROUND_SURE)
     out = background.copy()
     unknown = np.isnan(out).any(axis=(1, 2))
     rate = settings.adapt_rate
