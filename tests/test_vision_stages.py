@@ -180,3 +180,29 @@ def test_bridges_never_overlap_one_another() -> None:
     votes[g10[1] * 10 + g10[0]] = (0, 5, 0, 4)
     found, _ = find_bridges(default_thresholds(), plan, paths, reading, model)
     assert len(found) == 2
+
+
+def test_light_field_against_the_bare_border_ignores_a_shadow_along_one_side() -> None:
+    # A lamp's smooth falloff across the board, seen on the border ring; then tiles'
+    # shadows under a low window darken most of the left side of the border.
+    from vision.features import _design, field_at, light_field, light_field_against
+
+    k = np.arange(10) + 0.5
+    edge = np.full(10, -0.2)
+    far = np.full(10, 10.2)
+    xy = np.concatenate([np.column_stack(p) for p in
+                         ((k, edge), (k, far), (edge, k), (far, k))])
+    truth = np.array([[120.0, 130.0, 140.0], [-30.0, -25.0, -20.0], [10.0, 12.0, 8.0],
+                      [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    bare = _design(xy) @ truth
+    now = bare * 1.1  # the exposure changed a little since calibration
+    shadow = (xy[:, 0] < 0) & (xy[:, 1] > 1)
+    now[shadow] *= 0.45
+    cells = np.array([(f + 0.5, r + 0.5) for r in range(10) for f in range(10)])
+    want = field_at(truth, cells)
+    fitted, _ = light_field(now, xy)
+    against = light_field_against(now, bare, xy, shadow)
+    err_fitted = np.abs(field_at(fitted, cells) - want).max()
+    err_against = np.abs(field_at(against, cells) - want).max()
+    assert err_fitted > 0.1  # the shadow, fitted as light, bends the field
+    assert err_against < 0.02

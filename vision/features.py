@@ -251,6 +251,31 @@ def light_field(
     return result, keep
 
 
+def light_field_against(
+    ring_bgr: np.ndarray, reference: np.ndarray, ring_xy: np.ndarray, changed: np.ndarray,
+    outlier_error: float = 0.15,
+) -> np.ndarray:
+    """The light field as the bare border seen before shows it now: coefficients (6, 3).
+
+    A tile's or a bridge's shadow under a low window can lie along a whole side of the
+    border; fitted as light, it would make that side of the board look brighter than it
+    is. So the border's change since `reference` (its bare look, from the calibration) is
+    modelled as a plane per channel over the unchanged samples, and a changed sample
+    (`changed`: a shadow, a hand) counts as its reference times that change. The field
+    is then fitted as `light_field` does.
+    """
+    ratio = np.maximum(ring_bgr, 1.0) / np.maximum(reference, 1.0)
+    keep = ~changed
+    plane = _design(ring_xy)[:, :3]
+    if keep.sum() >= 12:
+        gain, *_ = np.linalg.lstsq(plane[keep], ratio[keep], rcond=None)
+    else:
+        gain = np.zeros((3, 3))
+        gain[0] = np.median(ratio, axis=0)
+    filled = np.where(keep[:, None], ring_bgr, reference * (plane @ gain))
+    return light_field(filled, ring_xy, outlier_error)[0]
+
+
 MIN_ODD_LEVELS = 15.0
 """Grey levels: a border sample differing by less is noise or a soft shadow, not an arm."""
 

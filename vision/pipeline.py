@@ -51,6 +51,7 @@ from vision.features import (
     field_at,
     integral,
     light_field,
+    light_field_against,
     plan_sampling,
     rim_colours,
     texture,
@@ -144,6 +145,26 @@ def measure(settings: Thresholds, plan: Plan, image: np.ndarray) -> Measurement:
         np.median(sub_lab, axis=1), sub_lab, rim_lab, ring_lab, ring, ~keep, coef, ii, topdown,
         grain, edges, ring_outer_bgr=box_means(ii, plan.sampling.ring_outer_boxes),
     )
+
+
+def _relit(settings: Thresholds, plan: Plan, m: Measurement, border: np.ndarray | None
+           ) -> Measurement:
+    """The frame's colours evened out by the light as the bare border (`border`, seen
+    before) shows it, where part of the border lies in a shadow or under a hand."""
+    if border is None:
+        return m
+    changed = m.ring_outliers if m.ring_shadows is None else m.ring_outliers | m.ring_shadows
+    if not changed.any():
+        return m
+    coef = light_field_against(m.ring_bgr, border, plan.sampling.ring_xy, changed,
+                               settings.ring_outlier_error)
+    field = field_at(coef, plan.sampling.cell_xy)[:, None, :]
+    subs = cell_colours(m.integral, plan.sampling)
+    sub_lab = to_lab((subs / field).reshape(-1, 3)).reshape(subs.shape)
+    rims = rim_colours(m.integral, plan.sampling)
+    rim_lab = to_lab((rims / field).reshape(-1, 3)).reshape(rims.shape)
+    return replace(m, cells_lab=np.median(sub_lab, axis=1), sub_lab=sub_lab, rim_lab=rim_lab,
+                   light_coef=coef)
 
 
 def observe(
@@ -503,7 +524,7 @@ class BoardReader:
         if self._reference is None and not m.ring_outliers.any():
             self._reference = _ring_strips(self._plan, m.topdown)
         m = self._against_border(m)
-        m = replace(m, background=self._background)
+        m = replace(_relit(self.settings, self._plan, m, self._border), background=self._background)
         model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab), self.model)
         return self._plan, m, model
 
