@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -138,3 +139,26 @@ def test_against_the_background_a_tile_differs_and_bare_board_under_a_fixed_shad
     assert feats[7].tolist() == [0.0] * BACKGROUND_FEATURES  # unknown: nothing, flag 0
     assert feats[44, -1] == 1.0
     assert not _against_background(now, None).any()
+
+
+def test_training_weighs_cells_much_darker_than_the_bare_board_more() -> None:
+    from vision.learned import BACKGROUND_AT, BACKGROUND_FEATURES, _against_background
+    from vision.train import SHADE_WEIGHT, shade_weights
+
+    out = read_scene(1000, 0, None)
+    assert out is not None
+    raw, labels = out
+    assert isinstance(raw, Raw)
+    background = np.tile(np.array([70.0, 0.0, 10.0]), (100, 9, 1))
+    background[5] = np.nan  # not known: no weight
+    sub = background.copy()
+    sub[3, :, 0] = 20.0  # a deep shadow (or a dark tile) on bare board seen before
+    sub[4, :, 0] = 60.0  # a little darker only
+    sub[5, :, 0] = 20.0
+    shaded = replace(raw, sub_lab=np.nan_to_num(sub, nan=20.0), background=background)
+    x = cell_features(shaded, shaded.colours())
+    assert np.allclose(x[:, BACKGROUND_AT:BACKGROUND_AT + BACKGROUND_FEATURES],
+                       _against_background(shaded.sub_lab, background))
+    weights = shade_weights(x)
+    assert weights[3] == SHADE_WEIGHT
+    assert weights[4] == weights[5] == weights[0] == 1.0

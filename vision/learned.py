@@ -205,6 +205,8 @@ def cell_features(m: Measured, model: ColourModel) -> np.ndarray:
 
 
 BACKGROUND_FEATURES = 10
+BACKGROUND_AT = 17 * AGAINST + 3 * AGAINST + 1 + AGAINST + 48
+"""Where `_against_background`'s features start in a row of `cell_features`."""
 
 
 def _against_background(sub_lab: np.ndarray, background: np.ndarray | None) -> np.ndarray:

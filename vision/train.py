@@ -26,6 +26,7 @@ from calibration.format import ColourModel
 from vision.cells import parse_cell
 from vision.errors import VisionError
 from vision.learned import (
+    BACKGROUND_AT,
     BRIDGE_MODEL,
     CELL_CLASSES,
     CELL_MODEL,
@@ -154,6 +155,21 @@ def cell_examples(
         x.append(cell_features(raw, raw.colours()))
     y = np.concatenate([labels for _, labels in scenes])
     return np.concatenate(x), y
+
+
+SHADE_WEIGHT = 3.0
+"""How much more a cell counts in training where it is much darker than the bare board
+seen there before: a deep shadow on bare board or a dark tile. Such cells are rare in the
+scenes (a low window's shadows) and easily taken for one another."""
+
+
+def shade_weights(x: np.ndarray) -> np.ndarray:
+    """Per example (cell features), its weight in training: `SHADE_WEIGHT` where the bare
+    board is known and the cell is at most 0.75 times as light, else 1."""
+    start = BACKGROUND_AT
+    known = x[:, start + 9] > 0
+    darker = x[:, start + 8] < np.log(0.75)
+    return np.where(known & darker, SHADE_WEIGHT, 1.0)
 
 
 def _job(task: tuple[int, int, Path | None]) -> tuple[object, ...] | None:
@@ -286,7 +302,8 @@ def _train_cells(args: argparse.Namespace, cell_path: Path) -> None:
     x, y = cell_examples(scenes, vary=True)
     print(f"cells: {len(y)} examples, classes {np.bincount(y, minlength=4).tolist()}",
           file=sys.stderr)
-    cells = train(x, y, CELL_CLASSES, hidden=args.hidden, epochs=args.epochs)
+    cells = train(x, y, CELL_CLASSES, hidden=args.hidden, epochs=args.epochs,
+                  weight=shade_weights(x))
     wrong = int((cells.proba(x).argmax(axis=1) != y).sum())
     print(f"cells: {wrong} of {len(y)} training examples wrong", file=sys.stderr)
     cells.save(cell_path)
