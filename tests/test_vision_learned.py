@@ -143,7 +143,7 @@ def test_against_the_background_a_tile_differs_and_bare_board_under_a_fixed_shad
 
 def test_training_weighs_cells_much_darker_than_the_bare_board_more() -> None:
     from vision.learned import BACKGROUND_AT, BACKGROUND_FEATURES, _against_background
-    from vision.train import SHADE_WEIGHT, shade_weights
+    from vision.train import shade_weights
 
     out = read_scene(1000, 0, None)
     assert out is not None
@@ -159,6 +159,22 @@ def test_training_weighs_cells_much_darker_than_the_bare_board_more() -> None:
     x = cell_features(shaded, shaded.colours())
     assert np.allclose(x[:, BACKGROUND_AT:BACKGROUND_AT + BACKGROUND_FEATURES],
                        _against_background(shaded.sub_lab, background))
-    weights = shade_weights(x)
-    assert weights[3] == SHADE_WEIGHT
+    weights = shade_weights(x, 3.0)
+    assert weights[3] == 3.0
     assert weights[4] == weights[5] == weights[0] == 1.0
+
+
+def test_merged_networks_give_the_mean_of_their_scores() -> None:
+    from vision.learned import merge_networks
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(300, 5))
+    y = (x[:, 0] + x[:, 1] > 0).astype(np.int64) + (x[:, 2] > 1)
+    nets = [train(x, y, 3, hidden=8, epochs=3, seed=s) for s in (0, 1)]
+    merged = merge_networks(nets)
+    assert merged.w1.shape == (5, 16)
+    assert np.allclose(merged.scores(x), (nets[0].scores(x) + nets[1].scores(x)) / 2,
+                       atol=1e-4)
+    other = train(x * 2, y, 3, hidden=8, epochs=1)
+    with pytest.raises(ValueError):
+        merge_networks([nets[0], other])

@@ -18,7 +18,7 @@ pipeline falls back to the thresholds alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -96,6 +96,21 @@ class Network:
         with np.load(path) as data:
             return cls(*(np.asarray(data[k], np.float64)
                          for k in ("mean", "scale", "w1", "b1", "w2", "b2")))
+
+
+def merge_networks(nets: Sequence[Network]) -> Network:
+    """One network that gives the mean of these networks' output scores (trained on the
+    same inputs, so with the same standardisation): their hidden layers side by side."""
+    first = nets[0]
+    if any(n.mean.shape != first.mean.shape or not np.allclose(n.mean, first.mean)
+           or not np.allclose(n.scale, first.scale) for n in nets[1:]):
+        raise ValueError("networks to merge must share their inputs' standardisation")
+    k = len(nets)
+    return Network(first.mean, first.scale,
+                   np.concatenate([n.w1 for n in nets], axis=1).astype(np.float64),
+                   np.concatenate([n.b1 for n in nets]).astype(np.float64),
+                   np.concatenate([n.w2 for n in nets], axis=0).astype(np.float64) / k,
+                   (sum(n.b2.astype(np.float64) for n in nets) / k))
 
 
 @cache

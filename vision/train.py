@@ -33,6 +33,7 @@ from vision.learned import (
     Network,
     candidate_features,
     cell_features,
+    merge_networks,
 )
 
 TRAIN_SEED = 1000
@@ -157,19 +158,20 @@ def cell_examples(
     return np.concatenate(x), y
 
 
-SHADE_WEIGHT = 3.0
+SHADE_WEIGHTS = (3.0, 6.0)
 """How much more a cell counts in training where it is much darker than the bare board
 seen there before: a deep shadow on bare board or a dark tile. Such cells are rare in the
-scenes (a low window's shadows) and easily taken for one another."""
+scenes (a low window's shadows) and easily taken for one another. One cell network is
+trained per weight; the shipped one averages them."""
 
 
-def shade_weights(x: np.ndarray) -> np.ndarray:
-    """Per example (cell features), its weight in training: `SHADE_WEIGHT` where the bare
-    board is known and the cell is at most 0.75 times as light, else 1."""
+def shade_weights(x: np.ndarray, weight: float) -> np.ndarray:
+    """Per example (cell features), its weight in training: `weight` where the bare board
+    is known and the cell is at most 0.75 times as light, else 1."""
     start = BACKGROUND_AT
     known = x[:, start + 9] > 0
     darker = x[:, start + 8] < np.log(0.75)
-    return np.where(known & darker, SHADE_WEIGHT, 1.0)
+    return np.where(known & darker, weight, 1.0)
 
 
 def _job(task: tuple[int, int, Path | None]) -> tuple[object, ...] | None:
@@ -257,6 +259,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
     parser.add_argument("--hidden", type=int, default=96, help="cell network's hidden units")
     parser.add_argument("--epochs", type=int, default=50, help="cell network's epochs")
+    parser.add_argument("--shade-weights", type=lambda v: tuple(float(w) for w in v.split(",")),
+                        default=SHADE_WEIGHTS, metavar="W,W",
+                        help="one cell network per weight of cells much darker than the bare "
+                             "board, averaged (default 3,6)")
     parser.add_argument("--cache", type=Path,
                         help="keep (or reuse) the scenes' raw cell measurements here")
     parser.add_argument("--cells-only", action="store_true",
@@ -302,8 +308,10 @@ def _train_cells(args: argparse.Namespace, cell_path: Path) -> None:
     x, y = cell_examples(scenes, vary=True)
     print(f"cells: {len(y)} examples, classes {np.bincount(y, minlength=4).tolist()}",
           file=sys.stderr)
-    cells = train(x, y, CELL_CLASSES, hidden=args.hidden, epochs=args.epochs,
-                  weight=shade_weights(x))
+    # One network per weight for the shaded cells, averaged: they err in different places.
+    cells = merge_networks([
+        train(x, y, CELL_CLASSES, hidden=args.hidden, epochs=args.epochs,
+              weight=shade_weights(x, w)) for w in args.shade_weights])
     wrong = int((cells.proba(x).argmax(axis=1) != y).sum())
     print(f"cells: {wrong} of {len(y)} training examples wrong", file=sys.stderr)
     cells.save(cell_path)
