@@ -206,3 +206,60 @@ def test_light_field_against_the_bare_border_ignores_a_shadow_along_one_side() -
     err_against = np.abs(field_at(against, cells) - want).max()
     assert err_fitted > 0.1  # the shadow, fitted as light, bends the field
     assert err_against < 0.02
+
+
+def _shadowed_board_scene() -> tuple[np.ndarray, np.ndarray, list[int], list[int], list[int]]:
+    """Lab sample boxes of a blue board with cream and black tiles, most of its bare cells
+    in a window's deep shadow, and the bare board as calibration saw it."""
+    rng = np.random.default_rng(3)
+    blue, cream, black = (55.0, -3.0, -34.0), (94.0, -4.0, 18.0), (14.0, 1.0, -1.0)
+    background = np.tile(np.array(blue), (100, 9, 1)) + rng.normal(0, 0.4, (100, 9, 3))
+    now = background + rng.normal(0, 0.4, (100, 9, 3))
+    light = [i for i in range(100) if i % 7 == 0]
+    dark = [i for i in range(100) if i % 7 == 3]
+    shade = [i for i in range(100) if i % 7 not in (0, 3) and i % 10 < 8]
+    now[light] = np.array(cream) + rng.normal(0, 0.6, (len(light), 9, 3))
+    now[dark] = np.array(black) + rng.normal(0, 0.6, (len(dark), 9, 3))
+    # A shadow scales L + 16, a and b alike (a and b over L + 16 stay put).
+    factor = 0.4
+    shaded = now[shade].copy()
+    shaded[..., 0] = (shaded[..., 0] + 16.0) * factor - 16.0
+    shaded[..., 1:] *= factor
+    now[shade] = shaded
+    return now, background, light, dark, shade
+
+
+def test_colour_model_keeps_the_board_when_a_window_shadow_covers_most_of_it() -> None:
+    from calibration.format import ColourModel
+    from vision.classify import bare_in_shadow, colour_distance, learn_colours
+
+    now, background, light, dark, shade = _shadowed_board_scene()
+    assert len(shade) > 50
+    found = bare_in_shadow(now, background)
+    assert set(np.flatnonzero(found)) == set(shade)  # not the black tiles, not the lit board
+    hint = ColourModel(empty=(55.0, -3.0, -34.0), ring=(30.0, 0.0, -20.0), light=None,
+                       dark=None)
+    settings = default_thresholds()
+    model = learn_colours(settings, now, (30.0, 0.0, -20.0), hint, background)
+    assert model.light is not None and model.dark is not None
+
+    def near(colour: tuple[float, float, float], want: tuple[float, float, float]) -> bool:
+        return float(colour_distance(np.array([colour]), want)[0]) < 6.0
+
+    assert near(model.empty, (55.0, -3.0, -34.0))
+    assert near(model.light, (94.0, -4.0, 18.0))
+    assert near(model.dark, (14.0, 1.0, -1.0))
+    # Without the bare board seen before, the shadow is one more colour to cluster.
+    blind = learn_colours(settings, now, (30.0, 0.0, -20.0), hint)
+    assert not (near(blind.empty, model.empty) and blind.dark is not None
+                and near(blind.dark, model.dark))
+
+
+def test_a_black_tile_on_a_grey_board_is_not_taken_for_its_shadow() -> None:
+    from vision.classify import bare_in_shadow
+
+    grey = np.tile(np.array([60.0, 0.0, 2.0]), (100, 9, 1))
+    now = grey.copy()
+    now[10] = (15.0, 0.0, 0.5)  # black tile: the grey board's shade-free colour, darker
+    assert not bare_in_shadow(now, grey).any()
+    assert not bare_in_shadow(now, None).any()

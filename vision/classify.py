@@ -49,7 +49,8 @@ def uniform_cells(settings: Thresholds, sub_lab: np.ndarray) -> np.ndarray:
 
 
 def learn_colours(
-    settings: Thresholds, sub_lab: np.ndarray, ring: Lab, hint: ColourModel | None = None
+    settings: Thresholds, sub_lab: np.ndarray, ring: Lab, hint: ColourModel | None = None,
+    background: np.ndarray | None = None,
 ) -> ColourModel:
     """A colour model from one image's cells ((100, 9, 3) Lab of their sub-boxes).
 
@@ -61,7 +62,8 @@ def learn_colours(
     of two the lighter is light, and a single one is light when lighter than the board.
     Colours this image does not show are kept from the hint.
     """
-    uniform = uniform_cells(settings, sub_lab)
+    shaded = bare_in_shadow(sub_lab, background)
+    uniform = uniform_cells(settings, sub_lab) & ~shaded
     cells = np.median(sub_lab, axis=1)
     lab = cells[uniform] if uniform.sum() >= 10 else cells
     for _ in range(2):
@@ -70,7 +72,7 @@ def learn_colours(
         centres = [c[0] for c in clusters]
         dists = np.stack([colour_distance(cells, c) for c in centres], axis=1)
         nearest = np.argmin(dists, axis=1)
-        pure = dists.min(axis=1) <= settings.uniform_spread
+        pure = (dists.min(axis=1) <= settings.uniform_spread) & ~shaded
         spans = [_largest_group((nearest == i) & pure) for i in range(len(clusters))]
         board = max(range(len(clusters)), key=lambda i: (spans[i], clusters[i][1]))
         # A wide cluster that is not the board (a sleeve, a hand) takes a place tiles need:
@@ -84,11 +86,16 @@ def learn_colours(
         if rest.sum() < 10:
             break
         lab = lab[rest]
+    empty = centres[board]
     if hint is not None:
         gaps = [float(colour_distance(np.array([c]), hint.empty)[0]) for c in centres]
         if min(gaps) <= settings.match_distance:
             board = int(np.argmin(gaps))
-    empty = centres[board]
+            empty = centres[board]
+        elif background is not None and not np.isnan(background).all():
+            # Tracking, with the board's colour seen before: a board mostly in shadow (left
+            # out above) may show too little of its lit colour to make a cluster; keep it.
+            board, empty = -1, hint.empty
     tiles = [c for i, c in enumerate(centres) if i != board and spans[i] <= settings.tile_max_group]
     light, dark = _name_tiles(settings, tiles, empty, hint)
     if hint is not None:
@@ -96,6 +103,35 @@ def learn_colours(
         dark = dark if dark is not None else hint.dark
     return ColourModel(empty=empty, ring=ring, light=light, dark=dark,
                        bridge=hint.bridge if hint is not None else None)
+
+
+SHADOW_TONE = 0.1
+"""How far a cell's shade-free colour (a and b over L + 16) may lie from the bare board's
+there for the cell to pass as that board in shadow ..."""
+SHADOW_BOARD_TONE = 0.2
+"""... when the board's own shade-free colour is at least this strong (on a grey or white
+board a black or white tile has the board's shade-free colour too)."""
+
+
+def bare_in_shadow(sub_lab: np.ndarray, background: np.ndarray | None) -> np.ndarray:
+    """(100,) cells that look like the bare board seen there before (`background`, Lab per
+    sample box, NaN where unknown) in a shadow: 0.2 to 0.85 times as light, with the same
+    shade-free colour (a shadow scales a colour's channels alike)."""
+    out = np.zeros(len(sub_lab), bool)
+    if background is None:
+        return out
+    known = ~np.isnan(background).any(axis=(1, 2))
+    if not known.any():
+        return out
+    now, then = sub_lab[known], background[known]
+    light_now, light_then = now[..., 0] + 16.0, then[..., 0] + 16.0
+    tone_a = np.median(now[..., 1] / light_now - then[..., 1] / light_then, axis=1)
+    tone_b = np.median(now[..., 2] / light_now - then[..., 2] / light_then, axis=1)
+    ratio = np.median(light_now / light_then, axis=1)
+    board = np.median(np.hypot(then[..., 1] / light_then, then[..., 2] / light_then), axis=1)
+    out[known] = ((np.hypot(tone_a, tone_b) < SHADOW_TONE) & (ratio > 0.2) & (ratio < 0.85)
+                  & (board >= SHADOW_BOARD_TONE))
+    return out
 
 
 def _name_tiles(

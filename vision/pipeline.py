@@ -525,7 +525,8 @@ class BoardReader:
             self._reference = _ring_strips(self._plan, m.topdown)
         m = self._against_border(m)
         m = replace(_relit(self.settings, self._plan, m, self._border), background=self._background)
-        model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab), self.model)
+        model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab), self.model,
+                              self._background)
         return self._plan, m, model
 
     def read(self, frame: np.ndarray | bytes) -> Observation:
