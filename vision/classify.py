@@ -118,19 +118,38 @@ def bare_in_shadow(sub_lab: np.ndarray, background: np.ndarray | None) -> np.nda
     sample box, NaN where unknown) in a shadow: 0.2 to 0.85 times as light, with the same
     shade-free colour (a shadow scales a colour's channels alike)."""
     out = np.zeros(len(sub_lab), bool)
-    if background is None:
-        return out
-    known = ~np.isnan(background).any(axis=(1, 2))
-    if not known.any():
+    known = known_background(background)
+    if background is None or known is None:
         return out
     now, then = sub_lab[known], background[known]
-    light_now, light_then = now[..., 0] + 16.0, then[..., 0] + 16.0
-    tone_a = np.median(now[..., 1] / light_now - then[..., 1] / light_then, axis=1)
-    tone_b = np.median(now[..., 2] / light_now - then[..., 2] / light_then, axis=1)
-    ratio = np.median(light_now / light_then, axis=1)
+    change = shade_free_change(now, then)
+    ratio = np.exp(change[:, 2])
+    light_then = then[..., 0] + 16.0
     board = np.median(np.hypot(then[..., 1] / light_then, then[..., 2] / light_then), axis=1)
-    out[known] = ((np.hypot(tone_a, tone_b) < SHADOW_TONE) & (ratio > 0.2) & (ratio < 0.85)
-                  & (board >= SHADOW_BOARD_TONE))
+    out[known] = ((np.hypot(change[:, 0], change[:, 1]) < SHADOW_TONE) & (ratio > 0.2)
+                  & (ratio < 0.85) & (board >= SHADOW_BOARD_TONE))
+    return out
+
+
+def known_background(background: np.ndarray | None) -> np.ndarray | None:
+    """(100,) the cells where the bare board seen before is known (no NaN in any of its
+    sample boxes), or None when it is known nowhere."""
+    if background is None:
+        return None
+    known: np.ndarray = ~np.isnan(background).any(axis=(1, 2))
+    return known if known.any() else None
+
+
+def shade_free_change(now: np.ndarray, then: np.ndarray) -> np.ndarray:
+    """(n, 3) per cell, the median over its sample boxes ((n, boxes, 3) Lab each) of how
+    what a shadow does not change has changed: a and b over L + 16, and the log of the
+    lightness ratio (L + 16)."""
+    light_now, light_then = now[..., 0] + 16.0, then[..., 0] + 16.0
+    out: np.ndarray = np.column_stack([
+        np.median(now[..., 1] / light_now - then[..., 1] / light_then, axis=1),
+        np.median(now[..., 2] / light_now - then[..., 2] / light_then, axis=1),
+        np.median(np.log(np.maximum(light_now, 1e-3) / np.maximum(light_then, 1e-3)), axis=1),
+    ])
     return out
 
 

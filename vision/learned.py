@@ -29,7 +29,7 @@ from threadpoolctl import ThreadpoolController
 
 from calibration.format import ColourModel
 from vision.bridges import BridgePlan, pair_tables
-from vision.classify import colour_distance
+from vision.classify import colour_distance, known_background, shade_free_change
 
 SIZE = 10
 MODELS = Path(__file__).with_name("models")
@@ -234,10 +234,8 @@ def _against_background(sub_lab: np.ndarray, background: np.ndarray | None) -> n
     too, so a bare cell under it hardly differs; a tile does.
     """
     out = np.zeros((SIZE * SIZE, BACKGROUND_FEATURES))
-    if background is None:
-        return out
-    known = ~np.isnan(background).any(axis=(1, 2))
-    if not known.any():
+    known = known_background(background)
+    if background is None or known is None:
         return out
     now, then = sub_lab[known], background[known]
     diff = now - then
@@ -246,11 +244,7 @@ def _against_background(sub_lab: np.ndarray, background: np.ndarray | None) -> n
     out[known, 1] = dist.min(axis=1)
     out[known, 2] = dist.max(axis=1)
     out[known, 3:6] = np.median(diff, axis=1) / 30.0
-    light_now, light_then = now[..., 0] + 16.0, then[..., 0] + 16.0
-    out[known, 6] = np.median(now[..., 1] / light_now - then[..., 1] / light_then, axis=1)
-    out[known, 7] = np.median(now[..., 2] / light_now - then[..., 2] / light_then, axis=1)
-    out[known, 8] = np.median(np.log(np.maximum(light_now, 1e-3) / np.maximum(light_then, 1e-3)),
-                              axis=1)
+    out[known, 6:9] = shade_free_change(now, then)
     out[known, 9] = 1.0
     return out
 
