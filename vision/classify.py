@@ -61,6 +61,11 @@ def learn_colours(
     light, a sleeve). Tile clusters take the name of the nearest hint colour; without one,
     of two the lighter is light, and a single one is light when lighter than the board.
     Colours this image does not show are kept from the hint.
+
+    Given the bare board as seen before (`background`, (100, 9, 3) Lab, NaN where not known:
+    tracking), cells that look like it in a shadow (`bare_in_shadow`) are left out, and when
+    no cluster matches the hint's board colour, that colour is kept: a window's shadows over
+    most of the board would otherwise make a cluster of their own, taken for a tile colour.
     """
     shaded = bare_in_shadow(sub_lab, background)
     uniform = uniform_cells(settings, sub_lab) & ~shaded
@@ -92,7 +97,7 @@ def learn_colours(
         if min(gaps) <= settings.match_distance:
             board = int(np.argmin(gaps))
             empty = centres[board]
-        elif background is not None and not np.isnan(background).all():
+        elif known_background(background) is not None:
             # Tracking, with the board's colour seen before: a board mostly in shadow (left
             # out above) may show too little of its lit colour to make a cluster; keep it.
             board, empty = -1, hint.empty

@@ -134,11 +134,7 @@ def measure(settings: Thresholds, plan: Plan, image: np.ndarray) -> Measurement:
     ii = integral(topdown)
     ring = box_means(ii, plan.sampling.ring_boxes)
     coef, keep = light_field(ring, plan.sampling.ring_xy, settings.ring_outlier_error)
-    subs = cell_colours(ii, plan.sampling)
-    field = field_at(coef, plan.sampling.cell_xy)
-    sub_lab = to_lab((subs / field[:, None, :]).reshape(-1, 3)).reshape(subs.shape)
-    rims = rim_colours(ii, plan.sampling)
-    rim_lab = to_lab((rims / field[:, None, :]).reshape(-1, 3)).reshape(rims.shape)
+    sub_lab, rim_lab = _evened(plan, ii, coef)
     ring_lab = to_lab(ring[keep].mean(axis=0, keepdims=True))[0]
     grain, edges = texture(topdown, plan.sampling)
     return Measurement(
@@ -158,13 +154,19 @@ def _relit(settings: Thresholds, plan: Plan, m: Measurement, border: np.ndarray 
         return m
     coef = light_field_against(m.ring_bgr, border, plan.sampling.ring_xy, changed,
                                settings.ring_outlier_error)
-    field = field_at(coef, plan.sampling.cell_xy)[:, None, :]
-    subs = cell_colours(m.integral, plan.sampling)
-    sub_lab = to_lab((subs / field).reshape(-1, 3)).reshape(subs.shape)
-    rims = rim_colours(m.integral, plan.sampling)
-    rim_lab = to_lab((rims / field).reshape(-1, 3)).reshape(rims.shape)
+    sub_lab, rim_lab = _evened(plan, m.integral, coef)
     return replace(m, cells_lab=np.median(sub_lab, axis=1), sub_lab=sub_lab, rim_lab=rim_lab,
                    light_coef=coef)
+
+
+def _evened(plan: Plan, ii: np.ndarray, coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The cells' sub-box and rim-box colours (Lab) with the light field `coef` divided out."""
+    field = field_at(coef, plan.sampling.cell_xy)[:, None, :]
+    subs = cell_colours(ii, plan.sampling)
+    sub_lab = to_lab((subs / field).reshape(-1, 3)).reshape(subs.shape)
+    rims = rim_colours(ii, plan.sampling)
+    rim_lab = to_lab((rims / field).reshape(-1, 3)).reshape(rims.shape)
+    return sub_lab, rim_lab
 
 
 def observe(
