@@ -454,7 +454,7 @@ def read_board(
     if calibration is not None:
         m = replace(m, background=_background_of(calibration))
     hint = calibration.colours if calibration is not None else None
-    model = learn_colours(settings, m.sub_lab, _lab3(m.ring_lab), hint)
+    model = learn_colours(settings, m.sub_lab, _lab3(m.ring_lab), hint, m.background)
     obs, _, _ = observe(settings, plan, m, model)
     return obs
 
