@@ -178,3 +178,83 @@ def test_merged_networks_give_the_mean_of_their_scores() -> None:
     other = train(x * 2, y, 3, hidden=8, epochs=1)
     with pytest.raises(ValueError):
         merge_networks([nets[0], other])
+
+
+def test_bridge_candidates_see_how_their_deck_differs_from_the_bare_board_seen_before() -> None:
+    from calibration.format import default_thresholds
+    from vision.learned import candidate_features
+    from vision.pipeline import make_plan
+
+    settings = default_thresholds()
+    corners = np.array([(340.0, 610.0), (940.0, 610.0), (940.0, 10.0), (340.0, 10.0)])
+    plan = make_plan(settings, corners, (1280, 720))
+    bridges = plan.bridges
+    assert bridges.nearest is not None and len(bridges.nearest) == len(bridges.boxes)
+    # over the middle of the board, every path sample has a cell sample box near it
+    middle = [j for j, (a, b) in enumerate(bridges.pairs) if 2 <= min(a[0], b[0])
+              and max(a[0], b[0]) <= 7 and 2 <= min(a[1], b[1]) and max(a[1], b[1]) <= 7]
+    n = len(bridges.boxes) // (len(bridges.pairs) * bridges.heights)
+    rows = (np.array(middle)[:, None] * bridges.heights + np.arange(bridges.heights)).ravel()
+    near = bridges.nearest[(rows[:, None] * n + np.arange(n)).ravel()]
+    assert (near >= 0).mean() > 0.6 and near.max() < 900
+
+    board = (60.0, 0.0, -20.0)  # a blue board, and the bridges nearly its colour
+    model = ColourModel(empty=board, ring=(70.0, 5.0, 20.0), light=(90.0, 0.0, 20.0),
+                        dark=(30.0, 20.0, 15.0), bridge=(62.0, 0.0, -14.0))
+    probs = np.tile([0.0, 1.0, 0.0, 0.0], (100, 1))  # every cell a light tile: all candidates
+    background = np.tile(np.array(board), (100, 9, 1))
+
+    def bare(rows: np.ndarray) -> np.ndarray:
+        return np.tile(np.array(board), (len(rows), n, 1))
+
+    def deck(rows: np.ndarray) -> np.ndarray:
+        return np.tile(np.array([62.0, 0.0, -14.0]), (len(rows), n, 1))
+
+    seen, keep = candidate_features(bridges, bare, model, probs, background)
+    moved, _ = candidate_features(bridges, deck, model, probs, background)
+    blind, _ = candidate_features(bridges, deck, model, probs, None)
+    assert seen.shape == moved.shape == blind.shape and len(keep) == len(bridges.pairs)
+    # before the last three (the flanks, not measured here): how much of the deck's path
+    # the board seen before covers, and how its shade-free colour (a, b over L + 16, the
+    # lightness ratio) changed since
+    share, shade = slice(-7, -6), slice(-6, -3)
+    assert seen[:, share].mean() > 0.6 and not blind[:, share].any()
+    assert np.abs(seen[:, shade]).max() < 1e-9 and not blind[:, shade].any()
+    covered = moved[:, share][:, 0] > 0.5  # (the median of the samples is then of known ones)
+    assert (np.abs(moved[covered, -5] - (-14 / 78 + 20 / 76)) < 0.01).all()
+    # and what a deck of nearly the board's colour changed is there, not without it
+    assert (np.abs(moved - seen)[covered].max(axis=1) > 0.15).all()
+    assert np.abs(blind - seen).max() > 0  # the deck's own colour still counts without it
+
+
+def test_bridge_candidates_see_the_board_beside_the_deck() -> None:
+    from vision.learned import bridge_features
+
+    heights, n, pairs = 2, 5, 3
+    board, deck = np.array([60.0, 0.0, -20.0]), np.array([62.0, 0.0, -14.0])
+    model = ColourModel(empty=tuple(board), ring=(70.0, 5.0, 20.0), light=(90.0, 0.0, 20.0),
+                        dark=(30.0, 20.0, 15.0), bridge=tuple(deck))
+    kinds = np.tile([1.0, 0.0, 0.0], (pairs, 1))
+    ends, under = np.tile([0.0, 1.0, 0.0, 0.0], (pairs, 2, 1)), np.tile(
+        [1.0, 0.0, 0.0, 0.0], (pairs, 2, 1))
+    on_deck = np.tile(deck, (pairs * heights, n, 1))
+    on_board = np.tile(board, (pairs * heights, n, 1))
+    beside = np.tile(board, (pairs * heights, n, 2, 1))
+
+    def features(paths: np.ndarray, flanks: np.ndarray | None) -> np.ndarray:
+        return bridge_features(paths, heights, kinds, ends, under, model, None,
+                               None if flanks is None else (lambda rows: flanks[rows]))
+
+    blind = np.abs(features(on_deck, None) - features(on_board, None)).max(axis=0) > 1e-9
+    seeing = np.abs(features(on_deck, beside) - features(on_board, beside)).max(axis=0) > 1e-9
+    assert features(on_deck, beside).shape == features(on_deck, None).shape
+    assert (blind <= seeing).all() and seeing.sum() > blind.sum()
+    # the board beside a path over the bare board: nothing stands out
+    flat = features(on_board, beside) - features(on_board, None)
+    assert np.abs(flat).max() < 1e-9
+    # seen at an angle, a path lying over the top of a tile read clearly behind it
+    over_tile = np.tile([0.0, 1.0, 0.0, 0.0], (pairs * heights, n, 1))
+    plain = bridge_features(on_deck, heights, kinds, ends, under, model)
+    behind = bridge_features(on_deck, heights, kinds, ends, under, model, None, None,
+                             over_tile)
+    assert plain.shape == behind.shape and np.abs(behind - plain).max() > 0.5

@@ -185,7 +185,7 @@ def test_bridges_never_overlap_one_another() -> None:
 def test_light_field_against_the_bare_border_ignores_a_shadow_along_one_side() -> None:
     # A lamp's smooth falloff across the board, seen on the border ring; then tiles'
     # shadows under a low window darken most of the left side of the border.
-    from vision.features import _design, field_at, light_field, light_field_against
+    from vision.features import design_at, field_at, light_field, light_field_against
 
     k = np.arange(10) + 0.5
     edge = np.full(10, -0.2)
@@ -194,7 +194,7 @@ def test_light_field_against_the_bare_border_ignores_a_shadow_along_one_side() -
                          ((k, edge), (k, far), (edge, k), (far, k))])
     truth = np.array([[120.0, 130.0, 140.0], [-30.0, -25.0, -20.0], [10.0, 12.0, 8.0],
                       [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
-    bare = _design(xy) @ truth
+    bare = design_at(xy) @ truth
     now = bare * 1.1  # the exposure changed a little since calibration
     shadow = (xy[:, 0] < 0) & (xy[:, 1] > 1)
     now[shadow] *= 0.45

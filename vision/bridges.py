@@ -20,7 +20,7 @@ import numpy as np
 from calibration.format import ColourModel, Lab, Thresholds
 from vision.cells import Cell, bridge_kind, cells_under
 from vision.classify import BRIDGE, DARK, EMPTY, LIGHT, UNKNOWN, CellReading, colour_distance
-from vision.features import SamplingPlan, box_means, field_at, to_lab
+from vision.features import SamplingPlan, box_means, design_at, field_at, field_of, to_lab
 from vision.geometry import SIZE
 
 _OFFSETS = ((0, 2), (2, 0), (2, 2), (2, -2), (1, 2), (2, 1), (2, -1), (1, -2))
@@ -49,6 +49,19 @@ class BridgePlan:
     """(pairs, 2) the indices of the cells passed over (one cell: repeated)."""
     kinds: np.ndarray | None = None
     """(pairs, 3) one-hot straight / diagonal / knight."""
+    flanks: np.ndarray | None = None
+    """(pairs * heights * samples * 2, 4) boxes beside each path sample, one either side of
+    the deck, just past its edges."""
+    flank_xy: np.ndarray | None = None
+    """(pairs * heights * samples * 2, 2) board coordinates where those appear."""
+    design: np.ndarray | None = None
+    """(pairs * heights * samples, 6) the path samples' `design_at` (for the light field)."""
+    flank_design: np.ndarray | None = None
+    """(pairs * heights * samples * 2, 6) the same for the flank samples."""
+    nearest: np.ndarray | None = None
+    """(pairs * heights * samples,) per path sample, the cell sample box (cell * 9 + box)
+    nearest to it in the top-down view, -1 when none is near: where the bare board seen
+    before under the sample is known."""
 
 
 def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
@@ -71,17 +84,56 @@ def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
     z = np.broadcast_to(heights[None, :, None], (len(pairs), count, len(_T))).ravel()
     seen = plan.geometry.raised(xy, z)
     px, margin = settings.cell_px, settings.margin_cells
+    boxes, x, y = _path_boxes(seen, px, margin, plan.side)
+    across = np.column_stack([-(b - a)[:, 1], (b - a)[:, 0]])
+    across /= np.linalg.norm(across, axis=1, keepdims=True)
+    step = np.broadcast_to(across[:, None, None, None, :] * _FLANK * np.array([-1.0, 1.0])[
+        None, None, None, :, None], (len(pairs), count, len(_T), 2, 2)).reshape(-1, 2)
+    flank_xy = plan.geometry.raised(np.repeat(xy, 2, axis=0) + step, np.repeat(z, 2))
+    flanks, _, _ = _path_boxes(flank_xy, px, margin, plan.side)
+    ends, under, kinds = pair_tables(pairs)
+    nearest = _nearest_boxes(np.column_stack([x, y]), plan.cell_boxes, NEAR_BOX * px)
+    return BridgePlan(tuple(pairs), count, boxes, seen, ends, under, kinds, flanks, flank_xy,
+                      design_at(seen), design_at(flank_xy), nearest)
+
+
+_FLANK = 0.3
+"""Cells from a deck's middle line to the samples beside it (decks are 0.28-0.4 wide)."""
+
+
+def _path_boxes(
+    seen: np.ndarray, px: int, margin: float, side: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Top-down sample boxes around board points (n, 2), and their centres' x and y."""
     x = (margin + seen[:, 0]) * px
     y = (margin + SIZE - seen[:, 1]) * px
     half = max(1.0, _HALF * px)
-    side = plan.side
     x0 = np.clip(np.round(x - half), 0, side - 1)
     y0 = np.clip(np.round(y - half), 0, side - 1)
     x1 = np.clip(np.round(x + half), x0 + 1, side)
     y1 = np.clip(np.round(y + half), y0 + 1, side)
-    boxes = np.column_stack([x0, y0, x1, y1]).astype(np.int64)
-    ends, under, kinds = pair_tables(pairs)
-    return BridgePlan(tuple(pairs), count, boxes, seen, ends, under, kinds)
+    return np.column_stack([x0, y0, x1, y1]).astype(np.int64), x, y
+
+
+NEAR_BOX = 0.3
+"""Cells from a path sample to the nearest cell sample box for the board seen there before
+to count (sample boxes lie a sixth of a cell apart, over the middle half of each cell)."""
+
+
+def _nearest_boxes(points: np.ndarray, boxes: np.ndarray, limit: float) -> np.ndarray:
+    """(n,) per top-down point (n, 2), the index of the cell sample box ((cells * 9, 4),
+    nine per cell, the middle one fifth) whose centre is nearest, or -1 when that centre is
+    further than `limit` pixels. Each cell's boxes lie around its middle one, so the nearest
+    box is one of the nearest middle's cell."""
+    centres = np.column_stack([(boxes[:, 0] + boxes[:, 2]) / 2.0,
+                               (boxes[:, 1] + boxes[:, 3]) / 2.0]).reshape(-1, 9, 2)
+    middles = centres[:, 4]
+    # |p - c|^2 = |p|^2 - 2 p.c + |c|^2, and |p|^2 does not change which c is nearest
+    cell = ((middles * middles).sum(axis=1)[None, :] - 2.0 * points @ middles.T).argmin(axis=1)
+    d2 = ((points[:, None, :] - centres[cell]) ** 2).sum(axis=2)  # (n, 9)
+    box = d2.argmin(axis=1)
+    near = d2[np.arange(len(points)), box] <= limit * limit
+    return np.where(near, cell * 9 + box, -1)
 
 
 _KINDS = {"straight": 0, "diagonal": 1, "knight": 2}
@@ -102,6 +154,23 @@ def pair_tables(
     return ends, under, kinds
 
 
+def measure_flanks(
+    bridge_plan: BridgePlan, ii: np.ndarray, light_coef: np.ndarray, rows: np.ndarray
+) -> np.ndarray | None:
+    """Light-normalised Lab beside the path samples of some rows, (len(rows), samples, 2,
+    3); None when the plan has no flank samples."""
+    if bridge_plan.flanks is None or bridge_plan.flank_xy is None:
+        return None
+    n = len(_T)
+    index = (np.asarray(rows, np.int64)[:, None] * (2 * n) + np.arange(2 * n)[None, :]).ravel()
+    bgr = box_means(ii, bridge_plan.flanks[index])
+    field = (field_of(light_coef, bridge_plan.flank_design[index])
+             if bridge_plan.flank_design is not None
+             else field_at(light_coef, bridge_plan.flank_xy[index]))
+    lab = to_lab(bgr / field)
+    return lab.reshape(len(rows), n, 2, 3)
+
+
 def measure_paths(bridge_plan: BridgePlan, ii: np.ndarray, light_coef: np.ndarray) -> np.ndarray:
     """Light-normalised Lab of every candidate's path samples, (pairs * heights, samples, 3)."""
     bgr = box_means(ii, bridge_plan.boxes)
@@ -116,7 +185,9 @@ def measure_rows(
     n = len(_T)
     index = (np.asarray(rows, np.int64)[:, None] * n + np.arange(n)[None, :]).ravel()
     bgr = box_means(ii, bridge_plan.boxes[index])
-    lab = to_lab(bgr / field_at(light_coef, bridge_plan.xy[index]))
+    field = (field_of(light_coef, bridge_plan.design[index]) if bridge_plan.design is not None
+             else field_at(light_coef, bridge_plan.xy[index]))
+    lab = to_lab(bgr / field)
     return lab.reshape(len(rows), n, 3)
 
 

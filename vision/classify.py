@@ -150,11 +150,12 @@ def shade_free_change(now: np.ndarray, then: np.ndarray) -> np.ndarray:
     what a shadow does not change has changed: a and b over L + 16, and the log of the
     lightness ratio (L + 16)."""
     light_now, light_then = now[..., 0] + 16.0, then[..., 0] + 16.0
-    out: np.ndarray = np.column_stack([
-        np.median(now[..., 1] / light_now - then[..., 1] / light_then, axis=1),
-        np.median(now[..., 2] / light_now - then[..., 2] / light_then, axis=1),
-        np.median(np.log(np.maximum(light_now, 1e-3) / np.maximum(light_then, 1e-3)), axis=1),
-    ])
+    change = np.stack([
+        now[..., 1] / light_now - then[..., 1] / light_then,
+        now[..., 2] / light_now - then[..., 2] / light_then,
+        np.log(np.maximum(light_now, 1e-3) / np.maximum(light_then, 1e-3)),
+    ], axis=-1)
+    out: np.ndarray = np.median(change, axis=1)  # one median for all three: quicker
     return out
 
 

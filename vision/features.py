@@ -201,10 +201,17 @@ def box_means(ii: np.ndarray, boxes: np.ndarray) -> np.ndarray:
     """Mean value in each box of an integral image, (n, 4) -> (n, 3), or (n,) for one
     channel."""
     x0, y0, x1, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
-    total = ii[y1, x1] - ii[y0, x1] - ii[y1, x0] + ii[y0, x0]
+    # The four corners by flat index, in one `take`: a few times quicker than indexing
+    # rows and columns separately.
+    width = ii.shape[1]
+    top, bottom = y0 * width, y1 * width
+    flat = ii.reshape(ii.shape[0] * width, -1)
+    corners = np.take(flat, np.concatenate([bottom + x1, top + x1, bottom + x0, top + x0]),
+                      axis=0).reshape(4, len(boxes), flat.shape[1])
+    total = corners[0] - corners[1] - corners[2] + corners[3]
     area = ((x1 - x0) * (y1 - y0)).astype(np.float64)
-    result: np.ndarray = total / (area[:, None] if total.ndim == 2 else area)
-    return result
+    result: np.ndarray = total / area[:, None]
+    return result if ii.ndim == 3 else result[:, 0]
 
 
 def cell_colours(ii: np.ndarray, plan: SamplingPlan) -> np.ndarray:
@@ -219,8 +226,9 @@ def rim_colours(ii: np.ndarray, plan: SamplingPlan) -> np.ndarray:
     return result
 
 
-def _design(xy: np.ndarray) -> np.ndarray:
-    """Quadratic terms in board coordinates scaled to about -0.5..0.5."""
+def design_at(xy: np.ndarray) -> np.ndarray:
+    """Quadratic terms in board coordinates scaled to about -0.5..0.5, (n, 2) -> (n, 6):
+    what `field_of` needs of board points (worth keeping for points that stay put)."""
     u = (xy[:, 0] - SIZE / 2) / SIZE
     v = (xy[:, 1] - SIZE / 2) / SIZE
     return np.column_stack([np.ones(len(xy)), u, v, u * u, u * v, v * v])
@@ -245,7 +253,7 @@ def light_field(
     keep = ~_odd_ones_out(ring_bgr, ring_xy, outlier_error)
     if keep.sum() < 12:
         keep = np.ones(len(ring_xy), bool)
-    design = _design(ring_xy)
+    design = design_at(ring_xy)
     coef, *_ = np.linalg.lstsq(design[keep], ring_bgr[keep], rcond=None)
     result: np.ndarray = coef
     return result, keep
@@ -266,7 +274,7 @@ def light_field_against(
     """
     ratio = np.maximum(ring_bgr, 1.0) / np.maximum(reference, 1.0)
     keep = ~changed
-    plane = _design(ring_xy)[:, :3]
+    plane = design_at(ring_xy)[:, :3]
     if keep.sum() >= 12:
         gain, *_ = np.linalg.lstsq(plane[keep], ratio[keep], rcond=None)
     else:
@@ -301,7 +309,12 @@ def field_at(coef: np.ndarray, xy: np.ndarray) -> np.ndarray:
     Dividing colours by it evens out a lamp's falloff and a window's gradient while
     keeping the colours themselves and the overall exposure as they are.
     """
-    field = np.maximum(_design(xy) @ coef, 1.0)
+    return field_of(coef, design_at(xy))
+
+
+def field_of(coef: np.ndarray, design: np.ndarray) -> np.ndarray:
+    """`field_at` for points given by their `design_at`."""
+    field = np.maximum(design @ coef, 1.0)
     mean = np.maximum(_MEAN_DESIGN @ coef, 1.0)
     result: np.ndarray = np.clip(field / mean, 0.25, 4.0)
     return result

@@ -139,7 +139,16 @@ def bridge_network() -> Network | None:
 
 
 def _against(lab: np.ndarray, model: ColourModel) -> np.ndarray:
-    """Per colour sample (..., 3), where it lies between the learned colours -> (..., 16).
+    """Per colour sample (..., 3), where it lies between the learned colours -> (..., 16);
+    see `_against_rows`."""
+    result: np.ndarray = _against_rows(lab, model).T.astype(np.float64).reshape(
+        *lab.shape[:-1], AGAINST)
+    return result
+
+
+def _against_rows(lab: np.ndarray, model: ColourModel) -> np.ndarray:
+    """(AGAINST, n) float32, per colour sample ((..., 3), n in all), where it lies between
+    the learned colours.
 
     Its Lab difference from the board's colour; then
     distances to the board, light and dark colours, each measured in units of how far
@@ -182,8 +191,7 @@ def _against(lab: np.ndarray, model: ColourModel) -> np.ndarray:
         out[row + 3] = np.clip(dl_e / dl, -3, 3)
         off_a, off_b = tone_a - ca / (cl + 16.0), tone_b - cb / (cl + 16.0)
         out[14 + k] = np.minimum(np.sqrt(off_a * off_a + off_b * off_b), 1.0)
-    result: np.ndarray = out.T.astype(np.float64).reshape(*lab.shape[:-1], AGAINST)
-    return result
+    return out
 
 
 AGAINST = 16
@@ -207,11 +215,12 @@ def cell_features(m: Measured, model: ColourModel) -> np.ndarray:
     med = np.median(rel[:, :9], axis=1)
     lo = rel[:, :9].min(axis=1)
     hi = rel[:, :9].max(axis=1)
-    off = sub_lab - np.median(sub_lab, axis=1, keepdims=True)
+    middle = np.median(sub_lab, axis=1)
+    off = sub_lab - middle[:, None, :]
     spread = np.sqrt(np.einsum("ijk,ijk->ij", off, off)).max(axis=1, keepdims=True) / _span(
         model)
     neighbours = _neighbour_context(med)
-    local = _local_contrast(np.median(sub_lab, axis=1))
+    local = _local_contrast(middle)
     changed = _against_background(sub_lab, m.background)
     out: np.ndarray = np.concatenate(
         [rel.reshape(len(rel), -1), med, lo, hi, spread, neighbours, local, changed, m.texture,
@@ -286,7 +295,9 @@ def _neighbour_context(med: np.ndarray) -> np.ndarray:
 
 def bridge_features(
     paths: np.ndarray, heights: int, pairs_kind: np.ndarray, ends_p: np.ndarray,
-    under_p: np.ndarray, model: ColourModel,
+    under_p: np.ndarray, model: ColourModel, seen_before: np.ndarray | None = None,
+    flanks: Callable[[np.ndarray], np.ndarray | None] | None = None,
+    seen_cells: np.ndarray | None = None,
 ) -> np.ndarray:
     """(pairs, F) features per candidate bridge.
 
@@ -294,28 +305,75 @@ def bridge_features(
     (pairs, 3) one-hot straight/diagonal/knight; ends_p: (pairs, 2, 4) the cell network's
     probabilities for the two ends; under_p: (pairs, 2, 4) for the cells passed over (a
     straight or diagonal bridge repeats its one cell).
+
+    seen_before: like paths, the bare board seen before under each sample (NaN where not
+    known): a deck of the board's own colour still differs from it, bare board in a shadow
+    does not. flanks(rows): (len(rows), samples, 2, 3) Lab just beside the deck on either
+    side, for some rows of `paths` (asked for each pair's most even height only): a deck
+    stands out from the board beside it (its edges, its shadow), a path over bare board
+    does not. seen_cells: (pairs * heights, samples, 4) the cell network's probabilities
+    for the cell whose top each sample lies over in the view (zeros where none): seen at an
+    angle, a "deck" that is the top of a tile read clearly behind it is no deck, while a
+    real deck hides the top it lies over.
     """
     n = paths.shape[1]
-    rel = _against(paths, model)  # (P*H, n, AGAINST)
-    mean = rel.mean(axis=1)
+    # (AGAINST, P*H, n): the mean over a row's samples along contiguous memory
+    mean = _against_rows(paths, model).reshape(AGAINST, len(paths), n).mean(axis=2).T
     off = paths - paths.mean(axis=1, keepdims=True)
     spread = np.sqrt(np.einsum("ijk,ijk->ij", off, off)) / _span(model)
     # Seen at an angle, a deck's path along the far edge lies over the board's border: how
     # like the border it looks tells a wooden border from a grey deck.
     to_ring = paths - np.asarray(model.ring, np.float64)
     ring = np.sqrt(np.einsum("ijk,ijk->ij", to_ring, to_ring)) / 30.0
+    if seen_before is None:
+        seen_before = np.full_like(paths, np.nan)
+    known = ~np.isnan(seen_before[..., 0])  # (P*H, n)
+    then = np.where(known[..., None], seen_before, paths)
+    change = paths - then
+    moved = np.sqrt(np.einsum("ijk,ijk->ij", change, change)) / 30.0
+    count = known.sum(axis=1)
+    moved_mean = moved.sum(axis=1) / np.maximum(count, 1)
+    if seen_cells is None:
+        over = np.zeros((len(paths), 2))
+        middle = np.zeros((len(paths) // heights, CELL_CLASSES))
+    else:
+        over = np.column_stack([(seen_cells[:, :, 1] + seen_cells[:, :, 2]).mean(axis=1),
+                                seen_cells[:, :, 3].mean(axis=1)])
     per_row = np.concatenate(
         [mean, spread.max(axis=1, keepdims=True), spread.mean(axis=1, keepdims=True),
-         ring.mean(axis=1, keepdims=True), ring.min(axis=1, keepdims=True)], axis=1)
+         ring.mean(axis=1, keepdims=True), ring.min(axis=1, keepdims=True),
+         moved_mean[:, None], moved.max(axis=1, keepdims=True), over], axis=1)
     rows = per_row.reshape(-1, heights, per_row.shape[1])
     best = np.argmin(rows[:, :, AGAINST + 1], axis=1)  # the height the deck is most even at
     flat_best = rows[np.arange(len(rows)), best]
     means = paths.reshape(-1, heights, n, 3).mean(axis=2)  # (P, H, 3)
     chosen = means[np.arange(len(means)), best]
+    # At that height: how much of the path the board seen before covers, and how what a
+    # shadow does not change has changed there (a grey deck's colour against the board's).
+    pick = np.arange(len(rows)) * heights + best
+    if seen_cells is not None:
+        middle = seen_cells[pick, n // 2]
+    beside = np.zeros((len(rows), 3))
+    sides = flanks(pick) if flanks is not None else None
+    if sides is not None:
+        out_to = sides - paths[pick][:, :, None, :]
+        apart = np.sort(np.sqrt(np.einsum("ijsk,ijsk->ijs", out_to, out_to)), axis=2) / 30.0
+        across = sides[:, :, 0] - sides[:, :, 1]
+        between = np.sqrt(np.einsum("ijk,ijk->ij", across, across)) / 30.0
+        beside = np.column_stack([apart[:, :, 0].mean(axis=1), apart[:, :, 1].mean(axis=1),
+                                  between.mean(axis=1)])
+    shade = shade_free_change(paths[pick], then[pick])
+    share = (count[pick] / n)[:, None]
     out: np.ndarray = np.concatenate(
         [rows.reshape(len(rows), -1), flat_best, _against(chosen, model), pairs_kind,
-         ends_p.reshape(len(ends_p), -1), under_p.reshape(len(under_p), -1)], axis=1)
+         ends_p.reshape(len(ends_p), -1), under_p.reshape(len(under_p), -1),
+         middle, share, shade, beside], axis=1)
     return out
+
+
+CANDIDATE_END = 0.05
+"""The cell network's probability of a tile (or a foot hiding one) from which a cell counts
+as a possible bridge end: low, since a bridge's foot can hide most of a tile's top."""
 
 
 def candidate_features(
@@ -323,16 +381,21 @@ def candidate_features(
     paths: Callable[[np.ndarray], np.ndarray],
     model: ColourModel,
     probs: np.ndarray,
+    background: np.ndarray | None = None,
+    beside: Callable[[np.ndarray], np.ndarray | None] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Features of the candidate bridges worth asking about (both ends likely tiles or
     hidden by a foot), and their indices in the plan's pair list. `paths(rows)` measures
-    the path samples of some rows (pair * heights + height) of the plan."""
+    the path samples of some rows (pair * heights + height) of the plan; `background` is
+    the bare board seen before, per cell sample box ((100, 9, 3) Lab, NaN where unknown);
+    `beside(rows)` measures the samples either side of those rows' paths."""
     if bridge_plan.ends is None or bridge_plan.under is None or bridge_plan.kinds is None:
         ends_i, under_i, kinds_all = pair_tables(bridge_plan.pairs)
     else:
         ends_i, under_i, kinds_all = bridge_plan.ends, bridge_plan.under, bridge_plan.kinds
     tile = probs[:, 1] + probs[:, 2] + probs[:, 3]
-    keep = np.flatnonzero((tile[ends_i[:, 0]] > 0.2) & (tile[ends_i[:, 1]] > 0.2))
+    keep = np.flatnonzero((tile[ends_i[:, 0]] > CANDIDATE_END)
+                          & (tile[ends_i[:, 1]] > CANDIDATE_END))
     if len(keep) == 0:
         return np.zeros((0, 1)), keep
     heights = bridge_plan.heights
@@ -340,4 +403,17 @@ def candidate_features(
     kinds = kinds_all[keep]
     under = probs[under_i[keep]]  # (k, 2, 4)
     ends = probs[ends_i[keep]]  # (k, 2, 4)
-    return bridge_features(paths(rows), heights, kinds, ends, under, model), keep
+    seen_before = seen_cells = None
+    if bridge_plan.nearest is not None:
+        n = len(bridge_plan.boxes) // (len(bridge_plan.pairs) * heights)
+        nearest = bridge_plan.nearest[(rows[:, None] * n + np.arange(n)[None, :]).ravel()]
+        near = (nearest >= 0)[:, None]
+        seen_cells = np.where(near, probs[np.maximum(nearest, 0) // 9], 0.0).reshape(
+            len(rows), n, probs.shape[1])
+        if background is not None:
+            flat = background.reshape(-1, 3)
+            seen_before = np.where(near, flat[np.maximum(nearest, 0)], np.nan).reshape(
+                len(rows), n, 3)
+    flanks = None if beside is None else (lambda pick: beside(rows[pick]))
+    return bridge_features(paths(rows), heights, kinds, ends, under, model, seen_before,
+                           flanks, seen_cells), keep

@@ -21,6 +21,7 @@ from vision.bridges import (
     BridgePlan,
     find_bridges,
     learn_bridge_colour,
+    measure_flanks,
     measure_paths,
     measure_rows,
     pair_tables,
@@ -307,7 +308,8 @@ def _learned_bridges(
     `BridgeLayout`); None when the network was made for other features."""
     feats, keep = candidate_features(
         bridge_plan, lambda rows: measure_rows(bridge_plan, m.integral, m.light_coef, rows),
-        model, probs)
+        model, probs, m.background,
+        lambda rows: measure_flanks(bridge_plan, m.integral, m.light_coef, rows))
     if len(keep) == 0:
         return [], []
     if feats.shape[1] != net.mean.shape[0]:

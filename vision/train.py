@@ -70,7 +70,7 @@ def _model_array(model: ColourModel) -> np.ndarray:
 def read_scene(seed: int, i: int, cells: Network | None) -> tuple[object, ...] | None:
     """One generated scene read up to the classifiers' inputs: the raw cell measurements
     and labels, and (given the cell network) the bridge candidates' features and labels."""
-    from vision.bridges import measure_rows
+    from vision.bridges import measure_flanks, measure_rows
     from vision.cells import cell_name
     from vision.evaluate import tracker_for
     from vision.synth import SETUPS, random_spec, render
@@ -101,15 +101,23 @@ def read_scene(seed: int, i: int, cells: Network | None) -> tuple[object, ...] |
               background.astype(np.float32))
     if cells is None:
         return raw, labels
+    if np.random.default_rng([seed, i, 2]).random() < NO_BACKGROUND:
+        m = replace(m, background=None)  # as `ponte read` without a calibration
     cx = cell_features(m, model)
     feats, keep = candidate_features(
         plan.bridges, lambda rows: measure_rows(plan.bridges, m.integral, m.light_coef, rows),
-        model, cells.proba(cx))
+        model, cells.proba(cx), m.background,
+        lambda rows: measure_flanks(plan.bridges, m.integral, m.light_coef, rows))
     wanted = {tuple(sorted(t)) for t in frame.bridges}
     bridge_labels = np.array([
         tuple(sorted((cell_name(*plan.bridges.pairs[j][0]), cell_name(*plan.bridges.pairs[j][1]))))
         in wanted for j in keep], np.float64)
     return raw, labels, feats, bridge_labels
+
+
+NO_BACKGROUND = 0.3
+"""The share of scenes whose bridge candidates are read without the bare board seen before
+(the cell network learns this share too, in `cell_examples`)."""
 
 
 def save_raw(path: Path, scenes: Sequence[tuple[Raw, np.ndarray]]) -> None:
