@@ -128,8 +128,10 @@ def _nearest_boxes(points: np.ndarray, boxes: np.ndarray, limit: float) -> np.nd
     centres = np.column_stack([(boxes[:, 0] + boxes[:, 2]) / 2.0,
                                (boxes[:, 1] + boxes[:, 3]) / 2.0]).reshape(-1, 9, 2)
     middles = centres[:, 4]
-    # |p - c|^2 = |p|^2 - 2 p.c + |c|^2, and |p|^2 does not change which c is nearest
-    cell = ((middles * middles).sum(axis=1)[None, :] - 2.0 * points @ middles.T).argmin(axis=1)
+    # |p - c|^2 = |p|^2 - 2 p.c + |c|^2, and |p|^2 does not change which c is nearest (no
+    # matrix product: BLAS threads would spin on the other cores)
+    dot = points[:, :1] * middles[None, :, 0] + points[:, 1:] * middles[None, :, 1]
+    cell = ((middles * middles).sum(axis=1)[None, :] - 2.0 * dot).argmin(axis=1)
     d2 = ((points[:, None, :] - centres[cell]) ** 2).sum(axis=2)  # (n, 9)
     box = d2.argmin(axis=1)
     near = d2[np.arange(len(points)), box] <= limit * limit

@@ -36,8 +36,19 @@ class BoardGeometry:
         """Image pixels of board points (x, y, z) in cell units, shape (n, 3) -> (n, 2)."""
         pts = np.asarray(points, np.float64).reshape(-1, 3).copy()
         pts[:, 2] *= self.up
-        out, _ = cv2.projectPoints(pts, self.rvec, self.tvec, self.camera_matrix, None)
-        return np.asarray(out.reshape(-1, 2), dtype=np.float64)
+        # A pinhole without distortion, as cv2.projectPoints computes it (fx, fy, cx, cy),
+        # without the Jacobian it also works out: several times quicker for many points.
+        # Column by column, not a matrix product: BLAS would spread it over threads that
+        # then spin on the other cores.
+        rot, _ = cv2.Rodrigues(np.asarray(self.rvec, np.float64))
+        t = np.asarray(self.tvec, np.float64).ravel()
+        x, y, z = (pts[:, 0] * rot[i, 0] + pts[:, 1] * rot[i, 1] + pts[:, 2] * rot[i, 2] + t[i]
+                   for i in range(3))
+        k = self.camera_matrix
+        out = np.empty((len(pts), 2))
+        out[:, 0] = k[0, 0] * x / z + k[0, 2]
+        out[:, 1] = k[1, 1] * y / z + k[1, 2]
+        return out
 
     def image_to_board(self, pixels: np.ndarray) -> np.ndarray:
         """Board-plane (x, y) of image pixels, shape (n, 2) -> (n, 2)."""
