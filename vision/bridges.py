@@ -52,8 +52,6 @@ class BridgePlan:
     flanks: np.ndarray | None = None
     """(pairs * heights * samples * 2, 4) boxes beside each path sample, one either side of
     the deck, just past its edges."""
-    flank_xy: np.ndarray | None = None
-    """(pairs * heights * samples * 2, 2) board coordinates where those appear."""
     design: np.ndarray | None = None
     """(pairs * heights * samples, 6) the path samples' `design_at` (for the light field)."""
     flank_design: np.ndarray | None = None
@@ -93,7 +91,7 @@ def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
     flanks, _, _ = _path_boxes(flank_xy, px, margin, plan.side)
     ends, under, kinds = pair_tables(pairs)
     nearest = _nearest_boxes(np.column_stack([x, y]), plan.cell_boxes, NEAR_BOX * px)
-    return BridgePlan(tuple(pairs), count, boxes, seen, ends, under, kinds, flanks, flank_xy,
+    return BridgePlan(tuple(pairs), count, boxes, seen, ends, under, kinds, flanks,
                       design_at(seen), design_at(flank_xy), nearest)
 
 
@@ -122,7 +120,7 @@ to count (sample boxes lie a sixth of a cell apart, over the middle half of each
 
 def _nearest_boxes(points: np.ndarray, boxes: np.ndarray, limit: float) -> np.ndarray:
     """(n,) per top-down point (n, 2), the index of the cell sample box ((cells * 9, 4),
-    nine per cell, the middle one fifth) whose centre is nearest, or -1 when that centre is
+    nine per cell, the fifth in the middle) whose centre is nearest, or -1 when that centre is
     further than `limit` pixels. Each cell's boxes lie around its middle one, so the nearest
     box is one of the nearest middle's cell."""
     centres = np.column_stack([(boxes[:, 0] + boxes[:, 2]) / 2.0,
@@ -161,15 +159,12 @@ def measure_flanks(
 ) -> np.ndarray | None:
     """Light-normalised Lab beside the path samples of some rows, (len(rows), samples, 2,
     3); None when the plan has no flank samples."""
-    if bridge_plan.flanks is None or bridge_plan.flank_xy is None:
+    if bridge_plan.flanks is None or bridge_plan.flank_design is None:
         return None
     n = len(_T)
     index = (np.asarray(rows, np.int64)[:, None] * (2 * n) + np.arange(2 * n)[None, :]).ravel()
     bgr = box_means(ii, bridge_plan.flanks[index])
-    field = (field_of(light_coef, bridge_plan.flank_design[index])
-             if bridge_plan.flank_design is not None
-             else field_at(light_coef, bridge_plan.flank_xy[index]))
-    lab = to_lab(bgr / field)
+    lab = to_lab(bgr / field_of(light_coef, bridge_plan.flank_design[index]))
     return lab.reshape(len(rows), n, 2, 3)
 
 
