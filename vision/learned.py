@@ -319,7 +319,8 @@ def bridge_features(
     n = paths.shape[1]
     # (AGAINST, P*H, n): the mean over a row's samples along contiguous memory
     mean = _against_rows(paths, model).reshape(AGAINST, len(paths), n).mean(axis=2).T
-    off = paths - paths.mean(axis=1, keepdims=True)
+    centre = paths.mean(axis=1)  # (P*H, 3) each row's mean colour
+    off = paths - centre[:, None, :]
     spread = np.sqrt(np.einsum("ijk,ijk->ij", off, off)) / _span(model)
     # Seen at an angle, a deck's path along the far edge lies over the board's border: how
     # like the border it looks tells a wooden border from a grey deck.
@@ -345,12 +346,11 @@ def bridge_features(
          moved_mean[:, None], moved.max(axis=1, keepdims=True), over], axis=1)
     rows = per_row.reshape(-1, heights, per_row.shape[1])
     best = np.argmin(rows[:, :, AGAINST + 1], axis=1)  # the height the deck is most even at
-    flat_best = rows[np.arange(len(rows)), best]
-    means = paths.reshape(-1, heights, n, 3).mean(axis=2)  # (P, H, 3)
-    chosen = means[np.arange(len(means)), best]
+    pick = np.arange(len(rows)) * heights + best  # the rows at those heights
+    flat_best = per_row[pick]
+    chosen = centre[pick]
     # At that height: how much of the path the board seen before covers, and how what a
     # shadow does not change has changed there (a grey deck's colour against the board's).
-    pick = np.arange(len(rows)) * heights + best
     if seen_cells is not None:
         middle = seen_cells[pick, n // 2]
     beside = np.zeros((len(rows), 3))
