@@ -14,6 +14,7 @@ from vision.learned import (
     BRIDGE_MODEL,
     CELL_CLASSES,
     CELL_MODEL,
+    DECK_OUTLINE,
     Network,
     bridge_network,
     cell_features,
@@ -52,7 +53,7 @@ def test_shipped_models_load_and_fit_the_features() -> None:
                         light=(90.0, 0.0, 20.0), dark=None)
     frame = SimpleNamespace(sub_lab=np.full((100, 9, 3), 50.0), rim_lab=np.full((100, 8, 3), 50.0),
                             texture=np.zeros((100, 9)), edges=np.zeros((100, 5)),
-                            background=None)
+                            background=None, outline=None)
     feats = cell_features(frame, model)
     assert feats.shape[1] == cells.w1.shape[0]
     assert cells.proba(feats).shape == (100, CELL_CLASSES)
@@ -214,14 +215,15 @@ def test_bridge_candidates_see_how_their_deck_differs_from_the_bare_board_seen_b
     moved, _ = candidate_features(bridges, deck, model, probs, background)
     blind, _ = candidate_features(bridges, deck, model, probs, None)
     assert seen.shape == moved.shape == blind.shape and len(keep) == len(bridges.pairs)
-    # before the last three (the flanks, not measured here): how much of the deck's path
-    # the board seen before covers, and how its shade-free colour (a, b over L + 16, the
-    # lightness ratio) changed since
-    share, shade = slice(-7, -6), slice(-6, -3)
+    # before the flanks and the deck's outline (not measured here): how much of the deck's
+    # path the board seen before covers, and how its shade-free colour (a, b over L + 16,
+    # the lightness ratio) changed since
+    tail = 3 + DECK_OUTLINE
+    share, shade = slice(-tail - 4, -tail - 3), slice(-tail - 3, -tail)
     assert seen[:, share].mean() > 0.6 and not blind[:, share].any()
     assert np.abs(seen[:, shade]).max() < 1e-9 and not blind[:, shade].any()
     covered = moved[:, share][:, 0] > 0.5  # (the median of the samples is then of known ones)
-    assert (np.abs(moved[covered, -5] - (-14 / 78 + 20 / 76)) < 0.01).all()
+    assert (np.abs(moved[covered, -tail - 2] - (-14 / 78 + 20 / 76)) < 0.01).all()
     # and what a deck of nearly the board's colour changed is there, not without it
     assert (np.abs(moved - seen)[covered].max(axis=1) > 0.15).all()
     assert np.abs(blind - seen).max() > 0  # the deck's own colour still counts without it
@@ -258,3 +260,57 @@ def test_bridge_candidates_see_the_board_beside_the_deck() -> None:
     behind = bridge_features(on_deck, heights, kinds, ends, under, model, None, None,
                              over_tile)
     assert plain.shape == behind.shape and np.abs(behind - plain).max() > 0.5
+
+
+def test_a_deck_shows_its_outline_along_its_path_and_bare_board_does_not() -> None:
+    import cv2
+
+    from calibration.format import default_thresholds
+    from vision.bridges import measure_deck_edges
+    from vision.features import texture
+    from vision.learned import _deck_outline
+    from vision.pipeline import make_plan
+
+    settings = default_thresholds()
+    corners = np.array([(340.0, 610.0), (940.0, 610.0), (940.0, 10.0), (340.0, 10.0)])
+    plan = make_plan(settings, corners, (1280, 720))
+    bridges, side = plan.bridges, plan.sampling.side
+    n = len(bridges.boxes) // (len(bridges.pairs) * bridges.heights)
+    px = settings.cell_px
+
+    def edges(pair: tuple[tuple[int, int], tuple[int, int]], deck: int | None,
+              shadow: bool = False) -> np.ndarray:
+        """The edges of a pair's first path, drawn as a strip of grey `deck` (None: no deck)
+        on a board of grey 120, with a dark line along its minus edge when `shadow`."""
+        row = bridges.pairs.index(pair) * bridges.heights
+        boxes = bridges.boxes[row * n:(row + 1) * n]
+        centres = np.column_stack([boxes[:, 0] + boxes[:, 2], boxes[:, 1] + boxes[:, 3]]) / 2
+        along = centres[-1] - centres[0]
+        ends = centres[0] - along, centres[-1] + along
+        image = np.full((side, side, 3), 120, np.uint8)
+        if deck is not None:
+            p, q = (tuple(int(round(v)) for v in e) for e in ends)
+            cv2.line(image, p, q, (deck, deck, deck), int(round(0.34 * px)))
+            if shadow:
+                normal = bridges.edge_normals[row * n]
+                off = -normal * 0.2 * px
+                cv2.line(image, tuple(int(round(v)) for v in ends[0] + off),
+                         tuple(int(round(v)) for v in ends[1] + off), (40, 40, 40), 2)
+        out = measure_deck_edges(bridges, texture(image, plan.sampling)[2], np.array([row]))
+        assert out is not None and out.shape == (1, n, 2, 2)
+        return out
+
+    for pair in (((3, 4), (5, 4)), ((3, 4), (5, 6)), ((3, 4), (4, 6))):
+        light, dark, bare = edges(pair, 200), edges(pair, 60), edges(pair, None)
+        # a lighter deck: the grey level rises into it on both sides, all along; a darker
+        # one falls; bare board does neither
+        assert (light[0, :, :, 0] > 0.3).all() and (dark[0, :, :, 0] < -0.3).all()
+        assert np.abs(bare).max() < 1e-9
+        outline = _deck_outline(np.concatenate([light, dark, bare]))
+        assert outline.shape == (3, DECK_OUTLINE)
+        assert outline[0, 0] > 0.3 and outline[1, 0] < -0.3 and not outline[2].any()
+        assert outline[0, 2] == outline[1, 2] == 1.0  # every sample agrees, on both sides
+    # a deck of the board's own grey shows only the shadow line along one edge: that side
+    # comes first, darker than the deck
+    shaded = _deck_outline(edges(((3, 4), (5, 4)), 120, shadow=True))[0]
+    assert shaded[1] > 0.2 and shaded[3] < -0.1 and abs(shaded[7]) < 0.05

@@ -60,6 +60,12 @@ class BridgePlan:
     """(pairs * heights * samples,) per path sample, the cell sample box (cell * 9 + box)
     nearest to it in the top-down view, -1 when none is near: where the bare board seen
     before under the sample is known."""
+    deck_edges: np.ndarray | None = None
+    """(pairs * heights * samples * 2, 4) boxes over where a deck's two long edges would
+    show beside each path sample (its minus side first, then its plus side)."""
+    edge_normals: np.ndarray | None = None
+    """(pairs * heights * samples, 2) per path sample, the unit vector in the top-down view
+    from its minus edge box to its plus edge box (across the deck)."""
 
 
 def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
@@ -89,23 +95,33 @@ def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
         None, None, None, :, None], (len(pairs), count, len(_T), 2, 2)).reshape(-1, 2)
     flank_xy = plan.geometry.raised(np.repeat(xy, 2, axis=0) + step, np.repeat(z, 2))
     flanks, _, _ = _path_boxes(flank_xy, px, margin, plan.side)
+    edge_xy = plan.geometry.raised(np.repeat(xy, 2, axis=0) + step * (_DECK_EDGE / _FLANK),
+                                   np.repeat(z, 2))
+    deck_edges, ex, ey = _path_boxes(edge_xy, px, margin, plan.side, _DECK_EDGE_HALF)
+    normals = np.column_stack([ex[1::2] - ex[0::2], ey[1::2] - ey[0::2]])
+    normals /= np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-9)
     ends, under, kinds = pair_tables(pairs)
     nearest = _nearest_boxes(np.column_stack([x, y]), plan.cell_boxes, NEAR_BOX * px)
     return BridgePlan(tuple(pairs), count, boxes, seen, ends, under, kinds, flanks,
-                      design_at(seen), design_at(flank_xy), nearest)
+                      design_at(seen), design_at(flank_xy), nearest, deck_edges, normals)
 
 
 _FLANK = 0.3
 """Cells from a deck's middle line to the samples beside it (decks are 0.28-0.4 wide)."""
+_DECK_EDGE = 0.17
+"""Cells from a deck's middle line to where its long edges show (half its width)."""
+_DECK_EDGE_HALF = 0.1
+"""Half the side of the boxes over a deck's edges (cells): wide enough for decks 0.28-0.4
+wide, put down a little off the line between their tiles' centres."""
 
 
 def _path_boxes(
-    seen: np.ndarray, px: int, margin: float, side: int
+    seen: np.ndarray, px: int, margin: float, side: int, half_cells: float = _HALF
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Top-down sample boxes around board points (n, 2), and their centres' x and y."""
     x = (margin + seen[:, 0]) * px
     y = (margin + SIZE - seen[:, 1]) * px
-    half = max(1.0, _HALF * px)
+    half = max(1.0, half_cells * px)
     x0 = np.clip(np.round(x - half), 0, side - 1)
     y0 = np.clip(np.round(y - half), 0, side - 1)
     x1 = np.clip(np.round(x + half), x0 + 1, side)
@@ -166,6 +182,35 @@ def measure_flanks(
     bgr = box_means(ii, bridge_plan.flanks[index])
     lab = to_lab(bgr / field_of(light_coef, bridge_plan.flank_design[index]))
     return lab.reshape(len(rows), n, 2, 3)
+
+
+def measure_deck_edges(
+    bridge_plan: BridgePlan, slopes: np.ndarray, rows: np.ndarray
+) -> np.ndarray | None:
+    """What a deck's two long edges look like, per path sample of some rows: (len(rows),
+    samples, 2 sides, 2), per side (minus, plus) how steeply the grey level rises from
+    beside the deck into it (the mean gradient across the edge box, towards the path) and
+    how much darker the edge box is than the path sample (a shadow line or the gap under
+    the deck's side), both over the local grey level. A deck lighter than the board beside
+    it rises at both edges all along its length, a darker one falls; a deck of the board's
+    own grey in a lamp's glare still shows an outline or a shadow along one edge; bare
+    board shows neither. `slopes` is `features.texture`'s gradient integral; None when the
+    plan has no edge boxes."""
+    if bridge_plan.deck_edges is None or bridge_plan.edge_normals is None:
+        return None
+    n = len(_T)
+    sample = (np.asarray(rows, np.int64)[:, None] * n + np.arange(n)[None, :]).ravel()
+    index = (sample[:, None] * 2 + np.arange(2)[None, :]).ravel()
+    means = box_means(slopes, bridge_plan.deck_edges[index]).reshape(len(sample), 2, 3)
+    deck = box_means(slopes, bridge_plan.boxes[sample])[:, 2]
+    normal = bridge_plan.edge_normals[sample]
+    across = means[:, :, 0] * normal[:, None, 0] + means[:, :, 1] * normal[:, None, 1]
+    level = np.maximum((means[:, :, 2].sum(axis=1) + deck) / 3.0, 8.0)[:, None]
+    out = np.empty((len(sample), 2, 2))
+    out[:, 0, 0] = across[:, 0] / level[:, 0]  # minus side: the normal points into the deck
+    out[:, 1, 0] = -across[:, 1] / level[:, 0]
+    out[:, :, 1] = (means[:, :, 2] - deck[:, None]) / level
+    return out.reshape(len(rows), n, 2, 2)
 
 
 def measure_paths(bridge_plan: BridgePlan, ii: np.ndarray, light_coef: np.ndarray) -> np.ndarray:

@@ -298,6 +298,7 @@ def bridge_features(
     under_p: np.ndarray, model: ColourModel, seen_before: np.ndarray | None = None,
     flanks: Callable[[np.ndarray], np.ndarray | None] | None = None,
     seen_cells: np.ndarray | None = None,
+    deck_edges: Callable[[np.ndarray], np.ndarray | None] | None = None,
 ) -> np.ndarray:
     """(pairs, F) features per candidate bridge.
 
@@ -314,7 +315,11 @@ def bridge_features(
     does not. seen_cells: (pairs * heights, samples, 4) the cell network's probabilities
     for the cell whose top each sample lies over in the view (zeros where none): seen at an
     angle, a "deck" that is the top of a tile read clearly behind it is no deck, while a
-    real deck hides the top it lies over.
+    real deck hides the top it lies over. deck_edges(rows): (len(rows), samples, 2, 2) what
+    the deck's two long edges look like (see `bridges.measure_deck_edges`), asked for the
+    most even height's rows like `flanks`: a grey deck on a grey board in a lamp's glare
+    differs little from the board in colour, but its outline or its shadow still shows
+    along it, and bare board shows neither.
     """
     n = paths.shape[1]
     # (AGAINST, P*H, n): the mean over a row's samples along contiguous memory
@@ -364,11 +369,36 @@ def bridge_features(
                                   between.mean(axis=1)])
     shade = shade_free_change(paths[pick], then[pick])
     share = (count[pick] / n)[:, None]
+    steps = deck_edges(pick) if deck_edges is not None else None
+    outline = np.zeros((len(rows), DECK_OUTLINE)) if steps is None else _deck_outline(steps)
     out: np.ndarray = np.concatenate(
         [rows.reshape(len(rows), -1), flat_best, _against(chosen, model), pairs_kind,
          ends_p.reshape(len(ends_p), -1), under_p.reshape(len(under_p), -1),
-         middle, share, shade, beside], axis=1)
+         middle, share, shade, beside, outline], axis=1)
     return out
+
+
+DECK_OUTLINE = 8
+"""Features from `_deck_outline`."""
+
+
+def _deck_outline(edges: np.ndarray) -> np.ndarray:
+    """(pairs, 8) from a path's two long edges ((pairs, samples, 2 sides, 2): the grey
+    level's rise into the deck and the edge's darkening, see `bridges.measure_deck_edges`):
+    per side, the mean rise, the mean size of the rise, the share of samples rising the way
+    the mean does, and the mean darkening; the side with the larger rises first (which side
+    shows the shadow or the deck's side depends on the lamp and the camera)."""
+    rise, dark = edges[..., 0], edges[..., 1]
+    mean = rise.mean(axis=1)  # (pairs, 2)
+    size = np.abs(rise).mean(axis=1)
+    sign = np.where(mean >= 0.0, 1.0, -1.0)
+    agree = (rise * sign[:, None, :] > 0).mean(axis=1)
+    per_side = np.stack([mean, size, agree, dark.mean(axis=1)], axis=2)  # (pairs, 2, 4)
+    first = (size[:, 1] > size[:, 0]).astype(np.int64)
+    order = np.column_stack([first, 1 - first])
+    result: np.ndarray = np.take_along_axis(per_side, order[:, :, None], axis=1).reshape(
+        len(edges), -1)
+    return result
 
 
 CANDIDATE_END = 0.05
@@ -383,12 +413,14 @@ def candidate_features(
     probs: np.ndarray,
     background: np.ndarray | None = None,
     beside: Callable[[np.ndarray], np.ndarray | None] | None = None,
+    edges: Callable[[np.ndarray], np.ndarray | None] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Features of the candidate bridges worth asking about (both ends likely tiles or
     hidden by a foot), and their indices in the plan's pair list. `paths(rows)` measures
     the path samples of some rows (pair * heights + height) of the plan; `background` is
     the bare board seen before, per cell sample box ((100, 9, 3) Lab, NaN where unknown);
-    `beside(rows)` measures the samples either side of those rows' paths."""
+    `beside(rows)` measures the samples either side of those rows' paths, `edges(rows)`
+    the grey level's rise across their decks' edges."""
     if bridge_plan.ends is None or bridge_plan.under is None or bridge_plan.kinds is None:
         ends_i, under_i, kinds_all = pair_tables(bridge_plan.pairs)
     else:
@@ -415,5 +447,6 @@ def candidate_features(
             seen_before = np.where(near, flat[np.maximum(nearest, 0)], np.nan).reshape(
                 len(rows), n, 3)
     flanks = None if beside is None else (lambda pick: beside(rows[pick]))
+    outline = None if edges is None else (lambda pick: edges(rows[pick]))
     return bridge_features(paths(rows), heights, kinds, ends, under, model, seen_before,
-                           flanks, seen_cells), keep
+                           flanks, seen_cells, outline), keep

@@ -21,6 +21,7 @@ from vision.bridges import (
     BridgePlan,
     find_bridges,
     learn_bridge_colour,
+    measure_deck_edges,
     measure_flanks,
     measure_paths,
     measure_rows,
@@ -114,6 +115,9 @@ class Measurement:
     background: np.ndarray | None = None
     """(100, 9, 3) the bare board's Lab per sample box as seen before (the calibration's,
     kept up to date), NaN where not known; None when there is none."""
+    slopes: np.ndarray | None = None
+    """The integral image of the top-down view's grey-level x and y gradients and grey
+    level (3 channels; see `features.texture`)."""
 
 
 def make_plan(
@@ -137,10 +141,11 @@ def measure(settings: Thresholds, plan: Plan, image: np.ndarray) -> Measurement:
     coef, keep = light_field(ring, plan.sampling.ring_xy, settings.ring_outlier_error)
     sub_lab, rim_lab = _evened(plan, ii, coef)
     ring_lab = to_lab(ring[keep].mean(axis=0, keepdims=True))[0]
-    grain, edges = texture(topdown, plan.sampling)
+    grain, edges, slopes = texture(topdown, plan.sampling)
     return Measurement(
         np.median(sub_lab, axis=1), sub_lab, rim_lab, ring_lab, ring, ~keep, coef, ii, topdown,
         grain, edges, ring_outer_bgr=box_means(ii, plan.sampling.ring_outer_boxes),
+        slopes=slopes,
     )
 
 
@@ -309,7 +314,9 @@ def _learned_bridges(
     feats, keep = candidate_features(
         bridge_plan, lambda rows: measure_rows(bridge_plan, m.integral, m.light_coef, rows),
         model, probs, m.background,
-        lambda rows: measure_flanks(bridge_plan, m.integral, m.light_coef, rows))
+        lambda rows: measure_flanks(bridge_plan, m.integral, m.light_coef, rows),
+        None if m.slopes is None else (
+            lambda rows: measure_deck_edges(bridge_plan, m.slopes, rows)))
     if len(keep) == 0:
         return [], []
     if feats.shape[1] != net.mean.shape[0]:

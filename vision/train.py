@@ -70,7 +70,7 @@ def _model_array(model: ColourModel) -> np.ndarray:
 def read_scene(seed: int, i: int, cells: Network | None) -> tuple[object, ...] | None:
     """One generated scene read up to the classifiers' inputs: the raw cell measurements
     and labels, and (given the cell network) the bridge candidates' features and labels."""
-    from vision.bridges import measure_flanks, measure_rows
+    from vision.bridges import measure_deck_edges, measure_flanks, measure_rows
     from vision.cells import cell_name
     from vision.evaluate import tracker_for
     from vision.synth import SETUPS, random_spec, render
@@ -107,7 +107,9 @@ def read_scene(seed: int, i: int, cells: Network | None) -> tuple[object, ...] |
     feats, keep = candidate_features(
         plan.bridges, lambda rows: measure_rows(plan.bridges, m.integral, m.light_coef, rows),
         model, cells.proba(cx), m.background,
-        lambda rows: measure_flanks(plan.bridges, m.integral, m.light_coef, rows))
+        lambda rows: measure_flanks(plan.bridges, m.integral, m.light_coef, rows),
+        None if m.slopes is None else (
+            lambda rows: measure_deck_edges(plan.bridges, m.slopes, rows)))
     wanted = {tuple(sorted(t)) for t in frame.bridges}
     bridge_labels = np.array([
         tuple(sorted((cell_name(*plan.bridges.pairs[j][0]), cell_name(*plan.bridges.pairs[j][1]))))
