@@ -20,7 +20,15 @@ import numpy as np
 from calibration.format import ColourModel, Lab, Thresholds
 from vision.cells import Cell, bridge_kind, cells_under
 from vision.classify import BRIDGE, DARK, EMPTY, LIGHT, UNKNOWN, CellReading, colour_distance
-from vision.features import SamplingPlan, box_means, design_at, field_at, field_of, to_lab
+from vision.features import (
+    SamplingPlan,
+    Slopes,
+    box_means,
+    design_at,
+    field_at,
+    field_of,
+    to_lab,
+)
 from vision.geometry import SIZE
 
 _OFFSETS = ((0, 2), (2, 0), (2, 2), (2, -2), (1, 2), (2, 1), (2, -1), (1, -2))
@@ -185,7 +193,7 @@ def measure_flanks(
 
 
 def measure_deck_edges(
-    bridge_plan: BridgePlan, slopes: np.ndarray, rows: np.ndarray
+    bridge_plan: BridgePlan, slopes: Slopes, rows: np.ndarray
 ) -> np.ndarray | None:
     """What a deck's two long edges look like, per path sample of some rows: (len(rows),
     samples, 2 sides, 2), per side (minus, plus) how steeply the grey level rises from
@@ -194,22 +202,22 @@ def measure_deck_edges(
     the deck's side), both over the local grey level. A deck lighter than the board beside
     it rises at both edges all along its length, a darker one falls; a deck of the board's
     own grey in a lamp's glare still shows an outline or a shadow along one edge; bare
-    board shows neither. `slopes` is `features.texture`'s gradient integral; None when the
-    plan has no edge boxes."""
+    board shows neither. `slopes` comes from `features.texture`; None when the plan has no
+    edge boxes."""
     if bridge_plan.deck_edges is None or bridge_plan.edge_normals is None:
         return None
     n = len(_T)
     sample = (np.asarray(rows, np.int64)[:, None] * n + np.arange(n)[None, :]).ravel()
     index = (sample[:, None] * 2 + np.arange(2)[None, :]).ravel()
-    means = box_means(slopes, bridge_plan.deck_edges[index]).reshape(len(sample), 2, 3)
-    deck = box_means(slopes, bridge_plan.boxes[sample])[:, 2]
+    edge_boxes = bridge_plan.deck_edges[index]
+    slope = box_means(slopes.gradients, edge_boxes).reshape(len(sample), 2, 2)
+    edge_grey = box_means(slopes.grey, edge_boxes).reshape(len(sample), 2)
+    deck = box_means(slopes.grey, bridge_plan.boxes[sample])
     normal = bridge_plan.edge_normals[sample]
-    across = means[:, :, 0] * normal[:, None, 0] + means[:, :, 1] * normal[:, None, 1]
-    level = np.maximum((means[:, :, 2].sum(axis=1) + deck) / 3.0, 8.0)[:, None]
-    out = np.empty((len(sample), 2, 2))
-    out[:, 0, 0] = across[:, 0] / level[:, 0]  # minus side: the normal points into the deck
-    out[:, 1, 0] = -across[:, 1] / level[:, 0]
-    out[:, :, 1] = (means[:, :, 2] - deck[:, None]) / level
+    across = slope[:, :, 0] * normal[:, None, 0] + slope[:, :, 1] * normal[:, None, 1]
+    level = np.maximum((edge_grey.sum(axis=1) + deck) / 3.0, 8.0)[:, None]
+    across[:, 1] = -across[:, 1]  # the plus side: the normal points out of the deck
+    out = np.stack([across / level, (edge_grey - deck[:, None]) / level], axis=2)
     return out.reshape(len(rows), n, 2, 2)
 
 

@@ -327,16 +327,26 @@ def to_lab(bgr: np.ndarray) -> np.ndarray:
     return result
 
 
+@dataclass(frozen=True)
+class Slopes:
+    """Integral images of the top-down view's grey level (float64) and of its x and y
+    gradients (Sobel; 2 channels, float32: a gradient's sum along a row or column telescopes,
+    so its sums stay small)."""
+
+    grey: np.ndarray
+    gradients: np.ndarray
+
+
 def texture(
     topdown: np.ndarray, plan: SamplingPlan
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, Slopes]:
     """Per cell, how textured its sub-boxes are and how strong the edges along a tile's
     outline are, both relative to the brightness (so light and exposure do not matter).
 
     Returns (100, 9) grey-level spread / mean per sub-box, (100, 5) mean gradient /
     mean grey along the four sides of a tile's top face and over its middle, and the
-    integral image of the grey level's x and y gradients and the grey level itself
-    (3 channels: for the edges along a bridge's deck, see `bridges.measure_deck_edges`).
+    grey level's and its gradients' integral images (for the edges along a bridge's deck,
+    see `bridges.measure_deck_edges`).
     """
     grey = cv2.cvtColor(topdown, cv2.COLOR_BGR2GRAY).astype(np.float32)
     total, squares = cv2.integral2(grey, sdepth=cv2.CV_64F)
@@ -348,5 +358,5 @@ def texture(
     mag = cv2.integral(cv2.magnitude(gx, gy), sdepth=cv2.CV_64F)
     level = np.maximum(mean.reshape(SIZE * SIZE, 9).mean(axis=1, keepdims=True), 8.0)
     edges = box_means(mag, plan.edge_boxes).reshape(SIZE * SIZE, 5) / level
-    slopes = cv2.integral(cv2.merge([gx, gy, grey]), sdepth=cv2.CV_64F)
-    return spread, edges, slopes
+    gradients = cv2.integral(cv2.merge([gx, gy]), sdepth=cv2.CV_32F)
+    return spread, edges, Slopes(total, gradients)

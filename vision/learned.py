@@ -388,16 +388,15 @@ def _deck_outline(edges: np.ndarray) -> np.ndarray:
     per side, the mean rise, the mean size of the rise, the share of samples rising the way
     the mean does, and the mean darkening; the side with the larger rises first (which side
     shows the shadow or the deck's side depends on the lamp and the camera)."""
-    rise, dark = edges[..., 0], edges[..., 1]
-    mean = rise.mean(axis=1)  # (pairs, 2)
-    size = np.abs(rise).mean(axis=1)
-    sign = np.where(mean >= 0.0, 1.0, -1.0)
-    agree = (rise * sign[:, None, :] > 0).mean(axis=1)
-    per_side = np.stack([mean, size, agree, dark.mean(axis=1)], axis=2)  # (pairs, 2, 4)
-    first = (size[:, 1] > size[:, 0]).astype(np.int64)
-    order = np.column_stack([first, 1 - first])
-    result: np.ndarray = np.take_along_axis(per_side, order[:, :, None], axis=1).reshape(
-        len(edges), -1)
+    rise = edges[..., 0]
+    per_side = np.empty((len(edges), 2, 4))
+    mean = per_side[:, :, 0] = rise.mean(axis=1)
+    size = per_side[:, :, 1] = np.abs(rise).mean(axis=1)
+    per_side[:, :, 2] = np.where((mean >= 0.0)[:, None, :], rise > 0, rise < 0).mean(axis=1)
+    per_side[:, :, 3] = edges[..., 1].mean(axis=1)
+    swap = size[:, 1] > size[:, 0]
+    per_side[swap] = per_side[swap, ::-1]
+    result: np.ndarray = per_side.reshape(len(edges), -1)
     return result
 
 

@@ -48,6 +48,7 @@ from vision.features import (
     RING_OUT,
     TILE_REACH,
     SamplingPlan,
+    Slopes,
     box_means,
     cell_colours,
     field_at,
@@ -115,9 +116,9 @@ class Measurement:
     background: np.ndarray | None = None
     """(100, 9, 3) the bare board's Lab per sample box as seen before (the calibration's,
     kept up to date), NaN where not known; None when there is none."""
-    slopes: np.ndarray | None = None
-    """The integral image of the top-down view's grey-level x and y gradients and grey
-    level (3 channels; see `features.texture`)."""
+    slopes: Slopes | None = None
+    """The integral images of the top-down view's grey level and its gradients (see
+    `features.texture`)."""
 
 
 def make_plan(
