@@ -206,8 +206,9 @@ def test_watch_waits_for_a_camera_that_is_not_there_yet(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{cam_port}/video.mjpg"
     root = Path(__file__).resolve().parents[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ponte", "watch", "--source", url, "--port", str(web_port),
-         "--data", str(tmp_path / "data")],
+        # (-X faulthandler: should it ever hang, SIGABRT makes it print every thread's stack)
+        [sys.executable, "-X", "faulthandler", "-m", "ponte", "watch", "--source", url,
+         "--port", str(web_port), "--data", str(tmp_path / "data")],
         cwd=root, stderr=subprocess.PIPE, text=True,
     )
     lines: list[str] = []
@@ -243,7 +244,14 @@ def test_watch_waits_for_a_camera_that_is_not_there_yet(tmp_path: Path) -> None:
                  lambda: [m["move"] for m in (state() or {}).get("moves", [])] == ["e5,f6"])
         assert (state() or {})["camera"]["status"] == "ok"
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(20) == 0
+        try:
+            assert proc.wait(20) == 0
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            proc.wait(10)
+            reader.join(5)
+            raise AssertionError("watch did not stop on Ctrl-C; where it was: "
+                                 + "".join(lines)) from None
     finally:
         if proc.poll() is None:
             proc.kill()
