@@ -53,7 +53,7 @@ def test_shipped_models_load_and_fit_the_features() -> None:
                         light=(90.0, 0.0, 20.0), dark=None)
     frame = SimpleNamespace(sub_lab=np.full((100, 9, 3), 50.0), rim_lab=np.full((100, 8, 3), 50.0),
                             texture=np.zeros((100, 9)), edges=np.zeros((100, 5)),
-                            background=None, outline=None)
+                            background=None)
     feats = cell_features(frame, model)
     assert feats.shape[1] == cells.w1.shape[0]
     assert cells.proba(feats).shape == (100, CELL_CLASSES)

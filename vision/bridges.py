@@ -99,12 +99,13 @@ def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
     boxes, x, y = _path_boxes(seen, px, margin, plan.side)
     across = np.column_stack([-(b - a)[:, 1], (b - a)[:, 0]])
     across /= np.linalg.norm(across, axis=1, keepdims=True)
-    step = np.broadcast_to(across[:, None, None, None, :] * _FLANK * np.array([-1.0, 1.0])[
+    # per path sample, one step across the deck to either side (minus side first)
+    sides = np.broadcast_to(across[:, None, None, None, :] * np.array([-1.0, 1.0])[
         None, None, None, :, None], (len(pairs), count, len(_T), 2, 2)).reshape(-1, 2)
-    flank_xy = plan.geometry.raised(np.repeat(xy, 2, axis=0) + step, np.repeat(z, 2))
+    twice, z2 = np.repeat(xy, 2, axis=0), np.repeat(z, 2)
+    flank_xy = plan.geometry.raised(twice + sides * _FLANK, z2)
     flanks, _, _ = _path_boxes(flank_xy, px, margin, plan.side)
-    edge_xy = plan.geometry.raised(np.repeat(xy, 2, axis=0) + step * (_DECK_EDGE / _FLANK),
-                                   np.repeat(z, 2))
+    edge_xy = plan.geometry.raised(twice + sides * _DECK_EDGE, z2)
     deck_edges, ex, ey = _path_boxes(edge_xy, px, margin, plan.side, _DECK_EDGE_HALF)
     normals = np.column_stack([ex[1::2] - ex[0::2], ey[1::2] - ey[0::2]])
     normals /= np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-9)
