@@ -306,18 +306,27 @@ SURE_ENDS = 0.9
 """The cell network's probability for an end to count as sure."""
 
 
+def bridge_candidates(
+    bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The bridge network's inputs for this frame's candidates and their indices in the
+    plan's pair list (see `candidate_features`): what the pipeline reads and training
+    learns from, measured alike."""
+    return candidate_features(
+        bridge_plan, lambda rows: measure_rows(bridge_plan, m.integral, m.light_coef, rows),
+        model, probs, m.background,
+        lambda rows: measure_flanks(bridge_plan, m.integral, m.light_coef, rows),
+        None if m.slopes is None else (
+            lambda rows: measure_deck_edges(bridge_plan, m.slopes, rows)))
+
+
 def _learned_bridges(
     bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray,
     net: Network,
 ) -> tuple[list[tuple[Cell, Cell]], list[int]] | None:
     """Bridges by the bridge network, best first, kept only where they fit together (see
     `BridgeLayout`); None when the network was made for other features."""
-    feats, keep = candidate_features(
-        bridge_plan, lambda rows: measure_rows(bridge_plan, m.integral, m.light_coef, rows),
-        model, probs, m.background,
-        lambda rows: measure_flanks(bridge_plan, m.integral, m.light_coef, rows),
-        None if m.slopes is None else (
-            lambda rows: measure_deck_edges(bridge_plan, m.slopes, rows)))
+    feats, keep = bridge_candidates(bridge_plan, m, model, probs)
     if len(keep) == 0:
         return [], []
     if feats.shape[1] != net.mean.shape[0]:

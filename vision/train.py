@@ -31,7 +31,6 @@ from vision.learned import (
     CELL_CLASSES,
     CELL_MODEL,
     Network,
-    candidate_features,
     cell_features,
     merge_networks,
 )
@@ -70,9 +69,9 @@ def _model_array(model: ColourModel) -> np.ndarray:
 def read_scene(seed: int, i: int, cells: Network | None) -> tuple[object, ...] | None:
     """One generated scene read up to the classifiers' inputs: the raw cell measurements
     and labels, and (given the cell network) the bridge candidates' features and labels."""
-    from vision.bridges import measure_deck_edges, measure_flanks, measure_rows
     from vision.cells import cell_name
     from vision.evaluate import tracker_for
+    from vision.pipeline import bridge_candidates
     from vision.synth import SETUPS, random_spec, render
 
     names = list(SETUPS)
@@ -104,12 +103,7 @@ def read_scene(seed: int, i: int, cells: Network | None) -> tuple[object, ...] |
     if np.random.default_rng([seed, i, 2]).random() < NO_BACKGROUND:
         m = replace(m, background=None)  # as `ponte read` without a calibration
     cx = cell_features(m, model)
-    feats, keep = candidate_features(
-        plan.bridges, lambda rows: measure_rows(plan.bridges, m.integral, m.light_coef, rows),
-        model, cells.proba(cx), m.background,
-        lambda rows: measure_flanks(plan.bridges, m.integral, m.light_coef, rows),
-        None if m.slopes is None else (
-            lambda rows: measure_deck_edges(plan.bridges, m.slopes, rows)))
+    feats, keep = bridge_candidates(plan.bridges, m, model, cells.proba(cx))
     wanted = {tuple(sorted(t)) for t in frame.bridges}
     bridge_labels = np.array([
         tuple(sorted((cell_name(*plan.bridges.pairs[j][0]), cell_name(*plan.bridges.pairs[j][1]))))
