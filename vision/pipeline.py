@@ -72,6 +72,7 @@ from vision.learned import (
 )
 from vision.locate import locate_board, orient_corners
 from vision.observation import Bridge, Observation, sort_bridge
+from vision.patches import SECOND_LOOK_P, cell_patches, patch_network
 
 _STATES = {EMPTY: CellState.EMPTY, LIGHT: CellState.LIGHT, DARK: CellState.DARK}
 
@@ -190,14 +191,9 @@ def observe(
     if cells_net is not None and bridges_net is not None:
         feats = cell_features(m, model)
         if feats.shape[1] == cells_net.mean.shape[0]:  # else model files of another version
-            probs = _overrule(cells_net.proba(feats), reading)
-            # The tile colours once more, from the cells the network is sure of: a lamp's
-            # glare or a shadow can mislead the clustering, less so the network.
-            better = _refined(settings, model, m, probs)
-            if better is not None:
-                model = better
-                reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
-                probs = _overrule(cells_net.proba(cell_features(m, model)), reading)
+            probs, model, reading = cell_probabilities(settings, m, model, reading, cells_net,
+                                                       feats)
+            probs = _overrule(_second_look(settings, plan, m, model, probs), reading)
             learned = _learned_bridges(plan.bridges, m, model, probs, bridges_net)
     if learned is not None:
         reading = replace(reading, codes=probs.argmax(axis=1),
@@ -261,6 +257,23 @@ def observe(
     return obs, reading, model
 
 
+def cell_probabilities(
+    settings: Thresholds, m: Measurement, model: ColourModel, reading: CellReading,
+    net: Network, feats: np.ndarray,
+) -> tuple[np.ndarray, ColourModel, CellReading]:
+    """The cell network's probabilities (`feats`: its inputs for `model`), after learning
+    the tile colours once more from the cells it is sure of: a lamp's glare or a shadow can
+    mislead the clustering, less so the network. Returns the probabilities and the colour
+    model and reading they go with."""
+    probs = _overrule(net.proba(feats), reading)
+    better = _refined(settings, model, m, probs)
+    if better is not None:
+        model = better
+        reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
+        probs = _overrule(net.proba(cell_features(m, model)), reading)
+    return probs, model, reading
+
+
 _REFINE_P = 0.9  # the network's probability for a cell to count in the refit colours
 _REFINE_MOVE = 6.0  # Lab units a tile colour must move by to be replaced
 
@@ -283,6 +296,20 @@ def _refined(
     return replace(model, **changes) if changes else None
 
 
+
+
+def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
+                 probs: np.ndarray) -> np.ndarray:
+    """The cell probabilities with those the cell network is unsure of replaced by the patch
+    network's (`vision.patches`), when it is there."""
+    net = patch_network()
+    unsure = np.flatnonzero(probs.max(axis=1) < SECOND_LOOK_P)
+    if net is None or not len(unsure):
+        return probs
+    patches = cell_patches(settings, plan.sampling, m.topdown, m.light_coef, model, unsure)
+    out = probs.copy()
+    out[unsure] = net.proba(patches, probs[unsure])
+    return out
 
 
 def _overrule(probs: np.ndarray, reading: CellReading) -> np.ndarray:

@@ -1,0 +1,188 @@
+"""The patch network: its convolutions, its training, its patches and its place in the
+pipeline (a second look at the cells the cell network is unsure of)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.patches import HALF, PATCH_MODEL, Conv, PatchNetwork, patch_network
+from vision.train_patches import CLASSES, LAYERS, _Trainer, main, train
+
+
+def _reference_conv(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, stride: int
+                    ) -> np.ndarray:
+    """The convolution written out as its sum, one output at a time."""
+    out_ch, in_ch, k, _ = weight.shape
+    pad = k // 2
+    padded = np.pad(x, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    n, h, w, _ = x.shape
+    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    out = np.zeros((n, oh, ow, out_ch))
+    for b in range(n):
+        for i in range(oh):
+            for j in range(ow):
+                window = padded[b, i * stride:i * stride + k, j * stride:j * stride + k]
+                for o in range(out_ch):
+                    total = bias[o]
+                    for c in range(in_ch):
+                        total += float((window[:, :, c] * weight[o, c]).sum())
+                    out[b, i, j, o] = max(total, 0.0)
+    return out
+
+
+@pytest.mark.parametrize(("k", "stride", "shape"), [(3, 2, (2, 7, 9, 3)), (5, 2, (1, 8, 8, 2)),
+                                                     (3, 1, (1, 5, 6, 4))])
+def test_a_convolution_is_the_sum_it_stands_for(k: int, stride: int, shape: tuple[int, ...]
+                                                ) -> None:
+    rng = np.random.default_rng(k * 10 + stride)
+    x = rng.normal(size=shape)
+    weight = rng.normal(size=(3, shape[3], k, k))
+    bias = rng.normal(size=3)
+    got = Conv(weight, bias, stride)(x)
+    assert got.shape == _reference_conv(x, weight, bias, stride).shape
+    assert np.allclose(got, _reference_conv(x, weight, bias, stride))
+
+
+def test_the_training_gradients_are_the_loss_s_slopes() -> None:
+    rng = np.random.default_rng(1)
+    trainer = _Trainer(rng)
+    trainer.params = {k: v.astype(np.float64) for k, v in trainer.params.items()}
+    x = rng.normal(0, 0.5, (3, 2 * HALF, 2 * HALF, 3))
+    logp = np.log(rng.dirichlet(np.ones(4), 3))
+    y, weight = np.array([0, 2, 1]), np.array([1.0, 3.0, 1.0])
+    _, grads = trainer.gradients(x, logp, y, weight)
+    checked = 0
+    for name, param in trainer.params.items():
+        for _ in range(3):
+            at = tuple(int(rng.integers(0, s)) for s in param.shape)
+            old = param[at]
+            param[at] = old + 1e-6
+            up = trainer.gradients(x, logp, y, weight)[0]
+            param[at] = old - 1e-6
+            down = trainer.gradients(x, logp, y, weight)[0]
+            param[at] = old
+            slope = (up - down) / 2e-6
+            assert abs(grads[name][at] - slope) <= 1e-6 + 1e-4 * abs(slope), name
+            checked += abs(slope) > 1e-6
+    assert checked > 10  # most of them were not flat
+
+
+def _squares(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Noisy bare patches (class 0), and patches with a slightly lighter (1) or darker (2)
+    square a little off-centre: a tile whose colour is close to the board's."""
+    y = rng.integers(0, CLASSES, n)
+    x = rng.normal(0, 0.06, (n, 2 * HALF, 2 * HALF, 3)).astype(np.float32)
+    for i in range(n):
+        if y[i]:
+            dx, dy = rng.integers(-3, 4, 2)
+            top, left = HALF - 10 + dy, HALF - 10 + dx
+            x[i, top:top + 20, left:left + 20] += 0.12 if y[i] == 1 else -0.12
+            x[i, top:top + 20, left] -= 0.3  # its edge's shadow
+    return x, y
+
+
+def test_training_learns_to_see_a_tile_the_cell_network_cannot(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    x, y = _squares(rng, 1200)
+    # the cell network's probabilities say nothing: the patch alone must tell
+    flat = np.full((len(y), 4), 0.25, np.float32)
+    data = {"x": np.clip(np.round((x + 1) * 128), 0, 255).astype(np.uint8), "p": flat, "y": y}
+    net = train(data, epochs=6, batch=64)
+    test_x, test_y = _squares(rng, 300)
+    probs = net.proba(test_x, np.full((300, 4), 0.25))
+    assert probs.shape == (300, 4)
+    assert (probs[:, :3].argmax(axis=1) == test_y).mean() > 0.9
+    net.save(tmp_path / "p.npz")
+    again = PatchNetwork.load(tmp_path / "p.npz")
+    assert np.allclose(again.proba(test_x, flat[:300]), probs)
+
+
+def test_the_hidden_share_stays_the_cell_network_s() -> None:
+    net = patch_network()
+    assert net is not None
+    rng = np.random.default_rng(3)
+    x = rng.normal(0, 0.2, (5, 2 * HALF, 2 * HALF, 3)).astype(np.float32)
+    probs = rng.dirichlet(np.ones(4), 5)
+    got = net.proba(x, probs)
+    assert np.allclose(got[:, 3], probs[:, 3])
+    assert np.allclose(got.sum(axis=1), 1.0)
+
+
+def test_the_shipped_patch_network_loads_with_the_layers_training_makes() -> None:
+    assert PATCH_MODEL.exists()
+    net = patch_network()
+    assert net is not None
+    assert [(c.weight.shape[0], c.weight.shape[2]) for c in net.convs] == list(LAYERS)
+
+
+def _scene() -> tuple[object, ...]:
+    from tests.test_vision_reading import _spec
+    from vision.evaluate import tracker_for
+    from vision.synth import render
+
+    spec = _spec(elevation_deg=60.0, azimuth_deg=20.0)
+    frame = render(spec)
+    reader = tracker_for(spec, frame)
+    assert reader is not None
+    plan, m, model = reader.measure_frame(frame.image)
+    return reader, plan, m, model
+
+
+def test_a_patch_shows_its_cell_against_the_bare_board() -> None:
+    from vision.cells import parse_cell
+    from vision.patches import cell_patches
+
+    reader, plan, m, model = _scene()
+    names = ["a3", "a9", "h1", "f10"]  # bare board, light, bare, dark (see BOARD)
+    cells = [parse_cell(n)[1] * 10 + parse_cell(n)[0] for n in names]
+    patches = cell_patches(reader.settings, plan.sampling, m.topdown,  # type: ignore[attr-defined]
+                           m.light_coef, model, np.array(cells))  # type: ignore[attr-defined]
+    assert patches.shape == (4, 2 * HALF, 2 * HALF, 3)
+    middle = patches[:, HALF - 6:HALF + 6, HALF - 6:HALF + 6].mean(axis=(1, 2, 3))
+    bare, light, other_bare, dark = middle
+    assert abs(bare) < 0.15 and abs(other_bare) < 0.15  # bare board reads about 1.0 - 1
+    assert light > bare + 0.3 and dark < bare - 0.15
+
+
+def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from vision import pipeline
+    from vision.patches import SECOND_LOOK_P
+
+    reader, plan, m, model = _scene()
+    probs = np.tile([0.9995, 0.0003, 0.0001, 0.0001], (100, 1))
+    unsure = [5, 17, 42]
+    probs[unsure] = [[0.6, 0.35, 0.03, 0.02], [0.3, 0.3, 0.3, 0.1], [0.2, 0.7, 0.05, 0.05]]
+    assert (probs[unsure].max(axis=1) < SECOND_LOOK_P).all()
+    got = pipeline._second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    sure = np.setdiff1d(np.arange(100), unsure)
+    assert np.array_equal(got[sure], probs[sure])
+    assert np.allclose(got[unsure, 3], probs[unsure, 3])
+    assert not np.allclose(got[unsure], probs[unsure])
+    # without the model file the cell network's answer stands
+    monkeypatch.setattr(pipeline, "patch_network", lambda: None)
+    assert got is not probs
+    assert np.array_equal(pipeline._second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
+                          probs)
+
+
+def test_training_from_generated_scenes_writes_a_network_the_pipeline_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = tmp_path / "examples.npz"
+    args = ["--scenes", "4", "--epochs", "1", "--jobs", "1", "--hold-out", "2",
+            "--cache", str(cache), "--out", str(tmp_path)]
+    assert main(args) == 0
+    assert cache.exists()
+    net = PatchNetwork.load(tmp_path / PATCH_MODEL.name)
+    assert len(net.convs) == len(LAYERS)
+    err = capsys.readouterr().err
+    assert "held-out scenes" in err and "written to" in err
+    with np.load(cache) as data:
+        assert set(data.files) == {"x", "p", "y", "cell", "scene"}
+        assert data["x"].dtype == np.uint8 and len(data["x"]) == len(data["y"]) > 0
+        assert set(np.unique(data["y"])) <= {0, 1, 2}

@@ -1,0 +1,168 @@
+"""Stage 3d: a second look at the cells the cell network is unsure of, through their image.
+
+The cell network (`vision.learned`) reads a cell through a few dozen box means. That is
+quick and mostly right, but a box mean cannot see shape: a low window's shadow on bare
+board and a dark tile can give the same means, and so can a light tile in a lamp's glare
+and the bare board beside it. What tells them apart is in the picture: a tile's straight
+edges and corners, its side face, the grid line a shadow leaves visible.
+
+So each cell the network gives less than `SECOND_LOOK_P` gets a second look: a small
+convolutional network reads a patch of the top-down view around the cell (its tile-top
+position, with a third of a cell of its neighbours on every side), with the frame's light
+field and the bare board's colour divided out, together with the cell network's own
+probabilities, and its answer replaces them. Few cells need it (about six a frame in the
+evaluation's scenes), so it costs little.
+
+Inference is plain numpy (`im2col` and one matrix product per layer). The network is
+trained on generated scenes (`python -m vision.train_patches`) and ships as
+`vision/models/patches.npz`; without the file the cell network's answer stands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from calibration.format import ColourModel, Thresholds
+from vision.features import SamplingPlan, field_at
+from vision.learned import _blas
+
+PATCH_MODEL = Path(__file__).with_name("models") / "patches.npz"
+HALF = 20
+"""Half a patch's side in top-down pixels (a cell is `cell_px`, 24, pixels)."""
+SECOND_LOOK_P = 0.99
+"""A cell whose top probability from the cell network is below this gets a second look."""
+FLOOR = 1e-4
+"""The smallest probability the patch network is told of (its inputs are log-probabilities)."""
+
+
+@dataclass(frozen=True)
+class Conv:
+    """A 2-D convolution (square kernel, zero padding) followed by ReLU."""
+
+    weight: np.ndarray
+    """(out, in, k, k), as PyTorch and OpenCV's dnn keep them."""
+    bias: np.ndarray
+    stride: int
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """(n, h, w, in) -> (n, h', w', out)."""
+        out_ch, _, k, _ = self.weight.shape
+        cols, (n, h, w) = columns(x, k, self.stride)
+        y = cols @ self.weight.reshape(out_ch, -1).T + self.bias
+        result: np.ndarray = np.maximum(y, 0.0).reshape(n, h, w, out_ch)
+        return result
+
+
+def columns(x: np.ndarray, k: int, stride: int) -> tuple[np.ndarray, tuple[int, int, int]]:
+    """The k x k windows of (n, h, w, c) images, zero-padded by k // 2, every `stride`
+    pixels, as rows (one per output pixel) in the (c, k, k) order of a convolution's
+    weights; and the output's (n, h', w')."""
+    pad = k // 2
+    padded = np.pad(x, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    windows = sliding_window_view(padded, (k, k), axis=(1, 2))[:, ::stride, ::stride]
+    n, h, w = windows.shape[:3]
+    return windows.reshape(n * h * w, -1), (n, h, w)
+
+
+@dataclass(frozen=True)
+class PatchNetwork:
+    """Three strided convolutions, one hidden dense layer, and an output layer that also
+    reads the cell network's log-probabilities: (patches, probs) -> probs."""
+
+    convs: tuple[Conv, ...]
+    w1: np.ndarray  # (features, hidden), features in PyTorch's (channel, y, x) order
+    b1: np.ndarray
+    w2: np.ndarray  # (hidden + classes, classes)
+    b2: np.ndarray
+
+    def proba(self, patches: np.ndarray, probs: np.ndarray) -> np.ndarray:
+        """Class probabilities for (n, 2 HALF, 2 HALF, 3) patches (see `cell_patches`)
+        given the cell network's (n, 4) probabilities (empty, light, dark, hidden).
+
+        The patch network only chooses among what a cell can be when it is in view: the
+        chance that it is hidden stays the cell network's, so a hand is flagged as before.
+        """
+        h = patches.astype(np.float32)
+        with _blas().limit(limits=1, user_api="blas"):
+            for conv in self.convs:
+                h = conv(h)
+            flat = h.transpose(0, 3, 1, 2).reshape(len(h), -1)
+            hidden = np.maximum(flat @ self.w1 + self.b1, 0.0)
+            logp = np.log(np.clip(probs, FLOOR, 1.0)).astype(np.float32)
+            s = (np.concatenate([hidden, logp], axis=1) @ self.w2 + self.b2).astype(np.float64)
+        s -= s.max(axis=1, keepdims=True)
+        e = np.exp(s)
+        seen = e / e.sum(axis=1, keepdims=True)
+        result: np.ndarray = np.concatenate(
+            [seen * (1.0 - probs[:, 3:4]), probs[:, 3:4]], axis=1)
+        return result
+
+    def save(self, path: Path) -> None:
+        arrays: dict[str, np.ndarray] = {"w1": self.w1, "b1": self.b1, "w2": self.w2,
+                                         "b2": self.b2}
+        for i, conv in enumerate(self.convs):
+            arrays[f"conv{i}_weight"] = conv.weight
+            arrays[f"conv{i}_bias"] = conv.bias
+            arrays[f"conv{i}_stride"] = np.array(conv.stride)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(path, **arrays)
+
+    @classmethod
+    def load(cls, path: Path) -> PatchNetwork:
+        with np.load(path) as data:
+            convs = []
+            i = 0
+            while f"conv{i}_weight" in data:
+                convs.append(Conv(np.asarray(data[f"conv{i}_weight"], np.float32),
+                                  np.asarray(data[f"conv{i}_bias"], np.float32),
+                                  int(data[f"conv{i}_stride"])))
+                i += 1
+            return cls(tuple(convs), *(np.asarray(data[k], np.float32)
+                                       for k in ("w1", "b1", "w2", "b2")))
+
+
+@cache
+def patch_network() -> PatchNetwork | None:
+    """The shipped patch network, or None when it is missing or unreadable."""
+    try:
+        return PatchNetwork.load(PATCH_MODEL)
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def cell_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,
+                 light_coef: np.ndarray, model: ColourModel, cells: np.ndarray) -> np.ndarray:
+    """Patches of the top-down view around `cells` (flat indices), centred half-way up a
+    tile (where the cell's colour samples lie), each divided by the light
+    field there and by the bare board's colour: bare board reads about 1.0. (k, 2 HALF,
+    2 HALF, 3) float32, on a scale where 1.0 is 0 (`(v - 1)` as the network reads it)."""
+    cells = np.asarray(cells, np.int64)
+    px, margin = settings.cell_px, settings.margin_cells
+    xy = plan.cell_xy[cells]
+    top = plan.geometry.raised(xy, settings.tile_height_cells / 2)
+    bare = cv2.cvtColor(np.array(model.empty, np.float32).reshape(1, 1, 3),
+                        cv2.COLOR_Lab2BGR).reshape(3) * 255.0
+    scale = field_at(light_coef, xy) * np.maximum(bare, 8.0)
+    out = np.empty((len(cells), 2 * HALF, 2 * HALF, 3), np.float32)
+    side = topdown.shape[0]
+    for n, (x, y) in enumerate(top):
+        cx = int(round((margin + x) * px))
+        cy = int(round((margin + 10 - y) * px))
+        x0, y0 = cx - HALF, cy - HALF
+        if 0 <= x0 and 0 <= y0 and x0 + 2 * HALF <= side and y0 + 2 * HALF <= side:
+            patch = topdown[y0:y0 + 2 * HALF, x0:x0 + 2 * HALF]
+        else:
+            ys = np.clip(np.arange(y0, y0 + 2 * HALF), 0, side - 1)
+            xs = np.clip(np.arange(x0, x0 + 2 * HALF), 0, side - 1)
+            patch = topdown[np.ix_(ys, xs)]
+        out[n] = patch / scale[n]
+    np.minimum(out, 255.0 / 128.0, out=out)
+    out -= 1.0
+    return out
+

@@ -1,0 +1,325 @@
+"""Train the patch network on generated scenes: `python -m vision.train_patches`.
+
+Scenes are those `vision.train` reads (the same seeds, setups and light changes), read up
+to the cell network's probabilities the way `vision.pipeline.observe` reads them. Every cell
+the cell network is not sure of (top probability below 0.999, a wider net than the
+pipeline's `SECOND_LOOK_P`) becomes an example, and a few sure cells besides so that the
+network also sees ordinary ones. Cells a hand hides are left out: the patch network only
+chooses among empty, light and dark (see `vision.patches`).
+
+The network (`vision.patches.PatchNetwork`) is trained with Adam on a weighted
+cross-entropy loss in plain numpy, with the patches turned and mirrored at random (the
+board looks alike from every side) and shifted by up to two pixels, and written to
+`vision/models/patches.npz`. On two cores an epoch over 6,000 scenes' examples takes about
+a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.errors import VisionError
+from vision.patches import PATCH_MODEL, Conv, PatchNetwork, cell_patches, columns
+from vision.train import NO_BACKGROUND, TRAIN_SEED
+
+WIDE_P = 0.999
+"""Cells below this top probability from the cell network are examples ..."""
+SURE_SHARE = 0.04
+"""... and this share of the others."""
+UNSURE_WEIGHT = 3.0
+"""How much more a cell below `SECOND_LOOK_P` counts in training than the others."""
+LAYERS = ((16, 5), (32, 3), (32, 3))
+"""Per convolution (each with stride 2): output channels and kernel size."""
+HIDDEN = 64
+CLASSES = 3  # empty, light, dark
+
+
+def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
+    """One scene's examples: patches (uint8, `(v + 1) * 128` of `cell_patches`' values),
+    the cell network's probabilities, the labels (3: hidden by a hand) and the cells."""
+    from vision.cells import parse_cell
+    from vision.classify import classify_cells
+    from vision.evaluate import tracker_for
+    from vision.learned import cell_features, cell_network
+    from vision.pipeline import cell_probabilities
+    from vision.synth import SETUPS, random_spec, render
+
+    names = list(SETUPS)
+    spec = random_spec(np.random.default_rng([seed, i]), names[i % len(names)])
+    frame = render(spec)
+    rng = np.random.default_rng([seed, i, 1])
+    reader = tracker_for(spec, frame, relight=rng if rng.random() < 0.5 else None)
+    net = cell_network()
+    if reader is None or net is None:
+        return None
+    data = frame.encoded or cv2.imencode(".jpg", frame.image)[1].tobytes()
+    try:
+        plan, m, model = reader.measure_frame(data)
+    except VisionError:
+        return None
+    if np.random.default_rng([seed, i, 2]).random() < NO_BACKGROUND:
+        m = replace(m, background=None)  # as `ponte read` without a calibration
+    labels = np.zeros(100, np.int64)
+    for r_top, row in enumerate(frame.board):
+        for f, ch in enumerate(row):
+            labels[(9 - r_top) * 10 + f] = ".LD".index(ch)
+    for name in frame.occluded_cells:
+        f, r = parse_cell(name)
+        labels[r * 10 + f] = 3
+    reading = classify_cells(reader.settings, m.sub_lab, model, m.rim_lab)
+    probs, model, _ = cell_probabilities(reader.settings, m, model, reading, net,
+                                         cell_features(m, model))
+    pick = (probs.max(axis=1) < WIDE_P) | (
+        np.random.default_rng([seed, i, 3]).random(100) < SURE_SHARE)
+    cells = np.flatnonzero(pick & (labels < 3))
+    patches = cell_patches(reader.settings, plan.sampling, m.topdown, m.light_coef, model,
+                           cells)
+    quantised = np.clip(np.round((patches + 1.0) * 128.0), 0, 255).astype(np.uint8)
+    return quantised, probs[cells].astype(np.float32), labels[cells], cells
+
+
+def _job(task: tuple[int, int]) -> tuple[np.ndarray, ...] | None:
+    return read_scene(*task)
+
+
+def collect(count: int, seed: int, jobs: int, log: bool = False) -> dict[str, np.ndarray]:
+    """Read `count` scenes (in `jobs` processes): arrays x, p, y, cell and scene."""
+    import multiprocessing
+
+    parts: list[tuple[np.ndarray, ...]] = []
+    scenes: list[np.ndarray] = []
+    started = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        tasks = [(seed, i) for i in range(count)]
+        for n, result in enumerate(pool.imap(_job, tasks, chunksize=4), start=1):
+            if result is not None:
+                parts.append(result)
+                scenes.append(np.full(len(result[2]), n - 1))
+            if log and n % 200 == 0:
+                rate = (time.perf_counter() - started) / n
+                print(f"{n}/{count} scenes ({rate * 1000:.0f} ms each)", file=sys.stderr)
+    if not parts:
+        raise ValueError("no scene could be read")
+    keys = ("x", "p", "y", "cell")
+    out = {k: np.concatenate([part[j] for part in parts]) for j, k in enumerate(keys)}
+    out["scene"] = np.concatenate(scenes)
+    return out
+
+
+def _augment(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The batch turned by a random quarter turn, maybe mirrored, and shifted a little."""
+    x = np.rot90(x, int(rng.integers(4)), axes=(1, 2))
+    if rng.random() < 0.5:
+        x = x[:, :, ::-1]
+    dy, dx = (int(v) for v in rng.integers(-2, 3, 2))
+    return np.ascontiguousarray(np.roll(x, (dy, dx), axis=(1, 2)))
+
+
+def _conv_backward(grad: np.ndarray, cols: np.ndarray, weight: np.ndarray, stride: int,
+                   in_shape: tuple[int, ...], need_input: bool
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Gradients of a convolution's weight, bias and (when asked) input, from the gradient
+    of its output before the ReLU, (n, h, w, out)."""
+    out_ch, in_ch, k, _ = weight.shape
+    flat = grad.reshape(-1, out_ch)
+    g_weight = (cols.T @ flat).T.reshape(weight.shape)
+    g_bias = flat.sum(axis=0)
+    if not need_input:
+        return g_weight, g_bias, None
+    n, h, w = grad.shape[:3]
+    g_cols = (flat @ weight.reshape(out_ch, -1)).reshape(n, h, w, in_ch, k, k)
+    pad = k // 2
+    g_pad = np.zeros((n, in_shape[1] + 2 * pad, in_shape[2] + 2 * pad, in_ch), grad.dtype)
+    for a in range(k):
+        for b in range(k):
+            g_pad[:, a:a + stride * h:stride, b:b + stride * w:stride] += g_cols[..., a, b]
+    return g_weight, g_bias, g_pad[:, pad:pad + in_shape[1], pad:pad + in_shape[2]]
+
+
+class _Trainer:
+    """The patch network's parameters, and one Adam step on a batch."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.params: dict[str, np.ndarray] = {}
+        channels, side = 3, 40
+        for i, (out_ch, k) in enumerate(LAYERS):
+            fan_in = channels * k * k
+            self.params[f"conv{i}_weight"] = rng.normal(
+                0, np.sqrt(2 / fan_in), (out_ch, channels, k, k)).astype(np.float32)
+            self.params[f"conv{i}_bias"] = np.zeros(out_ch, np.float32)
+            channels, side = out_ch, (side + 1) // 2
+        features = channels * side * side
+        self.params["w1"] = rng.normal(0, np.sqrt(2 / features),
+                                       (features, HIDDEN)).astype(np.float32)
+        self.params["b1"] = np.zeros(HIDDEN, np.float32)
+        self.params["w2"] = rng.normal(0, np.sqrt(1 / (HIDDEN + 4)),
+                                       (HIDDEN + 4, CLASSES)).astype(np.float32)
+        self.params["b2"] = np.zeros(CLASSES, np.float32)
+        self.m1 = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self.m2 = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self.steps = 0
+
+    def network(self) -> PatchNetwork:
+        p = self.params
+        convs = tuple(Conv(p[f"conv{i}_weight"].copy(), p[f"conv{i}_bias"].copy(), 2)
+                      for i in range(len(LAYERS)))
+        return PatchNetwork(convs, p["w1"].copy(), p["b1"].copy(), p["w2"].copy(),
+                            p["b2"].copy())
+
+    def step(self, x: np.ndarray, logp: np.ndarray, y: np.ndarray, weight: np.ndarray,
+             lr: float, decay: float = 1e-5) -> float:
+        """One Adam step on a batch; returns its mean weighted loss."""
+        loss, grads = self.gradients(x, logp, y, weight)
+        p = self.params
+        self.steps += 1
+        b1, b2 = 0.9, 0.999
+        for k, g in grads.items():
+            g = g.astype(np.float32) + decay * p[k]
+            self.m1[k] = b1 * self.m1[k] + (1 - b1) * g
+            self.m2[k] = b2 * self.m2[k] + (1 - b2) * g * g
+            mh = self.m1[k] / (1 - b1 ** self.steps)
+            vh = self.m2[k] / (1 - b2 ** self.steps)
+            p[k] -= (lr * mh / (np.sqrt(vh) + 1e-8)).astype(np.float32)
+        return loss
+
+    def gradients(self, x: np.ndarray, logp: np.ndarray, y: np.ndarray, weight: np.ndarray
+                  ) -> tuple[float, dict[str, np.ndarray]]:
+        """A batch's mean weighted cross-entropy and its gradient for every parameter."""
+        p = self.params
+        acts, cache = x, []
+        for i in range(len(LAYERS)):
+            w = p[f"conv{i}_weight"]
+            cols, (n, h, wd) = columns(acts, w.shape[2], 2)
+            pre = (cols @ w.reshape(w.shape[0], -1).T + p[f"conv{i}_bias"]).reshape(
+                n, h, wd, w.shape[0])
+            cache.append((cols, acts.shape, pre > 0))
+            acts = np.maximum(pre, 0.0)
+        flat = acts.transpose(0, 3, 1, 2).reshape(len(x), -1)
+        h_pre = flat @ p["w1"] + p["b1"]
+        hidden = np.maximum(h_pre, 0.0)
+        joined = np.concatenate([hidden, logp], axis=1)
+        s = joined @ p["w2"] + p["b2"]
+        s -= s.max(axis=1, keepdims=True)
+        e = np.exp(s)
+        prob = e / e.sum(axis=1, keepdims=True)
+        rows = np.arange(len(y))
+        loss = float((-np.log(np.maximum(prob[rows, y], 1e-12)) * weight).mean())
+        g_s = prob
+        g_s[rows, y] -= 1.0
+        g_s *= (weight / len(y))[:, None].astype(g_s.dtype)
+        grads = {"w2": joined.T @ g_s, "b2": g_s.sum(axis=0)}
+        g_hidden = (g_s @ p["w2"][:HIDDEN].T) * (h_pre > 0)
+        grads["w1"] = flat.T @ g_hidden
+        grads["b1"] = g_hidden.sum(axis=0)
+        g_acts = (g_hidden @ p["w1"].T).reshape(acts.shape[0], acts.shape[3], acts.shape[1],
+                                                acts.shape[2]).transpose(0, 2, 3, 1)
+        for i in reversed(range(len(LAYERS))):
+            cols, in_shape, alive = cache[i]
+            g_w, g_b, g_in = _conv_backward(g_acts * alive, cols, p[f"conv{i}_weight"], 2,
+                                            in_shape, need_input=i > 0)
+            grads[f"conv{i}_weight"], grads[f"conv{i}_bias"] = g_w, g_b
+            if g_in is not None:
+                g_acts = g_in
+        return loss, grads
+
+
+def inputs(x: np.ndarray) -> np.ndarray:
+    """Stored uint8 patches as the network reads them."""
+    result: np.ndarray = x.astype(np.float32) / 128.0 - 1.0
+    return result
+
+
+def log_probs(p: np.ndarray) -> np.ndarray:
+    from vision.patches import FLOOR
+
+    result: np.ndarray = np.log(np.clip(p, FLOOR, 1.0)).astype(np.float32)
+    return result
+
+
+def train(data: dict[str, np.ndarray], *, epochs: int = 20, batch: int = 256, seed: int = 0,
+          log: bool = False) -> PatchNetwork:
+    """Fit the patch network to collected examples (see `collect`)."""
+    from vision.patches import SECOND_LOOK_P
+
+    rng = np.random.default_rng(seed)
+    trainer = _Trainer(rng)
+    x, y = data["x"], data["y"].astype(np.int64)
+    logp = log_probs(data["p"])
+    weight = np.where(data["p"].max(axis=1) < SECOND_LOOK_P, UNSURE_WEIGHT, 1.0)
+    for epoch in range(epochs):
+        started = time.perf_counter()
+        lr = 1e-3 * 0.5 * (1 + np.cos(np.pi * epoch / epochs))
+        order = rng.permutation(len(y))
+        total = 0.0
+        for start in range(0, len(y), batch):
+            idx = np.sort(order[start:start + batch])
+            total += trainer.step(inputs(_augment(x[idx], rng)), logp[idx], y[idx],
+                                  weight[idx], lr) * len(idx)
+        if log:
+            print(f"epoch {epoch + 1}/{epochs}: loss {total / len(y):.4f} "
+                  f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+    return trainer.network()
+
+
+def errors(net: PatchNetwork, data: dict[str, np.ndarray], below: float) -> tuple[int, int, int]:
+    """Among examples whose cell-network top probability is below `below`: how many, how
+    many the cell network gets wrong, how many the patch network does."""
+    p, y = data["p"], data["y"]
+    sel = np.flatnonzero(p.max(axis=1) < below)
+    got = np.concatenate([
+        net.proba(inputs(data["x"][sel[s:s + 2048]]), p[sel[s:s + 2048]]).argmax(axis=1)
+        for s in range(0, len(sel), 2048)]) if len(sel) else np.zeros(0, np.int64)
+    return len(sel), int((p[sel].argmax(axis=1) != y[sel]).sum()), int((got != y[sel]).sum())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m vision.train_patches",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--scenes", type=int, default=6000, help="scenes to generate")
+    parser.add_argument("--seed", type=int, default=TRAIN_SEED)
+    parser.add_argument("--out", type=Path, default=PATCH_MODEL.parent)
+    parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--cache", type=Path,
+                        help="keep (or reuse) the collected examples in this .npz file")
+    parser.add_argument("--hold-out", type=int, default=7, metavar="K",
+                        help="train without every K-th scene and report on those (0: "
+                             "train on all)")
+    args = parser.parse_args(argv)
+    cv2.setNumThreads(1)
+    if args.cache is not None and args.cache.exists():
+        with np.load(args.cache) as stored:
+            data = {k: stored[k] for k in stored.files}
+    else:
+        data = collect(args.scenes, args.seed, args.jobs, log=True)
+        if args.cache is not None:
+            args.cache.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(args.cache, **data)
+    print(f"patches: {len(data['y'])} examples, classes "
+          f"{np.bincount(data['y'], minlength=CLASSES).tolist()}", file=sys.stderr)
+    held = (data["scene"] % args.hold_out == 0) if args.hold_out else np.zeros(
+        len(data["y"]), bool)
+    train_part = {k: v[~held] for k, v in data.items()}
+    net = train(train_part, epochs=args.epochs, log=True)
+    if held.any():
+        from vision.patches import SECOND_LOOK_P
+
+        n, before, after = errors(net, {k: v[held] for k, v in data.items()}, SECOND_LOOK_P)
+        print(f"held-out scenes, {n} unsure cells: the cell network gets {before} wrong, "
+              f"the patch network {after}", file=sys.stderr)
+    args.out.mkdir(parents=True, exist_ok=True)
+    net.save(args.out / PATCH_MODEL.name)
+    print(f"written to {args.out / PATCH_MODEL.name}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
