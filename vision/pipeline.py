@@ -2,7 +2,8 @@
 
 `read_board` runs every stage on one image: locate (or take the calibration's corners) ->
 plan the top-down sampling (undoing lens distortion) -> measure colours -> classify cells
--> find bridges -> detect occlusion -> Observation. `BoardReader` keeps the plan, the
+(a second look through their image at those the cell network is unsure of) -> find bridges
+-> detect occlusion -> Observation. `BoardReader` keeps the plan, the
 colour model and a reference view of the border between frames, so a frame costs one
 remap and a few hundred box sums; it notices when the board or camera has been bumped and
 re-locates the board.
@@ -301,9 +302,11 @@ def _refined(
 def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
                  probs: np.ndarray) -> np.ndarray:
     """The cell probabilities with those the cell network is unsure of replaced by the patch
-    network's (`vision.patches`), when it is there."""
+    network's (`vision.patches`), when it is there. A cell the cell network takes for
+    hidden keeps its own: the patch network keeps the chance that a cell is hidden, so it
+    could not change that answer (and a hand makes many cells unsure)."""
     net = patch_network()
-    unsure = np.flatnonzero(probs.max(axis=1) < SECOND_LOOK_P)
+    unsure = np.flatnonzero((probs.max(axis=1) < SECOND_LOOK_P) & (probs[:, UNKNOWN] < 0.5))
     if net is None or not len(unsure):
         return probs
     patches = cell_patches(settings, plan.sampling, m.topdown, m.light_coef, model, unsure)
