@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+import pytest
 
 from ponte.commands.demo import DEMO_VIDEO
 from ponte.live.camera import CameraReader, observation_reading, overlay_jpeg, warped_jpeg
@@ -60,3 +61,48 @@ def test_the_real_pipeline_calibrates_on_the_demo_and_draws_the_camera_picture()
                          cv2.IMREAD_COLOR)
     assert drawn.shape == plain.shape == (360, 640, 3)
     assert np.abs(drawn.astype(int) - plain.astype(int)).mean() > 1  # outline and grid
+
+
+def test_self_calibration_tries_again_only_every_quarter_second_while_it_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import calibration.make
+    from ponte.live.camera import RETRY_S
+    from vision.errors import BoardNotFound
+
+    source = open_source(str(DEMO_VIDEO))
+    try:
+        frame = source.read()
+    finally:
+        source.close()
+    assert frame is not None
+    real = calibration.make.make_calibration
+    tries: list[float] = []
+    covered = True
+
+    def counted(image: object) -> object:
+        tries.append(now)
+        if covered:  # a hand over the board: nothing to calibrate on
+            raise BoardNotFound("no board")
+        return real(image)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(calibration.make, "make_calibration", counted)
+    camera = CameraReader()
+    for n in range(31):  # one second at 30 fps
+        now = n / 30
+        assert camera.read(frame.image, now).occluded
+    assert tries == [0.0, 8 / 30, 16 / 30, 24 / 30]  # RETRY_S apart, not on every frame
+    covered = False  # the hand is gone: calibrated within a quarter second and a frame
+    n = 31
+    while not camera.calibrated:
+        now = n / 30
+        camera.read(frame.image, now)
+        n += 1
+        assert now < 31 / 30 + RETRY_S + 1 / 30
+    # a fresh start of the frames' clock (another source) tries at once
+    again = CameraReader()
+    covered = True
+    tries.clear()
+    for now in (5.0, 5.1, 0.0):
+        again.read(frame.image, now)
+    assert tries == [5.0, 0.0]

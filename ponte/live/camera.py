@@ -24,6 +24,10 @@ FILES = "abcdefghijklmnopqrstuvwxyz"
 SNAPSHOT_PX = 240
 STILL_CORNERS_PX = 3.0
 """Self-calibration waits until the board is found twice running within this many pixels."""
+RETRY_S = 0.25
+"""After a failed self-calibration (no board, or something over it), seconds of frames to let
+pass before the next try: a try reads the frame from scratch (about 100 ms on one core), and
+a hand over the board at the start of a game would otherwise keep a core busy."""
 _COLOURS = {"L": "light", "D": "dark"}
 
 
@@ -112,6 +116,7 @@ class CameraReader:
         self.last_observation: Any | None = None
         self.failures = 0
         self._candidate: NDArray[np.float64] | None = None
+        self._next_try: float | None = None
         if calibration is not None:
             from vision.pipeline import BoardReader
 
@@ -159,9 +164,13 @@ class CameraReader:
         """The frame's reading; an occluded one when the board cannot be read in it."""
         from vision.errors import VisionError
 
-        if self._reader is None and not self._calibrate(image):
-            self.failures += 1
-            return Reading(t, BoardView(), occluded=True)
+        if self._reader is None:
+            waiting = self._next_try is not None and self._next_try - RETRY_S <= t < self._next_try
+            if waiting or not self._calibrate(image):
+                if not waiting and self._candidate is None:
+                    self._next_try = t + RETRY_S
+                self.failures += 1
+                return Reading(t, BoardView(), occluded=True)
         assert self._reader is not None
         try:
             obs = self._reader.read(image)
