@@ -145,6 +145,9 @@ def test_a_patch_shows_its_cell_against_the_bare_board() -> None:
     bare, light, other_bare, dark = middle
     assert abs(bare) < 0.15 and abs(other_bare) < 0.15  # bare board reads about 1.0 - 1
     assert light > bare + 0.3 and dark < bare - 0.15
+    none = cell_patches(reader.settings, plan.sampling, m.topdown,  # type: ignore[attr-defined]
+                        m.light_coef, model, np.array([], np.int64))  # type: ignore[attr-defined]
+    assert none.shape == (0, 2 * HALF, 2 * HALF, 3)
 
 
 def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(

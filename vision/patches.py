@@ -143,13 +143,15 @@ def cell_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,
     field there and by the bare board's colour: bare board reads about 1.0. (k, 2 HALF,
     2 HALF, 3) float32, on a scale where 1.0 is 0 (`(v - 1)` as the network reads it)."""
     cells = np.asarray(cells, np.int64)
+    out = np.empty((len(cells), 2 * HALF, 2 * HALF, 3), np.float32)
+    if not len(cells):
+        return out
     px, margin = settings.cell_px, settings.margin_cells
     xy = plan.cell_xy[cells]
     top = plan.geometry.raised(xy, settings.tile_height_cells / 2)
     bare = cv2.cvtColor(np.array(model.empty, np.float32).reshape(1, 1, 3),
                         cv2.COLOR_Lab2BGR).reshape(3) * 255.0
     scale = field_at(light_coef, xy) * np.maximum(bare, 8.0)
-    out = np.empty((len(cells), 2 * HALF, 2 * HALF, 3), np.float32)
     side = topdown.shape[0]
     for n, (x, y) in enumerate(top):
         cx = int(round((margin + x) * px))
