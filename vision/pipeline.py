@@ -297,8 +297,6 @@ def _refined(
     return replace(model, **changes) if changes else None
 
 
-
-
 def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
                  probs: np.ndarray) -> np.ndarray:
     """The cell probabilities with those the cell network is unsure of replaced by the patch
