@@ -52,22 +52,29 @@ class Conv:
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """(n, h, w, in) -> (n, h', w', out)."""
-        out_ch, _, k, _ = self.weight.shape
-        cols, (n, h, w) = columns(x, k, self.stride)
-        y = cols @ self.weight.reshape(out_ch, -1).T + self.bias
-        result: np.ndarray = np.maximum(y, 0.0).reshape(n, h, w, out_ch)
+        cols, (n, h, w) = columns(x, self.weight.shape[2], self.stride)
+        y = cols @ flat_weight(self.weight).T + self.bias
+        result: np.ndarray = np.maximum(y, 0.0).reshape(n, h, w, self.weight.shape[0])
         return result
 
 
 def columns(x: np.ndarray, k: int, stride: int) -> tuple[np.ndarray, tuple[int, int, int]]:
     """The k x k windows of (n, h, w, c) images, zero-padded by k // 2, every `stride`
-    pixels, as rows (one per output pixel) in the (c, k, k) order of a convolution's
-    weights; and the output's (n, h', w')."""
+    pixels, as rows (one per output pixel) in (k, k, c) order (see `flat_weight`); and the
+    output's (n, h', w'). Windows over all three image axes keep each window's rows
+    contiguous, which makes the copy a few times quicker than windows over two."""
     pad = k // 2
     padded = np.pad(x, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
-    windows = sliding_window_view(padded, (k, k), axis=(1, 2))[:, ::stride, ::stride]
+    windows = sliding_window_view(padded, (k, k, x.shape[3]), axis=(1, 2, 3))
+    windows = windows[:, ::stride, ::stride, 0]
     n, h, w = windows.shape[:3]
     return windows.reshape(n * h * w, -1), (n, h, w)
+
+
+def flat_weight(weight: np.ndarray) -> np.ndarray:
+    """A convolution's (out, in, k, k) weight as (out, k * k * in) rows matching `columns`."""
+    result: np.ndarray = weight.transpose(0, 2, 3, 1).reshape(weight.shape[0], -1)
+    return result
 
 
 @dataclass(frozen=True)

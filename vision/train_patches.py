@@ -27,7 +27,7 @@ import cv2
 import numpy as np
 
 from vision.errors import VisionError
-from vision.patches import PATCH_MODEL, Conv, PatchNetwork, cell_patches, columns
+from vision.patches import PATCH_MODEL, Conv, PatchNetwork, cell_patches, columns, flat_weight
 from vision.train import NO_BACKGROUND, TRAIN_SEED
 
 WIDE_P = 0.999
@@ -130,17 +130,17 @@ def _conv_backward(grad: np.ndarray, cols: np.ndarray, weight: np.ndarray, strid
     of its output before the ReLU, (n, h, w, out)."""
     out_ch, in_ch, k, _ = weight.shape
     flat = grad.reshape(-1, out_ch)
-    g_weight = (cols.T @ flat).T.reshape(weight.shape)
+    g_weight = (cols.T @ flat).T.reshape(out_ch, k, k, in_ch).transpose(0, 3, 1, 2)
     g_bias = flat.sum(axis=0)
     if not need_input:
         return g_weight, g_bias, None
     n, h, w = grad.shape[:3]
-    g_cols = (flat @ weight.reshape(out_ch, -1)).reshape(n, h, w, in_ch, k, k)
+    g_cols = (flat @ flat_weight(weight)).reshape(n, h, w, k, k, in_ch)
     pad = k // 2
     g_pad = np.zeros((n, in_shape[1] + 2 * pad, in_shape[2] + 2 * pad, in_ch), grad.dtype)
     for a in range(k):
         for b in range(k):
-            g_pad[:, a:a + stride * h:stride, b:b + stride * w:stride] += g_cols[..., a, b]
+            g_pad[:, a:a + stride * h:stride, b:b + stride * w:stride] += g_cols[:, :, :, a, b]
     return g_weight, g_bias, g_pad[:, pad:pad + in_shape[1], pad:pad + in_shape[2]]
 
 
@@ -198,7 +198,7 @@ class _Trainer:
         for i in range(len(LAYERS)):
             w = p[f"conv{i}_weight"]
             cols, (n, h, wd) = columns(acts, w.shape[2], 2)
-            pre = (cols @ w.reshape(w.shape[0], -1).T + p[f"conv{i}_bias"]).reshape(
+            pre = (cols @ flat_weight(w).T + p[f"conv{i}_bias"]).reshape(
                 n, h, wd, w.shape[0])
             cache.append((cols, acts.shape, pre > 0))
             acts = np.maximum(pre, 0.0)
