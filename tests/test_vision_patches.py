@@ -189,3 +189,18 @@ def test_training_from_generated_scenes_writes_a_network_the_pipeline_reads(
         assert set(data.files) == {"x", "p", "y", "cell", "scene"}
         assert data["x"].dtype == np.uint8 and len(data["x"]) == len(data["y"]) > 0
         assert set(np.unique(data["y"])) <= {0, 1, 2}
+
+
+def test_a_frame_gets_at_most_so_many_second_looks_the_least_sure_first() -> None:
+    from vision import pipeline
+    from vision.patches import SECOND_LOOKS
+
+    reader, plan, m, model = _scene()
+    rng = np.random.default_rng(5)
+    top = rng.uniform(0.4, 0.95, 100)  # an arm over the board: every cell unsure
+    rest = (1 - top) / 3
+    probs = np.column_stack([top, rest, rest, rest])
+    got = pipeline._second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    changed = np.flatnonzero(~np.all(np.isclose(got, probs), axis=1))
+    assert len(changed) == SECOND_LOOKS
+    assert set(changed) == set(np.argsort(top)[:SECOND_LOOKS])

@@ -73,7 +73,7 @@ from vision.learned import (
 )
 from vision.locate import locate_board, orient_corners
 from vision.observation import Bridge, Observation, sort_bridge
-from vision.patches import SECOND_LOOK_P, cell_patches, patch_network
+from vision.patches import SECOND_LOOK_P, SECOND_LOOKS, cell_patches, patch_network
 
 _STATES = {EMPTY: CellState.EMPTY, LIGHT: CellState.LIGHT, DARK: CellState.DARK}
 
@@ -304,9 +304,12 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
     hidden keeps its own: the patch network keeps the chance that a cell is hidden, so it
     could not change that answer (and a hand makes many cells unsure)."""
     net = patch_network()
-    unsure = np.flatnonzero((probs.max(axis=1) < SECOND_LOOK_P) & (probs[:, UNKNOWN] < 0.5))
+    top = probs.max(axis=1)
+    unsure = np.flatnonzero((top < SECOND_LOOK_P) & (probs[:, UNKNOWN] < 0.5))
     if net is None or not len(unsure):
         return probs
+    if len(unsure) > SECOND_LOOKS:  # an arm over the board, most likely: the least sure
+        unsure = unsure[np.argsort(top[unsure], kind="stable")[:SECOND_LOOKS]]
     patches = cell_patches(settings, plan.sampling, m.topdown, m.light_coef, model, unsure)
     out = probs.copy()
     out[unsure] = net.proba(patches, probs[unsure])
