@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
@@ -34,6 +35,10 @@ from vision.learned import (
     cell_features,
     merge_networks,
 )
+
+if TYPE_CHECKING:
+    from vision.pipeline import BoardReader, Measurement, Plan
+    from vision.synth import Frame
 
 TRAIN_SEED = 1000
 
@@ -66,19 +71,19 @@ def _model_array(model: ColourModel) -> np.ndarray:
                     np.float64)
 
 
-def read_scene(seed: int, i: int, cells: Network | None) -> tuple[object, ...] | None:
-    """One generated scene read up to the classifiers' inputs: the raw cell measurements
-    and labels, and (given the cell network) the bridge candidates' features and labels."""
-    from vision.cells import cell_name
+def measure_scene(seed: int, i: int) -> tuple[Frame, BoardReader, Plan, Measurement,
+                                                  ColourModel] | None:
+    """Generated scene `i` of `seed` (the setups in turn), read the way the live loop reads
+    it up to its measurements: the frame, the reader and what `measure_frame` gives; None
+    when the scene cannot be read. Half the scenes are read with the room's light changed
+    a little since calibration."""
     from vision.evaluate import tracker_for
-    from vision.pipeline import bridge_candidates
     from vision.synth import SETUPS, random_spec, render
 
     names = list(SETUPS)
     spec = random_spec(np.random.default_rng([seed, i]), names[i % len(names)])
     frame = render(spec)
     rng = np.random.default_rng([seed, i, 1])
-    # Half the scenes are read with the room's light changed a little since calibration.
     reader = tracker_for(spec, frame, relight=rng if rng.random() < 0.5 else None)
     if reader is None:
         return None
@@ -87,6 +92,28 @@ def read_scene(seed: int, i: int, cells: Network | None) -> tuple[object, ...] |
         plan, m, model = reader.measure_frame(data)
     except VisionError:
         return None
+    return frame, reader, plan, m, model
+
+
+def scene_options(parser: argparse.ArgumentParser, scenes: int, out: Path) -> None:
+    """The options of every training command: how many scenes, their seed, where the model
+    goes and how many processes read the scenes."""
+    parser.add_argument("--scenes", type=int, default=scenes, help="scenes to generate")
+    parser.add_argument("--seed", type=int, default=TRAIN_SEED)
+    parser.add_argument("--out", type=Path, default=out)
+    parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+
+
+def read_scene(seed: int, i: int, cells: Network | None) -> tuple[object, ...] | None:
+    """One generated scene read up to the classifiers' inputs: the raw cell measurements
+    and labels, and (given the cell network) the bridge candidates' features and labels."""
+    from vision.cells import cell_name
+    from vision.pipeline import bridge_candidates
+
+    read = measure_scene(seed, i)
+    if read is None:
+        return None
+    frame, _, plan, m, model = read
     labels = np.zeros(100, np.int64)
     for r_top, row in enumerate(frame.board):
         for f, ch in enumerate(row):
@@ -257,10 +284,7 @@ def train(x: np.ndarray, y: np.ndarray, classes: int, *, hidden: int = 64, epoch
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vision.train",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--scenes", type=int, default=900, help="scenes to generate")
-    parser.add_argument("--seed", type=int, default=TRAIN_SEED)
-    parser.add_argument("--out", type=Path, default=CELL_MODEL.parent)
-    parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    scene_options(parser, 900, CELL_MODEL.parent)
     parser.add_argument("--hidden", type=int, default=96, help="cell network's hidden units")
     parser.add_argument("--epochs", type=int, default=50, help="cell network's epochs")
     parser.add_argument("--shade-weights", type=lambda v: tuple(float(w) for w in v.split(",")),

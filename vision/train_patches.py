@@ -26,9 +26,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.errors import VisionError
 from vision.patches import PATCH_MODEL, Conv, PatchNetwork, cell_patches, columns, flat_weight
-from vision.train import NO_BACKGROUND, TRAIN_SEED
+from vision.train import NO_BACKGROUND, measure_scene, scene_options
 
 WIDE_P = 0.999
 """Cells below this top probability from the cell network are examples ..."""
@@ -47,24 +46,14 @@ def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
     the cell network's probabilities, the labels (3: hidden by a hand) and the cells."""
     from vision.cells import parse_cell
     from vision.classify import classify_cells
-    from vision.evaluate import tracker_for
     from vision.learned import cell_features, cell_network
     from vision.pipeline import cell_probabilities
-    from vision.synth import SETUPS, random_spec, render
 
-    names = list(SETUPS)
-    spec = random_spec(np.random.default_rng([seed, i]), names[i % len(names)])
-    frame = render(spec)
-    rng = np.random.default_rng([seed, i, 1])
-    reader = tracker_for(spec, frame, relight=rng if rng.random() < 0.5 else None)
     net = cell_network()
-    if reader is None or net is None:
+    read = measure_scene(seed, i) if net is not None else None
+    if net is None or read is None:
         return None
-    data = frame.encoded or cv2.imencode(".jpg", frame.image)[1].tobytes()
-    try:
-        plan, m, model = reader.measure_frame(data)
-    except VisionError:
-        return None
+    frame, reader, plan, m, model = read
     if np.random.default_rng([seed, i, 2]).random() < NO_BACKGROUND:
         m = replace(m, background=None)  # as `ponte read` without a calibration
     labels = np.zeros(100, np.int64)
@@ -283,11 +272,8 @@ def errors(net: PatchNetwork, data: dict[str, np.ndarray], below: float) -> tupl
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vision.train_patches",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--scenes", type=int, default=6000, help="scenes to generate")
-    parser.add_argument("--seed", type=int, default=TRAIN_SEED)
-    parser.add_argument("--out", type=Path, default=PATCH_MODEL.parent)
-    parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
-    parser.add_argument("--epochs", type=int, default=20)
+    scene_options(parser, 6000, PATCH_MODEL.parent)
+    parser.add_argument("--epochs", type=int, default=16)
     parser.add_argument("--cache", type=Path,
                         help="keep (or reuse) the collected examples in this .npz file")
     parser.add_argument("--hold-out", type=int, default=7, metavar="K",
