@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -70,7 +70,7 @@ class Network:
     def scores(self, x: np.ndarray) -> np.ndarray:
         """Raw output scores (n, outputs)."""
         x32 = ((x - self.mean) / self.scale).astype(np.float32)
-        with _blas().limit(limits=1, user_api="blas"):
+        with one_blas_thread():
             h = np.maximum(x32 @ self.w1 + self.b1, 0.0)
             result: np.ndarray = (h @ self.w2 + self.b2).astype(np.float64)
         return result
@@ -115,10 +115,15 @@ def merge_networks(nets: Sequence[Network]) -> Network:
 
 @cache
 def _blas() -> ThreadpoolController:
-    """The networks' products are small: handing them to several BLAS threads costs more
-    than it saves, and much more when the other core is busy (the live loop's other work),
-    so they run on one."""
     return ThreadpoolController()
+
+
+def one_blas_thread() -> Any:
+    """A context in which BLAS runs on one thread. The networks' products are small:
+    handing them to several BLAS threads costs more than it saves, and much more when the
+    other core is busy (the live loop's other work)."""
+    return _blas().limit(limits=1, user_api="blas")
+
 
 @cache
 def _load(path: Path) -> Network | None:

@@ -7,8 +7,9 @@ and the bare board beside it. What tells them apart is in the picture: a tile's 
 edges and corners, its side face, the grid line a shadow leaves visible.
 
 So each cell the network gives less than `SECOND_LOOK_P` gets a second look: a small
-convolutional network reads a patch of the top-down view around the cell (its tile-top
-position, with a third of a cell of its neighbours on every side), with the frame's light
+convolutional network reads a patch of the top-down view around the cell (centred where
+its colour samples lie, half-way up a tile, with a third of a cell of its neighbours on
+every side), with the frame's light
 field and the bare board's colour divided out, together with the cell network's own
 probabilities, and its answer replaces them. Few cells need it (about six a frame in the
 evaluation's scenes), so it costs little.
@@ -30,7 +31,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from calibration.format import ColourModel, Thresholds
 from vision.features import SamplingPlan, field_at
-from vision.learned import _blas
+from vision.geometry import SIZE
+from vision.learned import one_blas_thread
 
 PATCH_MODEL = Path(__file__).with_name("models") / "patches.npz"
 HALF = 20
@@ -101,7 +103,7 @@ class PatchNetwork:
         chance that it is hidden stays the cell network's, so a hand is flagged as before.
         """
         h = patches.astype(np.float32)
-        with _blas().limit(limits=1, user_api="blas"):
+        with one_blas_thread():
             for conv in self.convs:
                 h = conv(h)
             flat = h.transpose(0, 3, 1, 2).reshape(len(h), -1)
@@ -167,7 +169,7 @@ def cell_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,
     side = topdown.shape[0]
     for n, (x, y) in enumerate(top):
         cx = int(round((margin + x) * px))
-        cy = int(round((margin + 10 - y) * px))
+        cy = int(round((margin + SIZE - y) * px))
         x0, y0 = cx - HALF, cy - HALF
         if 0 <= x0 and 0 <= y0 and x0 + 2 * HALF <= side and y0 + 2 * HALF <= side:
             patch = topdown[y0:y0 + 2 * HALF, x0:x0 + 2 * HALF]
