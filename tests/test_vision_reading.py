@@ -281,9 +281,14 @@ def test_tile_colours_are_refit_from_the_cells_the_network_is_sure_of() -> None:
     assert _refined(default_thresholds(), better, m, probs) is None  # type: ignore[arg-type]
 
 
-def test_a_doubtful_bridge_counts_when_both_ends_are_surely_tiles_of_one_colour() -> None:
+def test_a_doubtful_bridge_counts_when_both_ends_are_surely_tiles_of_one_colour(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from vision import pipeline
     from vision.learned import Network, bridge_network
     from vision.pipeline import BRIDGE_MIN_P, BRIDGE_MIN_P_SURE_ENDS, _learned_bridges
+
+    monkeypatch.setattr(pipeline, "deck_network", lambda: None)  # the bridge network alone
 
     empty = replace(_spec(elevation_deg=90.0), board=tuple("." * 10 for _ in range(10)),
                     bridges=())
@@ -301,7 +306,7 @@ def test_a_doubtful_bridge_counts_when_both_ends_are_surely_tiles_of_one_colour(
     for f, r, p in ((0, 0, (0.0, 0.97, 0.0, 0.03)), (2, 0, (0.0, 0.95, 0.05, 0.0)),  # a1, c1
                     (6, 5, (0.0, 0.6, 0.4, 0.0)), (8, 5, (0.0, 0.55, 0.45, 0.0))):  # g6, i6
         probs[r * 10 + f] = p
-    found = _learned_bridges(plan.bridges, m, model, probs, net)
+    found = _learned_bridges(reader.settings, plan, m, model, probs, net)
     assert found is not None
     assert found[0] == [((0, 0), (2, 0))]  # a1-c1 sure light at both ends; g6-i6 unsure
 

@@ -92,7 +92,7 @@ class PatchNetwork:
     convs: tuple[Conv, ...]
     w1: np.ndarray  # (features, hidden), features in PyTorch's (channel, y, x) order
     b1: np.ndarray
-    w2: np.ndarray  # (hidden + classes, classes)
+    w2: np.ndarray  # (hidden + extras, classes): the output layer also reads the extras
     b2: np.ndarray
 
     def proba(self, patches: np.ndarray, probs: np.ndarray) -> np.ndarray:
@@ -102,19 +102,26 @@ class PatchNetwork:
         The patch network only chooses among what a cell can be when it is in view: the
         chance that it is hidden stays the cell network's, so a hand is flagged as before.
         """
+        logp = np.log(np.clip(probs, FLOOR, 1.0)).astype(np.float32)
+        seen = self.scores(patches, logp)
+        result: np.ndarray = np.concatenate(
+            [seen * (1.0 - probs[:, 3:4]), probs[:, 3:4]], axis=1)
+        return result
+
+    def scores(self, patches: np.ndarray, extras: np.ndarray) -> np.ndarray:
+        """Class probabilities for (n, h, w, 3) patches and (n, e) further inputs that the
+        output layer reads beside the hidden layer."""
         h = patches.astype(np.float32)
         with one_blas_thread():
             for conv in self.convs:
                 h = conv(h)
             flat = h.transpose(0, 3, 1, 2).reshape(len(h), -1)
             hidden = np.maximum(flat @ self.w1 + self.b1, 0.0)
-            logp = np.log(np.clip(probs, FLOOR, 1.0)).astype(np.float32)
-            s = (np.concatenate([hidden, logp], axis=1) @ self.w2 + self.b2).astype(np.float64)
+            s = (np.concatenate([hidden, extras.astype(np.float32)], axis=1) @ self.w2
+                 + self.b2).astype(np.float64)
         s -= s.max(axis=1, keepdims=True)
         e = np.exp(s)
-        seen = e / e.sum(axis=1, keepdims=True)
-        result: np.ndarray = np.concatenate(
-            [seen * (1.0 - probs[:, 3:4]), probs[:, 3:4]], axis=1)
+        result: np.ndarray = e / e.sum(axis=1, keepdims=True)
         return result
 
     def save(self, path: Path) -> None:

@@ -3,6 +3,7 @@
 `read_board` runs every stage on one image: locate (or take the calibration's corners) ->
 plan the top-down sampling (undoing lens distortion) -> measure colours -> classify cells
 (a second look through their image at those the cell network is unsure of) -> find bridges
+(a second look along their decks at the candidates the bridge network is unsure of)
 -> detect occlusion -> Observation. `BoardReader` keeps the plan, the
 colour model and a reference view of the border between frames, so a frame costs one
 remap and a few hundred box sums; it notices when the board or camera has been bumped and
@@ -42,6 +43,7 @@ from vision.classify import (
     learn_colours,
     uniform_cells,
 )
+from vision.decks import deck_extras, deck_network, deck_patches, unsure_candidates
 from vision.errors import CalibrationMismatch
 from vision.features import (
     MIN_ODD_LEVELS,
@@ -192,10 +194,9 @@ def observe(
     if cells_net is not None and bridges_net is not None:
         feats = cell_features(m, model)
         if feats.shape[1] == cells_net.mean.shape[0]:  # else model files of another version
-            probs, model, reading = cell_probabilities(settings, m, model, reading, cells_net,
-                                                       feats)
-            probs = _overrule(_second_look(settings, plan, m, model, probs), reading)
-            learned = _learned_bridges(plan.bridges, m, model, probs, bridges_net)
+            probs, model, reading = looked_cells(settings, plan, m, model, reading, cells_net,
+                                                 feats)
+            learned = _learned_bridges(settings, plan, m, model, probs, bridges_net)
     if learned is not None:
         reading = replace(reading, codes=probs.argmax(axis=1),
                           confidence=np.where(probs.argmax(axis=1) == UNKNOWN, 0.0,
@@ -275,6 +276,16 @@ def cell_probabilities(
     return probs, model, reading
 
 
+def looked_cells(
+    settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel, reading: CellReading,
+    net: Network, feats: np.ndarray,
+) -> tuple[np.ndarray, ColourModel, CellReading]:
+    """`cell_probabilities`, after the second look at the cells it is unsure of: the cell
+    probabilities the bridges are found with."""
+    probs, model, reading = cell_probabilities(settings, m, model, reading, net, feats)
+    return _overrule(_second_look(settings, plan, m, model, probs), reading), model, reading
+
+
 _REFINE_P = 0.9  # the network's probability for a cell to count in the refit colours
 _REFINE_MOVE = 6.0  # Lab units a tile colour must move by to be replaced
 
@@ -351,18 +362,36 @@ def bridge_candidates(
             lambda rows: measure_deck_edges(bridge_plan, m.slopes, rows)))
 
 
-def _learned_bridges(
+def bridge_probabilities(
     bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray,
     net: Network,
-) -> tuple[list[tuple[Cell, Cell]], list[int]] | None:
-    """Bridges by the bridge network, best first, kept only where they fit together (see
-    `BridgeLayout`); None when the network was made for other features."""
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The bridge network's probability for each candidate worth asking about, and the
+    candidates' indices in the plan's pair list; None when the network was made for other
+    features."""
     feats, keep = bridge_candidates(bridge_plan, m, model, probs)
     if len(keep) == 0:
-        return [], []
+        return np.zeros(0), keep
     if feats.shape[1] != net.mean.shape[0]:
         return None
-    p = net.proba(feats)
+    return net.proba(feats), keep
+
+
+def _learned_bridges(
+    settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel, probs: np.ndarray,
+    net: Network,
+) -> tuple[list[tuple[Cell, Cell]], list[int]] | None:
+    """Bridges by the bridge network (with a second look at those it is unsure of), best
+    first, kept only where they fit together (see `BridgeLayout`); None when the network
+    was made for other features."""
+    bridge_plan = plan.bridges
+    scored = bridge_probabilities(bridge_plan, m, model, probs, net)
+    if scored is None:
+        return None
+    p, keep = scored
+    if len(keep) == 0:
+        return [], []
+    p = _deck_look(settings, plan, m, model, p, keep)
     ends = bridge_plan.ends if bridge_plan.ends is not None else pair_tables(bridge_plan.pairs)[0]
     pair_ends = probs[ends[keep]]  # (k, 2, 4)
     sure = np.maximum(pair_ends[:, :, LIGHT].min(axis=1), pair_ends[:, :, DARK].min(axis=1))
@@ -378,6 +407,23 @@ def _learned_bridges(
             dark = probs[ia, DARK] + probs[ib, DARK]
             layout.add(a, b, LIGHT if light >= dark else DARK)
     return layout.found, layout.colours
+
+
+def _deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
+               p: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The candidates' bridge probabilities `p` with those the bridge network is unsure of
+    replaced by the deck network's (`vision.decks`), when it is there."""
+    net = deck_network()
+    unsure = unsure_candidates(p)
+    if net is None or not len(unsure):
+        return p
+    pairs = np.array([plan.bridges.pairs[int(j)] for j in keep[unsure]], np.int64)
+    kinds = (plan.bridges.kinds if plan.bridges.kinds is not None
+             else pair_tables(plan.bridges.pairs)[2])[keep[unsure]]
+    patches = deck_patches(settings, plan.sampling, m.topdown, m.light_coef, model, pairs)
+    out = p.copy()
+    out[unsure] = net.scores(patches, deck_extras(p[unsure], kinds))[:, 1]
+    return out
 
 
 def _ring_hit(

@@ -95,11 +95,12 @@ def measure_scene(seed: int, i: int) -> tuple[Frame, BoardReader, Plan, Measurem
     return frame, reader, plan, m, model
 
 
-def scene_options(parser: argparse.ArgumentParser, scenes: int, out: Path) -> None:
+def scene_options(parser: argparse.ArgumentParser, scenes: int, out: Path,
+                  seed: int = TRAIN_SEED) -> None:
     """The options of every training command: how many scenes, their seed, where the model
     goes and how many processes read the scenes."""
     parser.add_argument("--scenes", type=int, default=scenes, help="scenes to generate")
-    parser.add_argument("--seed", type=int, default=TRAIN_SEED)
+    parser.add_argument("--seed", type=int, default=seed)
     parser.add_argument("--out", type=Path, default=out)
     parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
 

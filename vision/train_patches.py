@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -79,8 +79,11 @@ def _job(task: tuple[int, int]) -> tuple[np.ndarray, ...] | None:
     return read_scene(*task)
 
 
-def collect(count: int, seed: int, jobs: int, log: bool = False) -> dict[str, np.ndarray]:
-    """Read `count` scenes (in `jobs` processes): arrays x, p, y, cell and scene."""
+def collect(count: int, seed: int, jobs: int, log: bool = False,
+            job: Callable[[tuple[int, int]], tuple[np.ndarray, ...] | None] = _job,
+            keys: tuple[str, ...] = ("x", "p", "y", "cell")) -> dict[str, np.ndarray]:
+    """Read `count` scenes (in `jobs` processes) with `job` ((seed, scene) -> a scene's
+    arrays or None): arrays named `keys`, and scene (each example's scene)."""
     import multiprocessing
 
     parts: list[tuple[np.ndarray, ...]] = []
@@ -88,16 +91,15 @@ def collect(count: int, seed: int, jobs: int, log: bool = False) -> dict[str, np
     started = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
         tasks = [(seed, i) for i in range(count)]
-        for n, result in enumerate(pool.imap(_job, tasks, chunksize=4), start=1):
+        for n, result in enumerate(pool.imap(job, tasks, chunksize=4), start=1):
             if result is not None:
                 parts.append(result)
-                scenes.append(np.full(len(result[2]), n - 1))
+                scenes.append(np.full(len(result[0]), n - 1))
             if log and n % 200 == 0:
                 rate = (time.perf_counter() - started) / n
                 print(f"{n}/{count} scenes ({rate * 1000:.0f} ms each)", file=sys.stderr)
     if not parts:
         raise ValueError("no scene could be read")
-    keys = ("x", "p", "y", "cell")
     out = {k: np.concatenate([part[j] for part in parts]) for j, k in enumerate(keys)}
     out["scene"] = np.concatenate(scenes)
     return out
@@ -134,24 +136,27 @@ def _conv_backward(grad: np.ndarray, cols: np.ndarray, weight: np.ndarray, strid
 
 
 class _Trainer:
-    """The patch network's parameters, and one Adam step on a batch."""
+    """A patch network's parameters, and one Adam step on a batch: patches of `shape`
+    (height, width), `extras` further inputs to the output layer, `classes` classes (the
+    cells' by default)."""
 
-    def __init__(self, rng: np.random.Generator) -> None:
+    def __init__(self, rng: np.random.Generator, shape: tuple[int, int] = (40, 40),
+                 extras: int = 4, classes: int = CLASSES) -> None:
         self.params: dict[str, np.ndarray] = {}
-        channels, side = 3, 40
+        channels, (high, wide) = 3, shape
         for i, (out_ch, k) in enumerate(LAYERS):
             fan_in = channels * k * k
             self.params[f"conv{i}_weight"] = rng.normal(
                 0, np.sqrt(2 / fan_in), (out_ch, channels, k, k)).astype(np.float32)
             self.params[f"conv{i}_bias"] = np.zeros(out_ch, np.float32)
-            channels, side = out_ch, (side + 1) // 2
-        features = channels * side * side
+            channels, high, wide = out_ch, (high + 1) // 2, (wide + 1) // 2
+        features = channels * high * wide
         self.params["w1"] = rng.normal(0, np.sqrt(2 / features),
                                        (features, HIDDEN)).astype(np.float32)
         self.params["b1"] = np.zeros(HIDDEN, np.float32)
-        self.params["w2"] = rng.normal(0, np.sqrt(1 / (HIDDEN + 4)),
-                                       (HIDDEN + 4, CLASSES)).astype(np.float32)
-        self.params["b2"] = np.zeros(CLASSES, np.float32)
+        self.params["w2"] = rng.normal(0, np.sqrt(1 / (HIDDEN + extras)),
+                                       (HIDDEN + extras, classes)).astype(np.float32)
+        self.params["b2"] = np.zeros(classes, np.float32)
         self.m1 = {k: np.zeros_like(v) for k, v in self.params.items()}
         self.m2 = {k: np.zeros_like(v) for k, v in self.params.items()}
         self.steps = 0
@@ -163,10 +168,10 @@ class _Trainer:
         return PatchNetwork(convs, p["w1"].copy(), p["b1"].copy(), p["w2"].copy(),
                             p["b2"].copy())
 
-    def step(self, x: np.ndarray, logp: np.ndarray, y: np.ndarray, weight: np.ndarray,
+    def step(self, x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarray,
              lr: float, decay: float = 1e-5) -> float:
         """One Adam step on a batch; returns its mean weighted loss."""
-        loss, grads = self.gradients(x, logp, y, weight)
+        loss, grads = self.gradients(x, extras, y, weight)
         p = self.params
         self.steps += 1
         b1, b2 = 0.9, 0.999
@@ -179,7 +184,7 @@ class _Trainer:
             p[k] -= (lr * mh / (np.sqrt(vh) + 1e-8)).astype(np.float32)
         return loss
 
-    def gradients(self, x: np.ndarray, logp: np.ndarray, y: np.ndarray, weight: np.ndarray
+    def gradients(self, x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarray
                   ) -> tuple[float, dict[str, np.ndarray]]:
         """A batch's mean weighted cross-entropy and its gradient for every parameter."""
         p = self.params
@@ -194,7 +199,7 @@ class _Trainer:
         flat = acts.transpose(0, 3, 1, 2).reshape(len(x), -1)
         h_pre = flat @ p["w1"] + p["b1"]
         hidden = np.maximum(h_pre, 0.0)
-        joined = np.concatenate([hidden, logp], axis=1)
+        joined = np.concatenate([hidden, extras], axis=1)
         s = joined @ p["w2"] + p["b2"]
         s -= s.max(axis=1, keepdims=True)
         e = np.exp(s)
@@ -238,11 +243,21 @@ def train(data: dict[str, np.ndarray], *, epochs: int = 20, batch: int = 256, se
     """Fit the patch network to collected examples (see `collect`)."""
     from vision.patches import SECOND_LOOK_P
 
-    rng = np.random.default_rng(seed)
-    trainer = _Trainer(rng)
-    x, y = data["x"], data["y"].astype(np.int64)
-    logp = log_probs(data["p"])
     weight = np.where(data["p"].max(axis=1) < SECOND_LOOK_P, UNSURE_WEIGHT, 1.0)
+    return fit(data["x"], log_probs(data["p"]), data["y"], weight, _augment, epochs=epochs,
+               batch=batch, seed=seed, log=log)
+
+
+def fit(x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarray,
+        augment: Callable[[np.ndarray, np.random.Generator], np.ndarray], *,
+        classes: int = CLASSES, epochs: int = 20, batch: int = 256, seed: int = 0,
+        log: bool = False) -> PatchNetwork:
+    """Fit a patch network to stored uint8 patches `x` (see `inputs`), the further inputs
+    of its output layer and the labels, each example counting by its weight; `augment`
+    changes a batch of patches at random (what the picture may be like as well)."""
+    rng = np.random.default_rng(seed)
+    trainer = _Trainer(rng, (x.shape[1], x.shape[2]), extras.shape[1], classes)
+    y = y.astype(np.int64)
     for epoch in range(epochs):
         started = time.perf_counter()
         lr = 1e-3 * 0.5 * (1 + np.cos(np.pi * epoch / epochs))
@@ -250,7 +265,7 @@ def train(data: dict[str, np.ndarray], *, epochs: int = 20, batch: int = 256, se
         total = 0.0
         for start in range(0, len(y), batch):
             idx = np.sort(order[start:start + batch])
-            total += trainer.step(inputs(_augment(x[idx], rng)), logp[idx], y[idx],
+            total += trainer.step(inputs(augment(x[idx], rng)), extras[idx], y[idx],
                                   weight[idx], lr) * len(idx)
         if log:
             print(f"epoch {epoch + 1}/{epochs}: loss {total / len(y):.4f} "

@@ -1,0 +1,163 @@
+"""The deck network: its patches along a bridge, its training and its place in the
+pipeline (a second look at the bridge candidates the bridge network is unsure of)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.test_vision_patches import _scene
+from vision.cells import parse_cell
+from vision.decks import (
+    DECK_LOOKS,
+    DECK_MODEL,
+    HIGH,
+    LONG,
+    LOW,
+    WIDE,
+    deck_extras,
+    deck_network,
+    deck_patches,
+    unsure_candidates,
+)
+from vision.patches import PatchNetwork
+from vision.train_decks import augment, main, train
+from vision.train_patches import LAYERS
+
+
+def _pairs(*names: tuple[str, str]) -> np.ndarray:
+    return np.array([[parse_cell(a), parse_cell(b)] for a, b in names], np.int64)
+
+
+def test_a_deck_patch_lies_along_the_bridge_and_shows_its_deck() -> None:
+    reader, plan, m, model = _scene()
+    # bridges a1-c1 (straight), c5-d7 (knight), e2-g4 (diagonal); a3-c3 is bare board
+    pairs = _pairs(("a1", "c1"), ("c5", "d7"), ("e2", "g4"), ("a3", "c3"), ("c1", "a1"))
+    patches = deck_patches(reader.settings, plan.sampling, m.topdown,  # type: ignore[attr-defined]
+                           m.light_coef, model, pairs)  # type: ignore[attr-defined]
+    assert patches.shape == (5, WIDE, LONG, 3)
+    grey = patches.mean(axis=3)
+    middle = grey[:, WIDE // 2 - 3:WIDE // 2 + 2, LONG // 2 - 4:LONG // 2 + 4].mean(axis=(1, 2))
+    assert abs(middle[3]) < 0.1  # bare board reads about 1.0 - 1
+    assert (middle[[0, 1, 2, 4]] > 0.15).all()  # the lighter grey deck
+    # the deck runs the patch's length: its middle band is alike from end to end
+    band = grey[:3, WIDE // 2 - 2:WIDE // 2 + 1, LONG // 3:2 * LONG // 3].mean(axis=1)
+    assert (band > 0.1).all()
+    # the same bridge from its other end: the same patch turned half a turn, near enough
+    assert np.abs(patches[4, ::-1, ::-1] - patches[0]).mean() < 0.05
+    none = deck_patches(reader.settings, plan.sampling, m.topdown,  # type: ignore[attr-defined]
+                        m.light_coef, model, np.zeros((0, 2, 2), np.int64))  # type: ignore[attr-defined]
+    assert none.shape == (0, WIDE, LONG, 3)
+
+
+def test_the_deck_network_reads_the_bridge_network_s_odds_and_the_kind() -> None:
+    extras = deck_extras(np.array([0.0, 0.5, 0.9]), np.eye(3))
+    assert extras.shape == (3, 5)
+    assert np.isfinite(extras).all()  # a sure 0 is clipped, not -inf
+    assert np.allclose(np.exp(extras[:, :2]).sum(axis=1), 1.0, atol=1e-3)
+    assert np.array_equal(extras[:, 2:], np.eye(3))
+
+
+def test_only_unsure_candidates_get_a_second_look_the_least_sure_first() -> None:
+    p = np.array([0.0, LOW, 0.02, 0.5, 0.97, HIGH, 1.0])
+    assert list(unsure_candidates(p)) == [2, 3, 4]
+    rng = np.random.default_rng(1)
+    many = rng.uniform(0.05, 0.95, 100)
+    picked = unsure_candidates(many)
+    assert len(picked) == DECK_LOOKS
+    assert set(picked) == set(np.argsort(np.abs(many - 0.5))[:DECK_LOOKS])
+
+
+def _stripes(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Noisy board (class 0), and patches with a faint deck along their middle (1)."""
+    y = rng.integers(0, 2, n)
+    x = rng.normal(0, 0.06, (n, WIDE, LONG, 3)).astype(np.float32)
+    for i in range(n):
+        if y[i]:
+            top = WIDE // 2 - 3 + int(rng.integers(-2, 3))
+            x[i, top:top + 5, 8:LONG - 8] += 0.15
+            x[i, top + 5, 8:LONG - 8] -= 0.3  # its shadow
+    return x, y
+
+
+def test_training_learns_a_deck_the_bridge_network_cannot_see(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    x, y = _stripes(rng, 1000)
+    data = {"x": np.clip(np.round((x + 1) * 128), 0, 255).astype(np.uint8),
+            "p": np.full(len(y), 0.5, np.float32),  # the bridge network says nothing
+            "kind": np.tile(np.eye(3, dtype=np.float32), (334, 1))[:len(y)], "y": y}
+    net = train(data, epochs=8)
+    test_x, test_y = _stripes(rng, 300)
+    got = net.scores(test_x, deck_extras(np.full(300, 0.5), np.tile(np.eye(3), (100, 1))))
+    assert got.shape == (300, 2)
+    assert ((got[:, 1] >= 0.5) == (test_y == 1)).mean() > 0.9
+    net.save(tmp_path / "d.npz")
+    again = PatchNetwork.load(tmp_path / "d.npz")
+    assert np.allclose(again.scores(test_x, deck_extras(np.full(300, 0.5),
+                                                        np.tile(np.eye(3), (100, 1)))), got)
+
+
+def test_augmenting_mirrors_a_deck_but_keeps_it_a_deck() -> None:
+    rng = np.random.default_rng(4)
+    x = np.zeros((1, WIDE, LONG, 3), np.uint8)
+    x[0, 10:14, 6:40] = 200
+    seen = set()
+    for _ in range(20):
+        got = augment(x, rng)
+        assert got.shape == x.shape
+        assert (got > 0).sum() == (x > 0).sum()  # shifted and mirrored, never cut
+        rows = np.flatnonzero(got[0].max(axis=(1, 2)))
+        seen.add((int(rows[0]), int(rows[-1])))
+    assert len(seen) > 2
+
+
+def test_the_shipped_deck_network_loads_with_the_layers_training_makes() -> None:
+    assert DECK_MODEL.exists()
+    net = deck_network()
+    assert net is not None
+    assert [(c.weight.shape[0], c.weight.shape[2]) for c in net.convs] == list(LAYERS)
+    got = net.scores(np.zeros((2, WIDE, LONG, 3), np.float32),
+                     deck_extras(np.array([0.3, 0.7]), np.eye(3)[:2]))
+    assert got.shape == (2, 2) and np.allclose(got.sum(axis=1), 1.0)
+
+
+def test_the_second_look_changes_only_the_candidates_the_bridge_network_is_unsure_of(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from vision import pipeline
+
+    reader, plan, m, model = _scene()
+    keep = np.arange(0, 400, 4)
+    p = np.full(len(keep), 0.0001)
+    unsure = [3, 10, 50]
+    p[unsure] = [0.3, 0.6, 0.95]
+    p[[7, 8]] = [0.9999, HIGH]  # sure bridges
+    got = pipeline._deck_look(reader.settings, plan, m, model, p, keep)  # type: ignore[arg-type, attr-defined]
+    sure = np.setdiff1d(np.arange(len(p)), unsure)
+    assert np.array_equal(got[sure], p[sure])
+    assert not np.allclose(got[unsure], p[unsure])
+    # without the model file the bridge network's answer stands
+    monkeypatch.setattr(pipeline, "deck_network", lambda: None)
+    assert np.array_equal(pipeline._deck_look(reader.settings, plan, m, model, p, keep),  # type: ignore[arg-type, attr-defined]
+                          p)
+
+
+def test_deck_training_from_generated_scenes_writes_a_network_the_pipeline_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = tmp_path / "examples.npz"
+    args = ["--scenes", "4", "--epochs", "1", "--jobs", "1", "--hold-out", "2",
+            "--cache", str(cache), "--out", str(tmp_path)]
+    assert main(args) == 0
+    assert cache.exists()
+    net = PatchNetwork.load(tmp_path / DECK_MODEL.name)
+    assert len(net.convs) == len(LAYERS)
+    err = capsys.readouterr().err
+    assert "written to" in err
+    with np.load(cache) as data:
+        assert set(data.files) == {"x", "p", "kind", "y", "pair", "scene"}
+        assert data["x"].dtype == np.uint8 and len(data["x"]) == len(data["y"]) > 0
+        assert data["x"].shape[1:] == (WIDE, LONG, 3)
+        assert data["y"].sum() > 0  # the scenes' bridges are among the examples

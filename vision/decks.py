@@ -1,0 +1,128 @@
+"""Stage 4b: a second look at the bridge candidates the bridge network is unsure of.
+
+The bridge network (`vision.learned`) reads a candidate through box means along its deck and
+beside it. Like the cell network it cannot see shape: a window's shadow lying along two
+tiles, or a grey deck over a blue-grey board in dim light, can give the same means as a
+bridge and as no bridge. The picture tells them apart: a deck's two straight long edges,
+its ends resting on the tiles, the shadow it casts beside itself.
+
+So each candidate the bridge network gives a probability between `LOW` and `HIGH` gets a
+second look: a patch of the top-down view along its deck (the line between its two tiles'
+centres, seen at a middle deck height, from a fifth of the way before the first centre to
+a fifth past the second, and `ACROSS` cells either side), with the light field and the
+bare board's colour divided out as for the cells (`vision.patches`), is read by a small
+convolutional network together with the bridge network's answer and the bridge's kind.
+Its answer replaces the bridge network's.
+
+The network is the patch network's kind (`vision.patches.PatchNetwork`), trained on
+generated scenes (`python -m vision.train_decks`) and shipped as `vision/models/decks.npz`;
+without the file the bridge network's answer stands.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from calibration.format import ColourModel, Thresholds
+from vision.features import SamplingPlan, field_at
+from vision.geometry import SIZE
+from vision.patches import FLOOR, PatchNetwork
+
+DECK_MODEL = Path(__file__).with_name("models") / "decks.npz"
+LONG = 48
+"""Samples along a deck patch ..."""
+WIDE = 24
+"""... and across it."""
+BEFORE = 0.2
+"""How far the patch reaches past each end's centre, as a share of the bridge's length."""
+ACROSS = 0.7
+"""Cells either side of the deck's middle line that the patch covers: a deck higher or
+lower than the middle height tried appears off that line at an angle."""
+LOW, HIGH = 0.002, 0.998
+"""Candidates whose bridge-network probability lies between these get a second look ..."""
+DECK_LOOKS = 24
+"""... at most this many a frame, the least sure first (the evaluation's frames have about
+four)."""
+
+
+@cache
+def deck_network() -> PatchNetwork | None:
+    """The shipped deck network, or None when it is missing or unreadable."""
+    try:
+        return PatchNetwork.load(DECK_MODEL)
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def deck_height(settings: Thresholds) -> float:
+    """The middle of the deck heights tried (cells)."""
+    return settings.bridge_height_cells + settings.bridge_height_step * (
+        settings.bridge_heights - 1) / 2
+
+
+def deck_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,
+                 light_coef: np.ndarray, model: ColourModel,
+                 pairs: np.ndarray) -> np.ndarray:
+    """Patches of the top-down view along candidate bridges, `pairs` (k, 2, 2): per bridge
+    its two end cells' (file, rank). Each is (WIDE, LONG, 3): along its length from the
+    first end to the second, across from its left to its right seen from the first end; on
+    the scale of `vision.patches.cell_patches` (bare board 0, clipped at 255/128 - 1).
+    """
+    k = len(pairs)
+    out = np.empty((k, WIDE, LONG, 3), np.float32)
+    if not k:
+        return out
+    a = pairs[:, 0].astype(np.float64) + 0.5
+    b = pairs[:, 1].astype(np.float64) + 0.5
+    along = b - a
+    normal = np.column_stack([-along[:, 1], along[:, 0]])
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+    start = a - BEFORE * along
+    # Three anchors per bridge (the patch's start, a step along, a step across) seen at the
+    # deck's height; the patch is the affine map through them (a deck is a short span:
+    # perspective across it is slight).
+    anchors = np.stack([start, start + along, start + normal], axis=1).reshape(-1, 2)
+    seen = plan.geometry.raised(anchors, deck_height(settings)).reshape(k, 3, 2)
+    px, margin = settings.cell_px, settings.margin_cells
+    tx = (margin + seen[..., 0]) * px
+    ty = (margin + SIZE - seen[..., 1]) * px
+    origin = np.stack([tx[:, 0], ty[:, 0]], axis=1)
+    step_long = np.stack([tx[:, 1] - tx[:, 0], ty[:, 1] - ty[:, 0]], axis=1)
+    step_across = np.stack([tx[:, 2] - tx[:, 0], ty[:, 2] - ty[:, 0]], axis=1)
+    s = np.linspace(0.0, 1.0 + 2 * BEFORE, LONG)  # in lengths of the bridge
+    t = np.linspace(ACROSS, -ACROSS, WIDE)  # in cells, from the left
+    grid = (origin[:, None, None, :] + s[None, None, :, None] * step_long[:, None, None, :]
+            + t[None, :, None, None] * step_across[:, None, None, :])
+    maps = grid.reshape(k * WIDE, LONG, 2).astype(np.float32)
+    sampled = cv2.remap(topdown, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR,
+                        borderMode=cv2.BORDER_REPLICATE)
+    middle = a + along / 2
+    bare = cv2.cvtColor(np.array(model.empty, np.float32).reshape(1, 1, 3),
+                        cv2.COLOR_Lab2BGR).reshape(3) * 255.0
+    scale = (field_at(light_coef, middle) * np.maximum(bare, 8.0)).astype(np.float32)
+    out[:] = sampled.reshape(k, WIDE, LONG, 3) / scale[:, None, None, :]
+    np.minimum(out, 255.0 / 128.0, out=out)
+    out -= 1.0
+    return out
+
+
+def deck_extras(p: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+    """What the deck network reads besides the patch: the bridge network's log-odds as two
+    log-probabilities, and the bridge's kind (one-hot straight / diagonal / knight)."""
+    p = np.clip(np.asarray(p, np.float64), FLOOR, 1.0 - FLOOR)
+    result: np.ndarray = np.column_stack([np.log(1.0 - p), np.log(p), kinds]).astype(
+        np.float32)
+    return result
+
+
+def unsure_candidates(p: np.ndarray) -> np.ndarray:
+    """Indices of the candidates that get a second look, the least sure first when there
+    are more than `DECK_LOOKS`."""
+    unsure = np.flatnonzero((p > LOW) & (p < HIGH))
+    if len(unsure) > DECK_LOOKS:
+        unsure = unsure[np.argsort(np.abs(p[unsure] - 0.5), kind="stable")[:DECK_LOOKS]]
+    return unsure
