@@ -52,6 +52,19 @@ def test_a_deck_patch_lies_along_the_bridge_and_shows_its_deck() -> None:
     assert none.shape == (0, WIDE, LONG, 3)
 
 
+def test_the_plan_keeps_every_candidate_s_deck_frame() -> None:
+    reader, plan, m, model = _scene()
+    pairs = np.array(plan.bridges.pairs, np.int64)  # type: ignore[attr-defined]
+    frames = plan.decks  # type: ignore[attr-defined]
+    assert frames.shape == (len(pairs), 3, 2)
+    some = np.array([0, 17, len(pairs) - 1])
+    kept = deck_patches(reader.settings, plan.sampling, m.topdown,  # type: ignore[attr-defined]
+                        m.light_coef, model, pairs[some], frames[some])  # type: ignore[attr-defined]
+    fresh = deck_patches(reader.settings, plan.sampling, m.topdown,  # type: ignore[attr-defined]
+                         m.light_coef, model, pairs[some])  # type: ignore[attr-defined]
+    assert np.array_equal(kept, fresh)
+
+
 def test_the_deck_network_reads_the_bridge_network_s_odds_and_the_kind() -> None:
     extras = deck_extras(np.array([0.0, 0.5, 0.9]), np.eye(3))
     assert extras.shape == (3, 5)

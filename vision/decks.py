@@ -64,35 +64,45 @@ def deck_height(settings: Thresholds) -> float:
         settings.bridge_heights - 1) / 2
 
 
+def deck_frames(settings: Thresholds, plan: SamplingPlan, pairs: np.ndarray) -> np.ndarray:
+    """Where the patches of candidate bridges `pairs` ((k, 2, 2): per bridge its two end
+    cells' (file, rank)) lie in the top-down view: (k, 3, 2) pixels, per bridge where its
+    patch starts, where it has gone one bridge's length along, and where it has gone one
+    cell across instead. They depend only on the board's position (`BridgePlan` keeps them
+    for every candidate)."""
+    a = pairs[:, 0].astype(np.float64) + 0.5
+    along = pairs[:, 1].astype(np.float64) + 0.5 - a
+    normal = np.column_stack([-along[:, 1], along[:, 0]])
+    normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-9)
+    start = a - BEFORE * along
+    # Seen at the deck's height; the patch is the affine map through these three points (a
+    # deck is a short span: perspective across it is slight).
+    anchors = np.stack([start, start + along, start + normal], axis=1).reshape(-1, 2)
+    seen = plan.geometry.raised(anchors, deck_height(settings)).reshape(len(pairs), 3, 2)
+    px, margin = settings.cell_px, settings.margin_cells
+    result: np.ndarray = np.stack([(margin + seen[..., 0]) * px,
+                                   (margin + SIZE - seen[..., 1]) * px], axis=2)
+    return result
+
+
 def deck_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,
-                 light_coef: np.ndarray, model: ColourModel,
-                 pairs: np.ndarray) -> np.ndarray:
+                 light_coef: np.ndarray, model: ColourModel, pairs: np.ndarray,
+                 frames: np.ndarray | None = None) -> np.ndarray:
     """Patches of the top-down view along candidate bridges, `pairs` (k, 2, 2): per bridge
-    its two end cells' (file, rank). Each is (WIDE, LONG, 3): along its length from the
-    first end to the second, across from its left to its right seen from the first end; on
-    the scale of `vision.patches.cell_patches` (bare board 0, clipped at 255/128 - 1).
+    its two end cells' (file, rank); `frames`: their `deck_frames`, when known. Each is
+    (WIDE, LONG, 3): along its length from the first end to the second, across from its
+    left to its right seen from the first end; on the scale of `vision.patches.cell_patches`
+    (bare board 0, clipped at 255/128 - 1).
     """
     k = len(pairs)
     out = np.empty((k, WIDE, LONG, 3), np.float32)
     if not k:
         return out
-    a = pairs[:, 0].astype(np.float64) + 0.5
-    b = pairs[:, 1].astype(np.float64) + 0.5
-    along = b - a
-    normal = np.column_stack([-along[:, 1], along[:, 0]])
-    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
-    start = a - BEFORE * along
-    # Three anchors per bridge (the patch's start, a step along, a step across) seen at the
-    # deck's height; the patch is the affine map through them (a deck is a short span:
-    # perspective across it is slight).
-    anchors = np.stack([start, start + along, start + normal], axis=1).reshape(-1, 2)
-    seen = plan.geometry.raised(anchors, deck_height(settings)).reshape(k, 3, 2)
-    px, margin = settings.cell_px, settings.margin_cells
-    tx = (margin + seen[..., 0]) * px
-    ty = (margin + SIZE - seen[..., 1]) * px
-    origin = np.stack([tx[:, 0], ty[:, 0]], axis=1)
-    step_long = np.stack([tx[:, 1] - tx[:, 0], ty[:, 1] - ty[:, 0]], axis=1)
-    step_across = np.stack([tx[:, 2] - tx[:, 0], ty[:, 2] - ty[:, 0]], axis=1)
+    if frames is None:
+        frames = deck_frames(settings, plan, pairs)
+    origin = frames[:, 0]
+    step_long = frames[:, 1] - origin
+    step_across = frames[:, 2] - origin
     s = np.linspace(0.0, 1.0 + 2 * BEFORE, LONG)  # in lengths of the bridge
     t = np.linspace(ACROSS, -ACROSS, WIDE)  # in cells, from the left
     grid = (origin[:, None, None, :] + s[None, None, :, None] * step_long[:, None, None, :]
@@ -100,7 +110,7 @@ def deck_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,
     maps = grid.reshape(k * WIDE, LONG, 2).astype(np.float32)
     sampled = cv2.remap(topdown, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR,
                         borderMode=cv2.BORDER_REPLICATE)
-    middle = a + along / 2
+    middle = (pairs[:, 0] + pairs[:, 1]).astype(np.float64) / 2 + 0.5
     bare = cv2.cvtColor(np.array(model.empty, np.float32).reshape(1, 1, 3),
                         cv2.COLOR_Lab2BGR).reshape(3) * 255.0
     scale = (field_at(light_coef, middle) * np.maximum(bare, 8.0)).astype(np.float32)

@@ -43,7 +43,13 @@ from vision.classify import (
     learn_colours,
     uniform_cells,
 )
-from vision.decks import deck_extras, deck_network, deck_patches, unsure_candidates
+from vision.decks import (
+    deck_extras,
+    deck_frames,
+    deck_network,
+    deck_patches,
+    unsure_candidates,
+)
 from vision.errors import CalibrationMismatch
 from vision.features import (
     MIN_ODD_LEVELS,
@@ -87,6 +93,8 @@ class Plan:
     corners: np.ndarray
     sampling: SamplingPlan
     bridges: BridgePlan
+    decks: np.ndarray | None = None
+    """Every candidate bridge's `deck_frames`, in the order of `bridges.pairs`."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +143,9 @@ def make_plan(
     """Plan the sampling for grid corners (a1, j1, j10, a10 order) in an image of this size."""
     geometry = board_geometry(corners, image_size, camera_matrix)
     sampling = plan_sampling(settings, geometry, image_size, distortion)
-    return Plan(np.asarray(corners, np.float64), sampling, plan_bridges(settings, sampling))
+    bridges = plan_bridges(settings, sampling)
+    decks = deck_frames(settings, sampling, np.array(bridges.pairs, np.int64))
+    return Plan(np.asarray(corners, np.float64), sampling, bridges, decks)
 
 
 def measure(settings: Thresholds, plan: Plan, image: np.ndarray) -> Measurement:
@@ -420,7 +430,8 @@ def _deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourMo
     pairs = np.array([plan.bridges.pairs[int(j)] for j in keep[unsure]], np.int64)
     kinds = (plan.bridges.kinds if plan.bridges.kinds is not None
              else pair_tables(plan.bridges.pairs)[2])[keep[unsure]]
-    patches = deck_patches(settings, plan.sampling, m.topdown, m.light_coef, model, pairs)
+    patches = deck_patches(settings, plan.sampling, m.topdown, m.light_coef, model, pairs,
+                           None if plan.decks is None else plan.decks[keep[unsure]])
     out = p.copy()
     out[unsure] = net.scores(patches, deck_extras(p[unsure], kinds))[:, 1]
     return out
