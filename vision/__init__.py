@@ -7,10 +7,13 @@ parallax of raised things) -> `features` (top-down remap undoing lens distortion
 means, light field from the border ring, texture and tile edges) -> `classify` (colours
 learned per image by k-means, sub-box votes per cell) -> `learned` (a cell network and a
 bridge network over features measured against the learned colours; `bridges` keeps the
-threshold rules used when the model files are missing) -> occlusion (border against the
-bare border, hidden cells) -> `observation.Observation`. `train` fits the networks on
-`synth` scenes (`python -m vision.train`; weights in `models/`); `evaluate` measures
-accuracy and speed on other `synth` frames (`ponte eval vision`).
+threshold rules used when the model files are missing) -> a second look through the
+picture at what those networks are unsure of (`patches`: a small convolutional network over
+a cell's patch; `decks`: one over a candidate bridge's deck) -> occlusion (border against
+the bare border, hidden cells) -> `observation.Observation`. `train`, `train_patches` and
+`train_decks` fit the networks on `synth` scenes (`python -m vision.train` and so on;
+weights in `models/`); `evaluate` measures accuracy and speed on other `synth` frames
+(`ponte eval vision`).
 
 May import numpy, OpenCV and threadpoolctl, and `calibration` for the calibration format.
 Must not import `referee`, `web`, `firmware_bridge` or `ponte`: legality is judged
