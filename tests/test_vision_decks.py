@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.test_vision_patches import _scene
+from tests.test_vision_patches import _scene, run_training
 from vision.cells import parse_cell
 from vision.decks import (
     DECK_LOOKS,
@@ -160,16 +160,8 @@ def test_the_second_look_changes_only_the_candidates_the_bridge_network_is_unsur
 def test_deck_training_from_generated_scenes_writes_a_network_the_pipeline_reads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cache = tmp_path / "examples.npz"
-    args = ["--scenes", "4", "--epochs", "1", "--jobs", "1", "--hold-out", "2",
-            "--cache", str(cache), "--out", str(tmp_path)]
-    assert main(args) == 0
-    assert cache.exists()
-    net = PatchNetwork.load(tmp_path / DECK_MODEL.name)
-    assert len(net.convs) == len(LAYERS)
-    err = capsys.readouterr().err
-    assert "written to" in err
-    with np.load(cache) as data:
+    run_training(main, DECK_MODEL, tmp_path, capsys)
+    with np.load(tmp_path / "examples.npz") as data:
         assert set(data.files) == {"x", "p", "kind", "y", "pair", "scene"}
         assert data["x"].dtype == np.uint8 and len(data["x"]) == len(data["y"]) > 0
         assert data["x"].shape[1:] == (WIDE, LONG, 3)

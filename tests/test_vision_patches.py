@@ -3,6 +3,7 @@ pipeline (a second look at the cells the cell network is unsure of)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -173,19 +174,27 @@ def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
                           probs)
 
 
-def test_training_from_generated_scenes_writes_a_network_the_pipeline_reads(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def run_training(command: Callable[[list[str]], int], model: Path, tmp_path: Path,
+                 capsys: pytest.CaptureFixture[str]) -> tuple[PatchNetwork, str]:
+    """Run a patch-training command on 4 scenes, 1 epoch; its network and its stderr."""
     cache = tmp_path / "examples.npz"
     args = ["--scenes", "4", "--epochs", "1", "--jobs", "1", "--hold-out", "2",
             "--cache", str(cache), "--out", str(tmp_path)]
-    assert main(args) == 0
+    assert command(args) == 0
     assert cache.exists()
-    net = PatchNetwork.load(tmp_path / PATCH_MODEL.name)
+    net = PatchNetwork.load(tmp_path / model.name)
     assert len(net.convs) == len(LAYERS)
     err = capsys.readouterr().err
-    assert "held-out scenes" in err and "written to" in err
-    with np.load(cache) as data:
+    assert "written to" in err
+    return net, err
+
+
+def test_training_from_generated_scenes_writes_a_network_the_pipeline_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, err = run_training(main, PATCH_MODEL, tmp_path, capsys)
+    assert "held-out scenes" in err
+    with np.load(tmp_path / "examples.npz") as data:
         assert set(data.files) == {"x", "p", "y", "cell", "scene"}
         assert data["x"].dtype == np.uint8 and len(data["x"]) == len(data["y"]) > 0
         assert set(np.unique(data["y"])) <= {0, 1, 2}

@@ -30,7 +30,7 @@ import numpy as np
 from calibration.format import ColourModel, Thresholds
 from vision.features import SamplingPlan, field_at
 from vision.geometry import SIZE
-from vision.patches import FLOOR, PatchNetwork
+from vision.patches import FLOOR, PatchNetwork, shipped
 
 DECK_MODEL = Path(__file__).with_name("models") / "decks.npz"
 LONG = 48
@@ -54,10 +54,7 @@ a frame quick."""
 @cache
 def deck_network() -> PatchNetwork | None:
     """The shipped deck network, or None when it is missing or unreadable."""
-    try:
-        return PatchNetwork.load(DECK_MODEL)
-    except (OSError, KeyError, ValueError):
-        return None
+    return shipped(DECK_MODEL)
 
 
 def deck_height(settings: Thresholds) -> float:

@@ -148,13 +148,18 @@ class PatchNetwork:
                                        for k in ("w1", "b1", "w2", "b2")))
 
 
+def shipped(path: Path) -> PatchNetwork | None:
+    """The patch network in `path`, or None when it is missing or unreadable."""
+    try:
+        return PatchNetwork.load(path)
+    except (OSError, KeyError, ValueError):
+        return None
+
+
 @cache
 def patch_network() -> PatchNetwork | None:
     """The shipped patch network, or None when it is missing or unreadable."""
-    try:
-        return PatchNetwork.load(PATCH_MODEL)
-    except (OSError, KeyError, ValueError):
-        return None
+    return shipped(PATCH_MODEL)
 
 
 def cell_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,

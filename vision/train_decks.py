@@ -21,7 +21,6 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 
 import cv2
 import numpy as np
@@ -29,7 +28,7 @@ import numpy as np
 from vision.decks import DECK_MODEL, HIGH, LOW, deck_extras, deck_patches
 from vision.patches import PatchNetwork
 from vision.train import NO_BACKGROUND, measure_scene, scene_options
-from vision.train_patches import collect, fit, inputs
+from vision.train_patches import example_options, examples, fit, held_out, inputs, write
 
 DECK_SEED = 5000
 SURE_SHARE = 0.03
@@ -125,36 +124,20 @@ def errors(net: PatchNetwork, data: dict[str, np.ndarray]) -> tuple[int, int, in
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vision.train_decks",
                                      description=__doc__.splitlines()[0])
-    scene_options(parser, 8000, DECK_MODEL.parent, seed=DECK_SEED)
-    parser.add_argument("--epochs", type=int, default=24)
-    parser.add_argument("--cache", type=Path,
-                        help="keep (or reuse) the collected examples in this .npz file")
-    parser.add_argument("--hold-out", type=int, default=7, metavar="K",
-                        help="train without every K-th scene and report on those (0: "
-                             "train on all)")
+    scene_options(parser, 6000, DECK_MODEL.parent, seed=DECK_SEED)
+    example_options(parser, 24)
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
-    if args.cache is not None and args.cache.exists():
-        with np.load(args.cache) as stored:
-            data = {k: stored[k] for k in stored.files}
-    else:
-        data = collect(args.scenes, args.seed, args.jobs, log=True, job=_job, keys=KEYS)
-        if args.cache is not None:
-            args.cache.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(args.cache, **data)
+    data = examples(args, _job, KEYS)
     print(f"decks: {len(data['y'])} examples, {int(data['y'].sum())} bridges",
           file=sys.stderr)
-    held = (data["scene"] % args.hold_out == 0) if args.hold_out else np.zeros(
-        len(data["y"]), bool)
+    held = held_out(data, args.hold_out)
     net = train({k: v[~held] for k, v in data.items()}, epochs=args.epochs, log=True)
     if held.any():
         n, before, after = errors(net, {k: v[held] for k, v in data.items()})
         print(f"held-out scenes, {n} unsure candidates: the bridge network gets {before} "
               f"wrong, the deck network {after}", file=sys.stderr)
-    args.out.mkdir(parents=True, exist_ok=True)
-    net.save(args.out / DECK_MODEL.name)
-    print(f"written to {args.out / DECK_MODEL.name}", file=sys.stderr)
-    return 0
+    return write(net, args.out / DECK_MODEL.name)
 
 
 if __name__ == "__main__":

@@ -284,30 +284,58 @@ def errors(net: PatchNetwork, data: dict[str, np.ndarray], below: float) -> tupl
     return len(sel), int((p[sel].argmax(axis=1) != y[sel]).sum()), int((got != y[sel]).sum())
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vision.train_patches",
-                                     description=__doc__.splitlines()[0])
-    scene_options(parser, 6000, PATCH_MODEL.parent)
-    parser.add_argument("--epochs", type=int, default=16)
+def example_options(parser: argparse.ArgumentParser, epochs: int) -> None:
+    """The options both patch-training commands add to `scene_options`."""
+    parser.add_argument("--epochs", type=int, default=epochs)
     parser.add_argument("--cache", type=Path,
                         help="keep (or reuse) the collected examples in this .npz file")
     parser.add_argument("--hold-out", type=int, default=7, metavar="K",
                         help="train without every K-th scene and report on those (0: "
                              "train on all)")
-    args = parser.parse_args(argv)
-    cv2.setNumThreads(1)
+
+
+def examples(args: argparse.Namespace,
+             job: Callable[[tuple[int, int]], tuple[np.ndarray, ...] | None] = _job,
+             keys: tuple[str, ...] = ("x", "p", "y", "cell")) -> dict[str, np.ndarray]:
+    """The examples the options ask for: from `--cache` when it exists, else collected
+    (see `collect`) and kept there when it is given."""
     if args.cache is not None and args.cache.exists():
         with np.load(args.cache) as stored:
-            data = {k: stored[k] for k in stored.files}
-    else:
-        data = collect(args.scenes, args.seed, args.jobs, log=True)
-        if args.cache is not None:
-            args.cache.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(args.cache, **data)
+            return {k: stored[k] for k in stored.files}
+    data = collect(args.scenes, args.seed, args.jobs, log=True, job=job, keys=keys)
+    if args.cache is not None:
+        args.cache.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(args.cache, **data)
+    return data
+
+
+def held_out(data: dict[str, np.ndarray], every: int) -> np.ndarray:
+    """Which examples are from every `every`-th scene (none when it is 0)."""
+    if not every:
+        return np.zeros(len(data["y"]), bool)
+    result: np.ndarray = data["scene"] % every == 0
+    return result
+
+
+def write(net: PatchNetwork, path: Path) -> int:
+    """Save a trained network and say where (a command's last step: returns its status)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    net.save(path)
+    print(f"written to {path}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m vision.train_patches",
+                                     description=__doc__.splitlines()[0])
+    scene_options(parser, 6000, PATCH_MODEL.parent)
+    example_options(parser, 16)
+    args = parser.parse_args(argv)
+    cv2.setNumThreads(1)
+    data = examples(args)
     print(f"patches: {len(data['y'])} examples, classes "
           f"{np.bincount(data['y'], minlength=CLASSES).tolist()}", file=sys.stderr)
-    held = (data["scene"] % args.hold_out == 0) if args.hold_out else np.zeros(
-        len(data["y"]), bool)
+    held = held_out(data, args.hold_out)
     train_part = {k: v[~held] for k, v in data.items()}
     net = train(train_part, epochs=args.epochs, log=True)
     if held.any():
@@ -316,10 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         n, before, after = errors(net, {k: v[held] for k, v in data.items()}, SECOND_LOOK_P)
         print(f"held-out scenes, {n} unsure cells: the cell network gets {before} wrong, "
               f"the patch network {after}", file=sys.stderr)
-    args.out.mkdir(parents=True, exist_ok=True)
-    net.save(args.out / PATCH_MODEL.name)
-    print(f"written to {args.out / PATCH_MODEL.name}", file=sys.stderr)
-    return 0
+    return write(net, args.out / PATCH_MODEL.name)
 
 
 if __name__ == "__main__":
