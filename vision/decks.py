@@ -67,8 +67,8 @@ def deck_frames(settings: Thresholds, plan: SamplingPlan, pairs: np.ndarray) -> 
     """Where the patches of candidate bridges `pairs` ((k, 2, 2): per bridge its two end
     cells' (file, rank)) lie in the top-down view: (k, 3, 2) pixels, per bridge where its
     patch starts, where it has gone one bridge's length along, and where it has gone one
-    cell across instead. They depend only on the board's position (`BridgePlan` keeps them
-    for every candidate)."""
+    cell across instead. They depend only on the board's position (the pipeline's `Plan`
+    keeps them for every candidate)."""
     a = pairs[:, 0].astype(np.float64) + 0.5
     along = pairs[:, 1].astype(np.float64) + 0.5 - a
     normal = np.column_stack([-along[:, 1], along[:, 0]])

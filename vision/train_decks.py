@@ -68,12 +68,12 @@ def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
     # see (the pipeline does not report it), and learning to find it would teach the
     # network that a hand is a bridge.
     hidden = {parse_cell(name) for name in frame.occluded_cells}
+    candidates = [plan.bridges.pairs[int(j)] for j in keep]
     chosen = np.array([n for n in np.flatnonzero(pick)
-                       if not hidden & {*plan.bridges.pairs[int(keep[n])],
-                                        *cells_under(*plan.bridges.pairs[int(keep[n])])}],
+                       if not hidden & {*candidates[n], *cells_under(*candidates[n])}],
                       np.int64)
     wanted = {tuple(sorted(t)) for t in frame.bridges}
-    pairs = [plan.bridges.pairs[int(keep[n])] for n in chosen]
+    pairs = [candidates[n] for n in chosen]
     labels = np.array([tuple(sorted((cell_name(*a), cell_name(*b)))) in wanted
                        for a, b in pairs], np.int64)
     kinds = plan.bridges.kinds
