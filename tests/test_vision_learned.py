@@ -314,3 +314,26 @@ def test_a_deck_shows_its_outline_along_its_path_and_bare_board_does_not() -> No
     # comes first, darker than the deck
     shaded = _deck_outline(edges(((3, 4), (5, 4)), 120, shadow=True))[0]
     assert shaded[1] > 0.2 and shaded[3] < -0.1 and abs(shaded[7]) < 0.05
+
+
+@pytest.mark.parametrize("damage", ["not a zip", "cut short", "other arrays"])
+def test_a_damaged_model_file_is_read_without_and_named_in_a_warning(
+    tmp_path: Path, damage: str
+) -> None:
+    from vision.decks import DECK_MODEL
+    from vision.learned import model_file
+    from vision.patches import PatchNetwork, shipped
+
+    path = tmp_path / "model.npz"
+    if damage == "not a zip":
+        path.write_bytes(b"this is no model" * 20)
+    elif damage == "cut short":
+        path.write_bytes(DECK_MODEL.read_bytes()[:4000])
+    else:
+        np.savez(path, a=np.zeros(3))
+    for load in (lambda p: shipped(p), lambda p: model_file(Network.load, p)):
+        with pytest.warns(RuntimeWarning, match="model.npz is unreadable"):
+            assert load(path) is None
+    # a missing file is an option (the pipeline reads without that network), not a fault
+    assert shipped(tmp_path / "none.npz") is None
+    assert isinstance(shipped(DECK_MODEL), PatchNetwork)

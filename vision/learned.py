@@ -18,11 +18,13 @@ pipeline falls back to the thresholds alone.
 
 from __future__ import annotations
 
+import warnings
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol, TypeVar
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -92,7 +94,7 @@ class Network:
                             w2=self.w2, b2=self.b2)
 
     @classmethod
-    def load(cls, path: Path) -> Network:
+    def load(cls, path: Path | BinaryIO) -> Network:
         with np.load(path) as data:
             return cls(*(np.asarray(data[k], np.float64)
                          for k in ("mean", "scale", "w1", "b1", "w2", "b2")))
@@ -125,12 +127,27 @@ def one_blas_thread() -> Any:
     return _blas().limit(limits=1, user_api="blas")
 
 
+T = TypeVar("T")
+
+
+def model_file(load: Callable[[BinaryIO], T], path: Path) -> T | None:
+    """`load(path)`, or None when the file is missing or unreadable. A model file that is
+    there but unreadable (cut short, damaged, of another format) is a broken installation:
+    that gets a warning, and the pipeline reads without it."""
+    if not path.exists():
+        return None
+    try:
+        with path.open("rb") as stream:  # closed whatever numpy makes of it
+            return load(stream)
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        warnings.warn(f"{path} is unreadable ({err}); reading without it. Reinstalling "
+                      "brings the shipped model files back.", RuntimeWarning, stacklevel=2)
+        return None
+
+
 @cache
 def _load(path: Path) -> Network | None:
-    try:
-        return Network.load(path)
-    except (OSError, KeyError, ValueError):
-        return None
+    return model_file(Network.load, path)
 
 
 def cell_network() -> Network | None:

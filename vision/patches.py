@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import BinaryIO
 
 import cv2
 import numpy as np
@@ -32,7 +33,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from calibration.format import ColourModel, Thresholds
 from vision.features import SamplingPlan, field_at
 from vision.geometry import SIZE
-from vision.learned import one_blas_thread
+from vision.learned import model_file, one_blas_thread
 
 PATCH_MODEL = Path(__file__).with_name("models") / "patches.npz"
 HALF = 20
@@ -135,7 +136,7 @@ class PatchNetwork:
         np.savez_compressed(path, **arrays)
 
     @classmethod
-    def load(cls, path: Path) -> PatchNetwork:
+    def load(cls, path: Path | BinaryIO) -> PatchNetwork:
         with np.load(path) as data:
             convs = []
             i = 0
@@ -149,11 +150,9 @@ class PatchNetwork:
 
 
 def shipped(path: Path) -> PatchNetwork | None:
-    """The patch network in `path`, or None when it is missing or unreadable."""
-    try:
-        return PatchNetwork.load(path)
-    except (OSError, KeyError, ValueError):
-        return None
+    """The patch network in `path`, or None when it is missing or unreadable (see
+    `vision.learned.model_file`)."""
+    return model_file(PatchNetwork.load, path)
 
 
 @cache
