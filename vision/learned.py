@@ -131,7 +131,7 @@ T = TypeVar("T")
 
 
 def model_file(load: Callable[[BinaryIO], T], path: Path) -> T | None:
-    """`load(path)`, or None when the file is missing or unreadable. A model file that is
+    """`load` of the file at `path`, or None when it is missing or unreadable. A model file that is
     there but unreadable (cut short, damaged, of another format) is a broken installation:
     that gets a warning, and the pipeline reads without it."""
     if not path.exists():
