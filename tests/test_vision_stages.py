@@ -255,6 +255,48 @@ def test_colour_model_keeps_the_board_when_a_window_shadow_covers_most_of_it() -
                 and near(blind.dark, model.dark))
 
 
+def test_white_tiles_on_a_pale_board_are_not_taken_for_the_board() -> None:
+    """A nearly full board under a window: no bare cell is left uniform (shadow edges cross
+    them all), and white tiles lie near enough the pale board's colour to pass for it. The
+    bare board seen at calibration tells them apart: the bare cells still look as they did,
+    the white ones do not."""
+    from calibration.format import ColourModel
+    from vision.classify import colour_distance, learn_colours
+
+    rng = np.random.default_rng(5)
+    pale, white, red = (68.0, -7.0, -8.0), (82.0, -4.5, -1.0), (31.0, 44.0, 28.0)
+    assert float(colour_distance(np.array([white]), pale)[0]) < default_thresholds().match_distance
+    background = np.tile(np.array(pale), (100, 9, 1)) + rng.normal(0, 0.4, (100, 9, 3))
+    now = background + rng.normal(0, 0.4, (100, 9, 3))
+    # Tiles in groups of up to four, every third rank and every fourth file left bare.
+    tiled = [i for i in range(100) if (i // 10) % 3 != 2 and (i % 10) % 4 != 3]
+    dark = [i for i in tiled if (i % 10) % 4 == 2]
+    light = [i for i in tiled if i not in dark]
+    bare = [i for i in range(100) if i not in tiled]
+    now[light] = np.array(white) + rng.normal(0, 0.6, (len(light), 9, 3))
+    now[dark] = np.array(red) + rng.normal(0, 0.6, (len(dark), 9, 3))
+    now[bare, 0, 0] -= 30.0  # a shadow's edge across one corner of every bare cell
+    hint = ColourModel(empty=pale, ring=(50.0, -3.0, 7.0), light=None, dark=None)
+    settings = default_thresholds()
+
+    def near(colour: tuple[float, float, float] | None, want: tuple[float, float, float]
+             ) -> bool:
+        return colour is not None and float(colour_distance(np.array([colour]), want)[0]) < 4.0
+
+    model = learn_colours(settings, now, (50.0, -3.0, 7.0), hint, background)
+    assert near(model.empty, pale) and near(model.light, white) and near(model.dark, red)
+    # Without it, the white tiles are the nearest thing to the board's colour.
+    blind = learn_colours(settings, now, (50.0, -3.0, 7.0), hint)
+    assert near(blind.empty, white) and blind.light is None
+    # A lamp turned up since calibration: no cell looks as it did, and the bare board,
+    # unlike its old self, is still the board.
+    brighter = now.copy()
+    brighter[bare, 0, 0] += 30.0
+    brighter[..., 0] += 12.0
+    lit = learn_colours(settings, brighter, (50.0, -3.0, 7.0), hint, background)
+    assert near(lit.empty, (80.0, -7.0, -8.0)) and near(lit.light, (94.0, -4.5, -1.0))
+
+
 def test_a_black_tile_on_a_grey_board_is_not_taken_for_its_shadow() -> None:
     from vision.classify import bare_in_shadow
 

