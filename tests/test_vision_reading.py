@@ -175,11 +175,14 @@ def test_a_leaning_tile_is_on_the_way_from_border_to_tile_colour_and_a_sleeve_is
     samples = np.array([
         [88.0, 1.0, 4.0],  # the tile's top leaning over the border
         [55.0, 0.0, 3.0],  # its shaded side, or half tile half border
-        [21.0, 0.0, 0.0],  # the border itself
+        [12.0, 0.0, -1.0],  # the border darker: away from the tile, not towards it
         [60.0, -40.0, 35.0],  # a green sleeve
         [72.0, 12.0, 25.0],  # skin
     ])
     assert list(_between(samples, border, tile, np.ones(5))) == [True, True, False, False, False]
+    # A sample hardly changed towards the tile (a dark border, where a small change is a
+    # large share of its light) is a tile reaching a sliver of the box.
+    assert list(_between(np.array([[24.0, 0.0, 1.0]]), border, tile, np.ones(1))) == [True]
     # ... and no further along the way than the share of the box the tile can cover
     half = np.array([[55.0, 0.0, 3.0]] * 2)
     assert list(_between(half, border, tile, np.array([0.6, 0.1]))) == [True, False]
@@ -187,7 +190,7 @@ def test_a_leaning_tile_is_on_the_way_from_border_to_tile_colour_and_a_sleeve_is
 
 def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None:
     from calibration.format import ColourModel, default_thresholds
-    from vision.classify import LIGHT
+    from vision.classify import DARK, LIGHT
     from vision.pipeline import _ring_hit, make_plan
 
     settings = default_thresholds()
@@ -213,13 +216,21 @@ def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None
     coef[0] = 100.0  # an even light
     outer_odd = np.zeros(len(ring), bool)
 
+    # and the shadows of dark tiles on the near rank across the near side of the border
+    shadows = np.zeros(len(ring), bool)
+    near_side = np.flatnonzero(sampling.ring_xy[:, 1] < 0)[:3]
+    shadows[near_side] = True
+    codes[np.floor(sampling.ring_xy[near_side, 0]).astype(int)] = DARK
+
     def measured(outer: np.ndarray | None) -> SimpleNamespace:
-        return SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(ring), bool),
+        return SimpleNamespace(ring_outliers=outliers, ring_shadows=shadows,
                                ring_bgr=ring, light_coef=coef, ring_lab=np.array(model.ring),
                                ring_outer_odd=outer)
 
     spanned = np.zeros(100, bool)
-    leaning = measured(outer_odd)  # the outer halves are still the bare border
+    # The outer halves are still the bare border: tiles leaning over it, and nothing over
+    # the border for the tiles' shadows to be the shadow of.
+    leaning = measured(outer_odd)
     assert not _ring_hit(settings, plan, leaning, codes, spanned, model)  # type: ignore[arg-type]
     outer_odd[hit] = True  # the outer halves changed too: an arm across the whole border
     assert _ring_hit(settings, plan, measured(outer_odd), codes, spanned,  # type: ignore[arg-type]

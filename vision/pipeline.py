@@ -462,8 +462,6 @@ def _ring_hit(
         casters = ((codes == LIGHT) | (codes == DARK) | spanned).reshape(SIZE, SIZE)
         near = cv2.dilate(casters.astype(np.uint8), np.ones((3, 3), np.uint8)).ravel() > 0
         odd |= m.ring_shadows & ~near[index]
-        if odd.any():  # something is over the border: a shadow beside it is its shadow
-            odd |= m.ring_shadows
     leaned = odd & plan.sampling.ring_leaned & ((beside == LIGHT) | (beside == DARK))
     if leaned.any():
         lab = to_lab(m.ring_bgr[leaned] / field_at(m.light_coef, xy[leaned]))
@@ -481,6 +479,10 @@ def _ring_hit(
         excused = np.zeros_like(odd)
         excused[np.flatnonzero(leaned)[like_tile]] = True
         odd &= ~excused
+    if m.ring_shadows is not None and odd.any():
+        # Something is over the border (not a tile leaning over it): a shadow beside it is
+        # its shadow.
+        odd |= m.ring_shadows
     return bool(odd.sum() > settings.ring_occlusion_fraction * len(xy))
 
 
@@ -488,9 +490,10 @@ def _between(
     lab: np.ndarray, border: np.ndarray, tile: np.ndarray, share: np.ndarray
 ) -> np.ndarray:
     """(n,) Lab samples on the way from the border's colour to a tile's: the tile's top or
-    its shaded side seen over the border, or a mix of the two (a sleeve lies off the way),
-    and no further along it than the share of the box (n,) the tile can cover (an arm
-    across the border covers all of it, with a colour that may well lie on the way)."""
+    its shaded side seen over the border, or a mix of the two, however little of the tile
+    (on a dark border a sliver of a tile is a large change of light; a sleeve lies off the
+    way), and no further along it than the share of the box (n,) the tile can cover (an
+    arm across the border covers all of it, with a colour that may well lie on the way)."""
     way = tile - border
     span = float(np.linalg.norm(way))
     if span < 1e-6:
@@ -502,7 +505,7 @@ def _between(
     return result
 
 
-_LEAN_SHARE = (0.15, 1.3)  # how far along the way from border to tile a leaning tile lies
+_LEAN_SHARE = (0.0, 1.3)  # how far along the way from border to tile a leaning tile lies
 _LEAN_SLACK = 0.25  # on top of the share it can cover (blur, a tile's shading)
 _DECK_SHARE = 0.3  # of a border box a deck must be able to cover to excuse a change there
 _LEAN_OUTER_SHARE = 0.3  # a tile reaching this far over the outer half may change it
