@@ -160,14 +160,15 @@ def _unlike_background(cells: np.ndarray, members: np.ndarray,
     """Whether the cells `members` ((100,) mask; `cells`: (100, 3) Lab) are, by their median,
     further than `BOARD_UNLIKE` from the bare board seen there before (`background`) while
     other cells look as it did; False where it is known at none of them."""
-    known = known_background(background)
-    if background is None or known is None or not (members & known).any():
+    if background is None:
         return False
-    before = np.median(background[known], axis=1)
-    gap = np.sqrt((((cells[known] - before) * _WEIGHTS) ** 2).sum(axis=1))
-    mine = members[known]
-    return bool(np.median(gap[mine]) > BOARD_UNLIKE
-                and (gap[~mine] <= BOARD_LIKE).sum() >= BOARD_LIKE_CELLS)
+    diff = (cells - background.mean(axis=1)) * _WEIGHTS
+    gap = np.sqrt(np.einsum("ij,ij->i", diff, diff))  # NaN where not known
+    mine = gap[members]
+    mine = mine[~np.isnan(mine)]
+    if not len(mine) or float(np.median(mine)) <= BOARD_UNLIKE:
+        return False
+    return int((gap[~members] <= BOARD_LIKE).sum()) >= BOARD_LIKE_CELLS
 
 
 def known_background(background: np.ndarray | None) -> np.ndarray | None:
