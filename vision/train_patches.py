@@ -1,7 +1,9 @@
 """Train the patch network on generated scenes: `python -m vision.train_patches`.
 
-Scenes are those `vision.train` reads (the same seeds, setups and light changes), read up
-to the cell network's probabilities the way `vision.pipeline.observe` reads them. Every cell
+Scenes are made as `vision.train` makes them (the same setups and light changes), but from
+their own seeds (`PATCH_SEED`): the cell network is surer of the scenes it was trained on
+than of new ones, so its unsure cells there are not those it meets. They are read up to the
+cell network's probabilities the way `vision.pipeline.observe` reads them. Every cell
 the cell network is not sure of (top probability below 0.999, a wider net than the
 pipeline's `SECOND_LOOK_P`) becomes an example, and a few sure cells besides so that the
 network also sees ordinary ones. Cells a hand hides are left out: the patch network only
@@ -10,8 +12,8 @@ chooses among empty, light and dark (see `vision.patches`).
 The network (`vision.patches.PatchNetwork`) is trained with Adam on a weighted
 cross-entropy loss in plain numpy, with the patches turned and mirrored at random (the
 board looks alike from every side) and shifted by up to two pixels, and written to
-`vision/models/patches.npz`. On two cores an epoch over 6,000 scenes' examples takes about
-a minute.
+`vision/models/patches.npz`. On two cores an epoch over 8,000 scenes' examples (about
+300,000) takes about a minute.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 from vision.patches import PATCH_MODEL, Conv, PatchNetwork, cell_patches, columns, flat_weight
 from vision.train import NO_BACKGROUND, measure_scene, scene_options
 
+PATCH_SEED = 7000
 WIDE_P = 0.999
 """Cells below this top probability from the cell network are examples ..."""
 SURE_SHARE = 0.04
@@ -328,7 +331,7 @@ def write(net: PatchNetwork, path: Path) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vision.train_patches",
                                      description=__doc__.splitlines()[0])
-    scene_options(parser, 6000, PATCH_MODEL.parent)
+    scene_options(parser, 8000, PATCH_MODEL.parent, seed=PATCH_SEED)
     example_options(parser, 16)
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
