@@ -237,6 +237,49 @@ def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None
                      model)
 
 
+def test_a_tinted_shadow_beside_a_tile_is_a_shadow_unless_the_outer_border_changed() -> None:
+    from calibration.format import ColourModel, default_thresholds
+    from vision.classify import DARK
+    from vision.features import to_lab
+    from vision.pipeline import _ring_hit, make_plan
+
+    settings = default_thresholds()
+    corners = np.array([[440.0, 640.0], [840.0, 640.0], [800.0, 300.0], [480.0, 300.0]])
+    plan = make_plan(settings, corners, (1280, 720))
+    xy = plan.sampling.ring_xy
+    near_side = np.flatnonzero(xy[:, 1] < 0)[:3]
+    codes = np.zeros(100, np.int64)
+    codes[np.floor(xy[near_side, 0]).astype(int)] = DARK  # black tiles on the edge cells
+    border = np.array([150.0, 170.0, 190.0])  # BGR, a cream border
+    ring = np.tile(border, (len(xy), 1))
+    ring[near_side] = (120.0, 100.0, 90.0)  # their shadows, lit by a blue sky: darker, bluer
+    outliers = np.zeros(len(xy), bool)
+    outliers[near_side] = True
+    coef = np.zeros((6, 3))
+    coef[0] = 100.0  # an even light
+    border_lab = to_lab(border[None, :])[0]
+    model = ColourModel(empty=(60.0, 0.0, -20.0), ring=tuple(float(v) for v in border_lab),
+                        light=(95.0, 0.0, 2.0), dark=(15.0, 1.0, 0.0))
+
+    def measured(outer: np.ndarray) -> SimpleNamespace:
+        return SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
+                               ring_bgr=ring, light_coef=coef, ring_lab=border_lab,
+                               ring_outer_odd=outer)
+
+    spanned = np.zeros(100, bool)
+    unchanged = np.zeros(len(xy), bool)
+    assert not _ring_hit(settings, plan, measured(unchanged), codes, spanned,  # type: ignore[arg-type]
+                         model)
+    # A dark sleeve there reaches in from outside the board: the outer half changes too.
+    changed = unchanged.copy()
+    changed[near_side] = True
+    assert _ring_hit(settings, plan, measured(changed), codes, spanned,  # type: ignore[arg-type]
+                     model)
+    # And without tiles beside it, it is no tile's shadow.
+    assert _ring_hit(settings, plan, measured(unchanged), np.zeros(100, np.int64),  # type: ignore[arg-type]
+                     spanned, model)
+
+
 def test_a_calibration_photo_with_a_hard_shadow_on_the_border_still_keeps_it() -> None:
     spec = _spec(elevation_deg=70.0, azimuth_deg=-15.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())

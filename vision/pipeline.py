@@ -445,7 +445,7 @@ def _ring_hit(
     bare border, not counting those beside a bridge (a deck is high and leans far, and its
     shadow is long) nor those beside an edge tile that may lean over them (seen at an
     angle, raised things lean away from the camera) and look like that tile or the border
-    itself, not like a sleeve."""
+    itself, not like a sleeve. Shadows count only beside something else that does."""
     xy = plan.sampling.ring_xy
     cells = np.clip(np.floor(xy).astype(np.int64), 0, SIZE - 1)
     index = cells[:, 1] * SIZE + cells[:, 0]
@@ -462,6 +462,17 @@ def _ring_hit(
         casters = ((codes == LIGHT) | (codes == DARK) | spanned).reshape(SIZE, SIZE)
         near = cv2.dilate(casters.astype(np.uint8), np.ones((3, 3), np.uint8)).ravel() > 0
         odd |= m.ring_shadows & ~near[index]
+    shadows = m.ring_shadows
+    if shadows is not None and m.ring_outer_odd is not None:
+        # A tile's shadow in window light is lit by the sky: darker than the border, but
+        # tinted, so not a shadow to `border_changes`. Beside a tile or a bridge, with the
+        # border's outer half unchanged, it counts as one: an arm reaches in from outside
+        # the board and changes the outer half too.
+        seen = to_lab(m.ring_bgr / field_at(m.light_coef, xy))
+        darker = seen[:, 0] < float(m.ring_lab[0]) - _TINTED_DARKER
+        tinted = odd & m.ring_outliers & near[index] & ~m.ring_outer_odd & darker
+        odd &= ~tinted
+        shadows = shadows | tinted
     leaned = odd & plan.sampling.ring_leaned & ((beside == LIGHT) | (beside == DARK))
     if leaned.any():
         lab = to_lab(m.ring_bgr[leaned] / field_at(m.light_coef, xy[leaned]))
@@ -479,10 +490,10 @@ def _ring_hit(
         excused = np.zeros_like(odd)
         excused[np.flatnonzero(leaned)[like_tile]] = True
         odd &= ~excused
-    if m.ring_shadows is not None and odd.any():
+    if shadows is not None and odd.any():
         # Something is over the border (not a tile leaning over it): a shadow beside it is
         # its shadow.
-        odd |= m.ring_shadows
+        odd |= shadows
     return bool(odd.sum() > settings.ring_occlusion_fraction * len(xy))
 
 
@@ -506,6 +517,7 @@ def _between(
 
 
 _LEAN_SHARE = (0.0, 1.3)  # how far along the way from border to tile a leaning tile lies
+_TINTED_DARKER = 3.0  # Lab lightness below the border's from which a tinted change is a shadow
 _LEAN_SLACK = 0.25  # on top of the share it can cover (blur, a tile's shading)
 _DECK_SHARE = 0.3  # of a border box a deck must be able to cover to excuse a change there
 _LEAN_OUTER_SHARE = 0.3  # a tile reaching this far over the outer half may change it
