@@ -337,3 +337,32 @@ def test_a_damaged_model_file_is_read_without_and_named_in_a_warning(
     # a missing file is an option (the pipeline reads without that network), not a fault
     assert shipped(tmp_path / "none.npz") is None
     assert isinstance(shipped(DECK_MODEL), PatchNetwork)
+
+
+def test_a_cell_the_second_look_took_for_bare_board_can_still_end_a_bridge() -> None:
+    """A bridge's foot can hide most of its tile's top, and the patch network may then read
+    the tile as bare board: candidates take each end's higher chance, before or after."""
+    from calibration.format import default_thresholds
+    from vision.learned import candidate_features, end_chance
+    from vision.pipeline import make_plan
+
+    settings = default_thresholds()
+    corners = np.array([(340.0, 610.0), (940.0, 610.0), (940.0, 10.0), (340.0, 10.0)])
+    bridges = make_plan(settings, corners, (1280, 720)).bridges
+    model = ColourModel(empty=(60.0, 0.0, -20.0), ring=(70.0, 5.0, 20.0),
+                        light=(90.0, 0.0, 20.0), dark=(30.0, 20.0, 15.0))
+    n = len(bridges.boxes) // (len(bridges.pairs) * bridges.heights)
+
+    def paths(rows: np.ndarray) -> np.ndarray:
+        return np.tile(np.array([60.0, 0.0, -20.0]), (len(rows), n, 1))
+
+    before = np.tile([1.0, 0.0, 0.0, 0.0], (100, 1))  # bare board everywhere ...
+    before[[22, 24]] = (0.3, 0.7, 0.0, 0.0)  # ... but c3 and e3, light tiles it seems
+    after = before.copy()
+    after[24] = (0.99, 0.01, 0.0, 0.0)  # the second look: e3 is bare board after all
+    pair = bridges.pairs.index(((2, 2), (4, 2)))
+    _, keep = candidate_features(bridges, paths, model, after)
+    assert pair not in keep.tolist()
+    ends = np.maximum(end_chance(before), end_chance(after))
+    _, keep = candidate_features(bridges, paths, model, after, ends=ends)
+    assert pair in keep.tolist()

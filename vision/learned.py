@@ -427,6 +427,13 @@ CANDIDATE_END = 0.05
 as a possible bridge end: low, since a bridge's foot can hide most of a tile's top."""
 
 
+def end_chance(probs: np.ndarray) -> np.ndarray:
+    """(n,) each cell's chance of being a bridge's end by its class probabilities (n, 4): a
+    tile of either colour, or hidden (by the bridge's foot, say)."""
+    result: np.ndarray = probs[:, 1] + probs[:, 2] + probs[:, 3]
+    return result
+
+
 def candidate_features(
     bridge_plan: BridgePlan,
     paths: Callable[[np.ndarray], np.ndarray],
@@ -435,18 +442,20 @@ def candidate_features(
     background: np.ndarray | None = None,
     beside: Callable[[np.ndarray], np.ndarray | None] | None = None,
     edges: Callable[[np.ndarray], np.ndarray | None] | None = None,
+    ends: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Features of the candidate bridges worth asking about (both ends likely tiles or
     hidden by a foot), and their indices in the plan's pair list. `paths(rows)` measures
     the path samples of some rows (pair * heights + height) of the plan; `background` is
     the bare board seen before, per cell sample box ((100, 9, 3) Lab, NaN where unknown);
     `beside(rows)` measures the samples either side of those rows' paths, `edges(rows)`
-    the grey level's rise across their decks' edges."""
+    the grey level's rise across their decks' edges; `ends` is each cell's chance of being
+    a bridge's end (default: `end_chance(probs)`)."""
     if bridge_plan.ends is None or bridge_plan.under is None or bridge_plan.kinds is None:
         ends_i, under_i, kinds_all = pair_tables(bridge_plan.pairs)
     else:
         ends_i, under_i, kinds_all = bridge_plan.ends, bridge_plan.under, bridge_plan.kinds
-    tile = probs[:, 1] + probs[:, 2] + probs[:, 3]
+    tile = end_chance(probs) if ends is None else ends
     keep = np.flatnonzero((tile[ends_i[:, 0]] > CANDIDATE_END)
                           & (tile[ends_i[:, 1]] > CANDIDATE_END))
     if len(keep) == 0:

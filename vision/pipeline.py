@@ -78,6 +78,7 @@ from vision.learned import (
     candidate_features,
     cell_features,
     cell_network,
+    end_chance,
 )
 from vision.locate import locate_board, orient_corners
 from vision.observation import Bridge, Observation, sort_bridge
@@ -204,9 +205,9 @@ def observe(
     if cells_net is not None and bridges_net is not None:
         feats = cell_features(m, model)
         if feats.shape[1] == cells_net.mean.shape[0]:  # else model files of another version
-            probs, model, reading = looked_cells(settings, plan, m, model, reading, cells_net,
-                                                 feats)
-            learned = _learned_bridges(settings, plan, m, model, probs, bridges_net)
+            probs, model, reading, ends = looked_cells(settings, plan, m, model, reading,
+                                                       cells_net, feats)
+            learned = _learned_bridges(settings, plan, m, model, probs, bridges_net, ends)
     if learned is not None:
         reading = replace(reading, codes=probs.argmax(axis=1),
                           confidence=np.where(probs.argmax(axis=1) == UNKNOWN, 0.0,
@@ -289,11 +290,14 @@ def cell_probabilities(
 def looked_cells(
     settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel, reading: CellReading,
     net: Network, feats: np.ndarray,
-) -> tuple[np.ndarray, ColourModel, CellReading]:
+) -> tuple[np.ndarray, ColourModel, CellReading, np.ndarray]:
     """`cell_probabilities`, after the second look at the cells it is unsure of: the cell
-    probabilities the bridges are found with."""
+    probabilities the bridges are found with. Also each cell's chance of being a bridge's
+    end (`end_chance`), before the look or after it, whichever is higher: the look can take
+    a tile whose top a bridge's foot hides for bare board."""
     probs, model, reading = cell_probabilities(settings, m, model, reading, net, feats)
-    return _overrule(_second_look(settings, plan, m, model, probs), reading), model, reading
+    looked = _overrule(_second_look(settings, plan, m, model, probs), reading)
+    return looked, model, reading, np.maximum(end_chance(probs), end_chance(looked))
 
 
 _REFINE_P = 0.9  # the network's probability for a cell to count in the refit colours
@@ -359,27 +363,28 @@ SURE_ENDS = 0.9
 
 
 def bridge_candidates(
-    bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray
+    bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray,
+    ends: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The bridge network's inputs for this frame's candidates and their indices in the
-    plan's pair list (see `candidate_features`): what the pipeline reads and training
-    learns from, measured alike."""
+    plan's pair list (see `candidate_features`, and for `ends` `looked_cells`): what the
+    pipeline reads and training learns from, measured alike."""
     return candidate_features(
         bridge_plan, lambda rows: measure_rows(bridge_plan, m.integral, m.light_coef, rows),
         model, probs, m.background,
         lambda rows: measure_flanks(bridge_plan, m.integral, m.light_coef, rows),
         None if m.slopes is None else (
-            lambda rows: measure_deck_edges(bridge_plan, m.slopes, rows)))
+            lambda rows: measure_deck_edges(bridge_plan, m.slopes, rows)), ends)
 
 
 def bridge_probabilities(
     bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray,
-    net: Network,
+    net: Network, ends: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The bridge network's probability for each candidate worth asking about, and the
     candidates' indices in the plan's pair list; None when the network was made for other
     features."""
-    feats, keep = bridge_candidates(bridge_plan, m, model, probs)
+    feats, keep = bridge_candidates(bridge_plan, m, model, probs, ends)
     if len(keep) == 0:
         return np.zeros(0), keep
     if feats.shape[1] != net.mean.shape[0]:
@@ -389,13 +394,13 @@ def bridge_probabilities(
 
 def _learned_bridges(
     settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel, probs: np.ndarray,
-    net: Network,
+    net: Network, ends: np.ndarray | None = None,
 ) -> tuple[list[tuple[Cell, Cell]], list[int]] | None:
     """Bridges by the bridge network (with a second look at those it is unsure of), best
     first, kept only where they fit together (see `BridgeLayout`); None when the network
     was made for other features."""
     bridge_plan = plan.bridges
-    scored = bridge_probabilities(bridge_plan, m, model, probs, net)
+    scored = bridge_probabilities(bridge_plan, m, model, probs, net, ends)
     if scored is None:
         return None
     p, keep = scored

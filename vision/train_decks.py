@@ -56,9 +56,9 @@ def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
         m = replace(m, background=None)  # as `ponte read` without a calibration
     settings = reader.settings
     reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
-    probs, model, _ = looked_cells(settings, plan, m, model, reading, cells,
-                                   cell_features(m, model))
-    scored = bridge_probabilities(plan.bridges, m, model, probs, bridges)
+    probs, model, _, ends = looked_cells(settings, plan, m, model, reading, cells,
+                                         cell_features(m, model))
+    scored = bridge_probabilities(plan.bridges, m, model, probs, bridges, ends)
     if scored is None:
         return None
     p, keep = scored
