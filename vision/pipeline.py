@@ -473,11 +473,12 @@ def _ring_hit(
         # tinted, so not a shadow to `border_changes`. Beside a tile or a bridge, with the
         # border's outer half unchanged, it counts as one: an arm reaches in from outside
         # the board and changes the outer half too.
-        seen = to_lab(m.ring_bgr / field_at(m.light_coef, xy))
-        darker = seen[:, 0] < float(m.ring_lab[0]) - _TINTED_DARKER
-        tinted = odd & m.ring_outliers & near[index] & ~m.ring_outer_odd & darker
-        odd &= ~tinted
-        shadows = shadows | tinted
+        tinted = odd & m.ring_outliers & near[index] & ~m.ring_outer_odd
+        if tinted.any():
+            seen = to_lab(m.ring_bgr[tinted] / field_at(m.light_coef, xy[tinted]))
+            tinted[tinted] = seen[:, 0] < float(m.ring_lab[0]) - _TINTED_DARKER
+            odd &= ~tinted
+            shadows = shadows | tinted
     leaned = odd & plan.sampling.ring_leaned & ((beside == LIGHT) | (beside == DARK))
     if leaned.any():
         lab = to_lab(m.ring_bgr[leaned] / field_at(m.light_coef, xy[leaned]))
