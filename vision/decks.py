@@ -48,9 +48,9 @@ shipped deck network was trained when the range began at 0.002; from 0.0008 it f
 of the tuning seeds' 15 missed bridges, and one false bridge fewer) ..."""
 DECK_LOOKS = 16
 """... at most this many a frame, the least sure first. The training scenes without hands
-have about three such candidates a frame, more than 16 in one frame in a hundred; with a
-hand over the board, 44 on average (the reading then waits anyway), and this keeps such
-a frame quick."""
+had about three such candidates a frame (counted from 0.002), more than 16 in one frame in
+a hundred; with a hand over the board, 44 on average (the reading then waits anyway), and
+this keeps such a frame quick."""
 
 
 @cache
