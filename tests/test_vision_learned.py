@@ -202,7 +202,7 @@ def test_bridge_candidates_see_how_their_deck_differs_from_the_bare_board_seen_b
     board = (60.0, 0.0, -20.0)  # a blue board, and the bridges nearly its colour
     model = ColourModel(empty=board, ring=(70.0, 5.0, 20.0), light=(90.0, 0.0, 20.0),
                         dark=(30.0, 20.0, 15.0), bridge=(62.0, 0.0, -14.0))
-    probs = np.tile([0.0, 1.0, 0.0, 0.0], (100, 1))  # every cell a light tile: all candidates
+    probs = np.tile([0.0, 0.5, 0.0, 0.5], (100, 1))  # light tiles or hidden: all candidates
     background = np.tile(np.array(board), (100, 9, 1))
 
     def bare(rows: np.ndarray) -> np.ndarray:
@@ -366,3 +366,41 @@ def test_a_cell_the_second_look_took_for_bare_board_can_still_end_a_bridge() -> 
     ends = np.maximum(end_chance(before), end_chance(after))
     _, keep = candidate_features(bridges, paths, model, after, ends=ends)
     assert pair in keep.tolist()
+
+
+def test_candidates_are_pairs_of_one_colour_over_bare_cells() -> None:
+    """A bridge stands on two tiles of one colour over bare cells: a pair of a light and a
+    dark tile, or one over a tile, is not asked about, unless a foot may hide an end."""
+    from calibration.format import default_thresholds
+    from vision.learned import candidate_features
+    from vision.pipeline import make_plan
+
+    settings = default_thresholds()
+    corners = np.array([(340.0, 610.0), (940.0, 610.0), (940.0, 10.0), (340.0, 10.0)])
+    bridges = make_plan(settings, corners, (1280, 720)).bridges
+    model = ColourModel(empty=(60.0, 0.0, -20.0), ring=(70.0, 5.0, 20.0),
+                        light=(90.0, 0.0, 20.0), dark=(30.0, 20.0, 15.0))
+    n = len(bridges.boxes) // (len(bridges.pairs) * bridges.heights)
+
+    def paths(rows: np.ndarray) -> np.ndarray:
+        return np.tile(np.array([60.0, 0.0, -20.0]), (len(rows), n, 1))
+
+    probs = np.tile([1.0, 0.0, 0.0, 0.0], (100, 1))  # bare board everywhere ...
+    probs[[22, 42]] = (0.0, 1.0, 0.0, 0.0)  # ... light tiles on c3 and c5
+    probs[24] = (0.0, 0.0, 1.0, 0.0)  # a dark one on e3
+    probs[[62, 82]] = (0.0, 1.0, 0.0, 0.0)  # light tiles on c7 and c9 ...
+    probs[72] = (0.0, 0.0, 1.0, 0.0)  # ... with a dark one on c8 between them
+
+    def asked(a: tuple[int, int], b: tuple[int, int], p: np.ndarray) -> bool:
+        _, keep = candidate_features(bridges, paths, model, p)
+        return bridges.pairs.index((a, b)) in keep.tolist()
+
+    assert asked((2, 2), (2, 4), probs)  # c3-c5: light to light over bare c4
+    assert not asked((2, 2), (4, 2), probs)  # c3-e3: light to dark
+    assert not asked((2, 6), (2, 8), probs)  # c7-c9: over a tile
+    hidden = probs.copy()
+    hidden[24] = (0.0, 0.0, 0.3, 0.7)  # e3's top hidden, by a foot say
+    assert asked((2, 2), (4, 2), hidden)
+    under = probs.copy()
+    under[72] = (0.0, 0.0, 0.5, 0.5)  # c8 hidden, by the deck say
+    assert asked((2, 6), (2, 8), under)

@@ -425,12 +425,18 @@ def _deck_outline(edges: np.ndarray) -> np.ndarray:
 CANDIDATE_END = 0.05
 """The cell network's probability of a tile (or a foot hiding one) from which a cell counts
 as a possible bridge end: low, since a bridge's foot can hide most of a tile's top."""
+CANDIDATE_FIT = 0.01
+"""A bridge stands on two tiles of one colour over bare cells: a candidate is asked about
+only when the cell network gives its two ends one colour (or a foot hiding them) and each
+cell it passes over bare board (or hidden) at least this chance. Over generated tuning
+scenes this leaves out about three in five candidates, and none the bridge network takes
+for a bridge."""
 
 
 def end_chance(probs: np.ndarray) -> np.ndarray:
-    """(n,) each cell's chance of being a bridge's end by its class probabilities (n, 4): a
-    tile of either colour, or hidden (by the bridge's foot, say)."""
-    result: np.ndarray = probs[:, 1] + probs[:, 2] + probs[:, 3]
+    """(n, 2) each cell's chance of being a light bridge's end and a dark one's, by its class
+    probabilities (n, 4): a tile of that colour, or hidden (by the bridge's foot, say)."""
+    result: np.ndarray = probs[:, [1, 2]] + probs[:, 3:4]
     return result
 
 
@@ -444,20 +450,25 @@ def candidate_features(
     edges: Callable[[np.ndarray], np.ndarray | None] | None = None,
     ends: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Features of the candidate bridges worth asking about (both ends likely tiles or
-    hidden by a foot), and their indices in the plan's pair list. `paths(rows)` measures
+    """Features of the candidate bridges worth asking about (both ends likely tiles of one
+    colour or hidden by a foot, the cells passed over likely bare: see `CANDIDATE_FIT`), and
+    their indices in the plan's pair list. `paths(rows)` measures
     the path samples of some rows (pair * heights + height) of the plan; `background` is
     the bare board seen before, per cell sample box ((100, 9, 3) Lab, NaN where unknown);
     `beside(rows)` measures the samples either side of those rows' paths, `edges(rows)`
     the grey level's rise across their decks' edges; `ends` is each cell's chance of being
-    a bridge's end (default: `end_chance(probs)`)."""
+    a light bridge's end and a dark one's ((100, 2), default: `end_chance(probs)`)."""
     if bridge_plan.ends is None or bridge_plan.under is None or bridge_plan.kinds is None:
         ends_i, under_i, kinds_all = pair_tables(bridge_plan.pairs)
     else:
         ends_i, under_i, kinds_all = bridge_plan.ends, bridge_plan.under, bridge_plan.kinds
-    tile = end_chance(probs) if ends is None else ends
+    colour = end_chance(probs) if ends is None else ends  # (100, 2)
+    tile = colour.sum(axis=1) - probs[:, 3]  # a tile of either colour, or hidden
+    one_colour = np.minimum(colour[ends_i[:, 0]], colour[ends_i[:, 1]]).max(axis=1)
+    bare = (probs[:, 0] + probs[:, 3])[under_i].min(axis=1)
     keep = np.flatnonzero((tile[ends_i[:, 0]] > CANDIDATE_END)
-                          & (tile[ends_i[:, 1]] > CANDIDATE_END))
+                          & (tile[ends_i[:, 1]] > CANDIDATE_END)
+                          & (one_colour > CANDIDATE_FIT) & (bare > CANDIDATE_FIT))
     if len(keep) == 0:
         return np.zeros((0, 1)), keep
     heights = bridge_plan.heights

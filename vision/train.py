@@ -5,9 +5,10 @@ Scenes come from `vision.synth` (every setup, round-robin), seeded apart from th
 sequences starting at 1000), and are read the way the live loop reads them: a
 `BoardReader` calibrated on the same scene with the board empty, fed the frame's JPEG.
 Every cell becomes one example (empty / light / dark, or hidden when a hand covers it in
-the truth) and every candidate pair whose ends the cell network takes for tiles becomes
-one bridge example. The networks (`vision.learned.Network`) are trained with Adam on a
-cross-entropy loss, in plain numpy, and written to `vision/models/`.
+the truth) and every candidate pair the cell network's reading allows (see
+`vision.learned.candidate_features`) becomes one bridge example. The networks
+(`vision.learned.Network`) are trained with Adam on a cross-entropy loss, in plain numpy,
+and written to `vision/models/`.
 """
 
 from __future__ import annotations
