@@ -40,9 +40,23 @@ def colour_distance(lab: np.ndarray, centre: Lab | np.ndarray) -> np.ndarray:
     return result
 
 
+def median_along(values: np.ndarray, axis: int) -> np.ndarray:
+    """`np.median(values, axis=axis)` for values without NaN: the same numbers. Along an
+    odd count it is the middle value of a partial sort, as numpy's own; taken directly,
+    without np.median's checks and its mean of one value, it costs a third less, which
+    shows at the twenty-odd medians of nine sample boxes a frame takes."""
+    count = values.shape[axis]
+    if count % 2 == 0:
+        even: np.ndarray = np.median(values, axis=axis)
+        return even
+    middle = count // 2
+    result: np.ndarray = np.take(np.partition(values, middle, axis=axis), middle, axis=axis)
+    return result
+
+
 def uniform_cells(settings: Thresholds, sub_lab: np.ndarray) -> np.ndarray:
     """Cells whose 3 x 3 sub-boxes agree (no bridge, shadow edge or hand across them)."""
-    med = np.median(sub_lab, axis=1, keepdims=True)
+    med = median_along(sub_lab, 1)[:, None, :]
     spread = np.sqrt(((sub_lab - med) ** 2).sum(axis=2)).max(axis=1)
     result: np.ndarray = spread <= settings.uniform_spread
     return result
@@ -69,7 +83,7 @@ def learn_colours(
     """
     shaded = bare_in_shadow(sub_lab, background)
     uniform = uniform_cells(settings, sub_lab) & ~shaded
-    cells = np.median(sub_lab, axis=1)
+    cells = median_along(sub_lab, 1)
     lab = cells[uniform] if uniform.sum() >= 10 else cells
     for _ in range(2):
         clusters = _clusters(lab, settings)
@@ -139,7 +153,7 @@ def bare_in_shadow(sub_lab: np.ndarray, background: np.ndarray | None) -> np.nda
     change = shade_free_change(now, then)
     ratio = np.exp(change[:, 2])
     light_then = then[..., 0] + 16.0
-    board = np.median(np.hypot(then[..., 1] / light_then, then[..., 2] / light_then), axis=1)
+    board = median_along(np.hypot(then[..., 1] / light_then, then[..., 2] / light_then), 1)
     out[known] = ((np.hypot(change[:, 0], change[:, 1]) < SHADOW_TONE) & (ratio > 0.2)
                   & (ratio < 0.85) & (board >= SHADOW_BOARD_TONE))
     return out
@@ -166,7 +180,7 @@ def _unlike_background(cells: np.ndarray, members: np.ndarray,
     gap = np.sqrt(np.einsum("ij,ij->i", diff, diff))  # NaN where not known
     mine = gap[members]
     mine = mine[~np.isnan(mine)]
-    if not len(mine) or float(np.median(mine)) <= BOARD_UNLIKE:
+    if not len(mine) or float(median_along(mine, 0)) <= BOARD_UNLIKE:
         return False
     return int((gap[~members] <= BOARD_LIKE).sum()) >= BOARD_LIKE_CELLS
 
@@ -190,7 +204,7 @@ def shade_free_change(now: np.ndarray, then: np.ndarray) -> np.ndarray:
         now[..., 2] / light_now - then[..., 2] / light_then,
         np.log(np.maximum(light_now, 1e-3) / np.maximum(light_then, 1e-3)),
     ], axis=-1)
-    out: np.ndarray = np.median(change, axis=1)  # one median for all three: quicker
+    out: np.ndarray = median_along(change, 1)  # one median for all three: quicker
     return out
 
 
@@ -276,7 +290,7 @@ def _clusters(lab: np.ndarray, settings: Thresholds) -> list[tuple[Lab, int]]:
                 break
     out: list[tuple[Lab, int]] = []
     for pts in groups:
-        centre = np.median(pts, axis=0) / _WEIGHTS
+        centre = median_along(pts, 0) / _WEIGHTS
         out.append(((float(centre[0]), float(centre[1]), float(centre[2])), len(pts)))
     return out
 

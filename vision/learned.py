@@ -31,7 +31,7 @@ from threadpoolctl import ThreadpoolController
 
 from calibration.format import ColourModel
 from vision.bridges import BridgePlan, pair_tables
-from vision.classify import colour_distance, known_background, shade_free_change
+from vision.classify import colour_distance, known_background, median_along, shade_free_change
 
 SIZE = 10
 MODELS = Path(__file__).with_name("models")
@@ -234,10 +234,10 @@ def cell_features(m: Measured, model: ColourModel) -> np.ndarray:
     sub_lab, rim_lab = m.sub_lab, m.rim_lab
     boxes = np.concatenate([sub_lab, rim_lab], axis=1)  # (100, 17, 3)
     rel = _against(boxes, model)  # (100, 17, AGAINST)
-    med = np.median(rel[:, :9], axis=1)
+    med = median_along(rel[:, :9], 1)
     lo = rel[:, :9].min(axis=1)
     hi = rel[:, :9].max(axis=1)
-    middle = np.median(sub_lab, axis=1)
+    middle = median_along(sub_lab, 1)
     off = sub_lab - middle[:, None, :]
     spread = np.sqrt(np.einsum("ijk,ijk->ij", off, off)).max(axis=1, keepdims=True) / _span(
         model)
@@ -271,10 +271,10 @@ def _against_background(sub_lab: np.ndarray, background: np.ndarray | None) -> n
     now, then = sub_lab[known], background[known]
     diff = now - then
     dist = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff)) / 30.0
-    out[known, 0] = np.median(dist, axis=1)
+    out[known, 0] = median_along(dist, 1)
     out[known, 1] = dist.min(axis=1)
     out[known, 2] = dist.max(axis=1)
-    out[known, 3:6] = np.median(diff, axis=1) / 30.0
+    out[known, 3:6] = median_along(diff, 1) / 30.0
     out[known, 6:9] = shade_free_change(now, then)
     out[known, 9] = 1.0
     return out

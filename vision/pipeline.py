@@ -41,6 +41,7 @@ from vision.classify import (
     classify_cells,
     colour_distance,
     learn_colours,
+    median_along,
     uniform_cells,
 )
 from vision.decks import (
@@ -159,7 +160,7 @@ def measure(settings: Thresholds, plan: Plan, image: np.ndarray) -> Measurement:
     ring_lab = to_lab(ring[keep].mean(axis=0, keepdims=True))[0]
     grain, edges, slopes = texture(topdown, plan.sampling)
     return Measurement(
-        np.median(sub_lab, axis=1), sub_lab, rim_lab, ring_lab, ring, ~keep, coef, ii, topdown,
+        median_along(sub_lab, 1), sub_lab, rim_lab, ring_lab, ring, ~keep, coef, ii, topdown,
         grain, edges, ring_outer_bgr=box_means(ii, plan.sampling.ring_outer_boxes),
         slopes=slopes,
     )
@@ -177,7 +178,7 @@ def _relit(settings: Thresholds, plan: Plan, m: Measurement, border: np.ndarray 
     coef = light_field_against(m.ring_bgr, border, plan.sampling.ring_xy, changed,
                                settings.ring_outlier_error)
     sub_lab, rim_lab = _evened(plan, m.integral, coef)
-    return replace(m, cells_lab=np.median(sub_lab, axis=1), sub_lab=sub_lab, rim_lab=rim_lab,
+    return replace(m, cells_lab=median_along(sub_lab, 1), sub_lab=sub_lab, rim_lab=rim_lab,
                    light_coef=coef)
 
 
@@ -315,7 +316,7 @@ def _refined(
         sure = (probs[:, cls] >= _REFINE_P) & uniform
         if sure.sum() < 2:
             continue
-        centre = np.median(m.cells_lab[sure], axis=0)
+        centre = median_along(m.cells_lab[sure], 0)
         old = getattr(model, name)
         if old is None or float(colour_distance(centre[None, :], old)[0]) > _REFINE_MOVE:
             changes[name] = (float(centre[0]), float(centre[1]), float(centre[2]))
