@@ -21,7 +21,7 @@ trained on generated scenes (`python -m vision.train_patches`) and ships as
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import BinaryIO
@@ -57,11 +57,16 @@ class Conv:
     """(out, in, k, k), as PyTorch and OpenCV's dnn keep them."""
     bias: np.ndarray
     stride: int
+    rows: np.ndarray = field(init=False, repr=False, compare=False)
+    """`flat_weight(weight).T`, kept: the layout is made once, not at every call."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rows", flat_weight(self.weight).T)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """(n, h, w, in) -> (n, h', w', out)."""
         cols, (n, h, w) = columns(x, self.weight.shape[2], self.stride)
-        y = cols @ flat_weight(self.weight).T + self.bias
+        y = cols @ self.rows + self.bias
         result: np.ndarray = np.maximum(y, 0.0).reshape(n, h, w, self.weight.shape[0])
         return result
 
@@ -72,7 +77,9 @@ def columns(x: np.ndarray, k: int, stride: int) -> tuple[np.ndarray, tuple[int, 
     output's (n, h', w'). Windows over all three image axes keep each window's rows
     contiguous, which makes the copy a few times quicker than windows over two."""
     pad = k // 2
-    padded = np.pad(x, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    padded = np.zeros((x.shape[0], x.shape[1] + 2 * pad, x.shape[2] + 2 * pad, x.shape[3]),
+                      x.dtype)  # as np.pad makes it, without its overhead
+    padded[:, pad:pad + x.shape[1], pad:pad + x.shape[2]] = x
     windows = sliding_window_view(padded, (k, k, x.shape[3]), axis=(1, 2, 3))
     windows = windows[:, ::stride, ::stride, 0]
     n, h, w = windows.shape[:3]
