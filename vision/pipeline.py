@@ -97,6 +97,8 @@ class Plan:
     bridges: BridgePlan
     decks: np.ndarray | None = None
     """Every candidate bridge's `deck_frames`, in the order of `bridges.pairs`."""
+    strips: np.ndarray | None = None
+    """The ring strips' squares in the top-down view (see `strip_squares`)."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,8 @@ def make_plan(
     sampling = plan_sampling(settings, geometry, image_size, distortion)
     bridges = plan_bridges(settings, sampling)
     decks = deck_frames(settings, sampling, np.array(bridges.pairs, np.int64))
-    return Plan(np.asarray(corners, np.float64), sampling, bridges, decks)
+    return Plan(np.asarray(corners, np.float64), sampling, bridges, decks,
+                strip_squares(sampling))
 
 
 def measure(settings: Thresholds, plan: Plan, image: np.ndarray) -> Measurement:
@@ -830,19 +833,42 @@ _SHADOW_NOISE_LEVELS = 3.0  # grey levels of noise allowed on top of that
 _SHADOW_DEEPEST = 0.2  # a "shadow" darker than this is something dark lying there
 
 
+_STRIP = 12  # pixels a side of a ring strip as compared
+
+
+def strip_squares(sampling: SamplingPlan) -> np.ndarray:
+    """(n, 4) per ring box, the square of the top-down view its strip is taken from
+    (y0, y1, x0, x1): about a cell across, centred on the box, cut at the view's edge."""
+    side = sampling.side
+    px = side / (SIZE + 2 * 1.0) if side else 1.0
+    r = int(px * 0.5)
+    out = []
+    for x0, y0, x1, y1 in sampling.ring_boxes:
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        out.append((int(max(0, cy - r)), int(min(side, cy + r)),
+                    int(max(0, cx - r)), int(min(side, cx + r))))
+    return np.array(out, np.int64).reshape(-1, 4)
+
+
 def _ring_strips(plan: Plan, topdown: np.ndarray) -> np.ndarray:
     """Grey strips across the grid's outer line and the board edge, one per ring segment."""
-    gray = cv2.cvtColor(topdown, cv2.COLOR_BGR2GRAY).astype(np.float32)
-    side = plan.sampling.side
-    px = side / (SIZE + 2 * 1.0) if side else 1.0
-    boxes = plan.sampling.ring_boxes
-    out = []
-    for x0, y0, x1, y1 in boxes:
-        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-        r = int(px * 0.5)
-        xa, xb = int(max(0, cx - r)), int(min(side, cx + r))
-        ya, yb = int(max(0, cy - r)), int(min(side, cy + r))
-        out.append(cv2.resize(gray[ya:yb, xa:xb], (12, 12), interpolation=cv2.INTER_AREA))
+    squares = plan.strips if plan.strips is not None else strip_squares(plan.sampling)
+    gray = cv2.cvtColor(topdown, cv2.COLOR_BGR2GRAY)
+    high, wide = squares[:, 1] - squares[:, 0], squares[:, 3] - squares[:, 2]
+    if (len(squares) and (high == high[0]).all() and (wide == wide[0]).all()
+            and high[0] % _STRIP == 0 and wide[0] % _STRIP == 0):
+        # Squares of one size, a whole number of times a strip's: stacked, they shrink in
+        # one call to the same numbers (each strip pixel is the mean of its own block).
+        h, w = int(high[0]), int(wide[0])
+        stacked = np.empty((len(squares) * h, w), np.uint8)
+        for i, (ya, yb, xa, xb) in enumerate(squares.tolist()):
+            stacked[i * h:(i + 1) * h] = gray[ya:yb, xa:xb]
+        small: np.ndarray = cv2.resize(stacked.astype(np.float32), (_STRIP, _STRIP * len(squares)),
+                                       interpolation=cv2.INTER_AREA)
+        return small.reshape(len(squares), _STRIP, _STRIP)
+    grey = gray.astype(np.float32)
+    out = [cv2.resize(grey[ya:yb, xa:xb], (_STRIP, _STRIP), interpolation=cv2.INTER_AREA)
+           for ya, yb, xa, xb in squares]
     return np.array(out)
 
 
