@@ -201,23 +201,31 @@ def observe(
     """Classify, find bridges, detect occlusion and build the Observation.
 
     Returns the observation, the cell reading and the colour model (with the bridges'
-    colour when it was learned from this frame).
+    colour when it was learned from this frame). With the networks, the reading's rim
+    votes are zeros (only the thresholds' bridge finding uses them).
     """
-    reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
     cells_net, bridges_net = cell_network(), bridge_network()
-    learned = None
+    feats = None
     if cells_net is not None and bridges_net is not None:
         feats = cell_features(m, model)
-        if feats.shape[1] == cells_net.mean.shape[0]:  # else model files of another version
-            probs, model, reading, ends = looked_cells(settings, plan, m, model, reading,
-                                                       cells_net, feats)
-            learned = _learned_bridges(settings, plan, m, model, probs, bridges_net, ends)
+        if feats.shape[1] != cells_net.mean.shape[0]:  # model files of another version
+            feats = None
+    # The rim boxes' votes serve only the thresholds' own bridge finding (`find_bridges`):
+    # with the networks they would be thrown away, so they are counted only without them.
+    reading = classify_cells(settings, m.sub_lab, model, m.rim_lab if feats is None else None)
+    learned = None
+    if cells_net is not None and bridges_net is not None and feats is not None:
+        probs, model, reading, ends = looked_cells(settings, plan, m, model, reading,
+                                                   cells_net, feats)
+        learned = _learned_bridges(settings, plan, m, model, probs, bridges_net, ends)
     if learned is not None:
         reading = replace(reading, codes=probs.argmax(axis=1),
                           confidence=np.where(probs.argmax(axis=1) == UNKNOWN, 0.0,
                                               probs.max(axis=1)))
         bridges, colours = learned
     else:
+        if feats is not None:  # the networks' reading, without the rim boxes' votes
+            reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
         paths = measure_paths(plan.bridges, m.integral, m.light_coef)
         if model.bridge is None:
             ends = np.concatenate([m.sub_lab, m.rim_lab], axis=1)
@@ -286,7 +294,9 @@ def cell_probabilities(
     better = _refined(settings, model, m, probs)
     if better is not None:
         model = better
-        reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
+        # A reading like the one given: with the rim boxes' votes if it has them.
+        reading = classify_cells(settings, m.sub_lab, model,
+                                 m.rim_lab if reading.rim_votes.any() else None)
         probs = _overrule(net.proba(cell_features(m, model)), reading)
     return probs, model, reading
 
