@@ -295,6 +295,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "board, averaged (default 3,6)")
     parser.add_argument("--cache", type=Path,
                         help="keep (or reuse) the scenes' raw cell measurements here")
+    parser.add_argument("--more-seeds", type=int, nargs="+", default=[], metavar="SEED",
+                        help="the cell network learns from as many scenes of each of these "
+                             "seeds besides (cached as raw-SEED.npz)")
     parser.add_argument("--cells-only", action="store_true",
                         help="train the cell network only (keeps the bridge network)")
     parser.add_argument("--bridges-only", action="store_true",
@@ -325,16 +328,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _train_cells(args: argparse.Namespace, cell_path: Path) -> None:
     """The cell network, from the cached raw measurements when there are some."""
-    cache = args.cache
-    raw_path = cache / "raw.npz" if cache is not None else None
-    if raw_path is not None and raw_path.exists():
-        scenes = load_raw(raw_path)
-    else:
-        scenes = [(c[0], np.asarray(c[1])) for c in collect(args.scenes, args.seed, args.jobs,
-                                                             log=True)
-                  if isinstance(c[0], Raw)]
-        if raw_path is not None:
-            save_raw(raw_path, scenes)
+    scenes = _raw_scenes(args, args.seed, "raw.npz")
+    for seed in args.more_seeds:
+        scenes += _raw_scenes(args, seed, f"raw-{seed}.npz")
     x, y = cell_examples(scenes, vary=True)
     print(f"cells: {len(y)} examples, classes {np.bincount(y, minlength=4).tolist()}",
           file=sys.stderr)
@@ -345,6 +341,19 @@ def _train_cells(args: argparse.Namespace, cell_path: Path) -> None:
     wrong = int((cells.proba(x).argmax(axis=1) != y).sum())
     print(f"cells: {wrong} of {len(y)} training examples wrong", file=sys.stderr)
     cells.save(cell_path)
+
+
+def _raw_scenes(args: argparse.Namespace, seed: int, name: str) -> list[tuple[Raw, np.ndarray]]:
+    """`args.scenes` scenes of this seed read up to the cell network's inputs: from the
+    cache (`args.cache / name`) when it is there, else generated (and cached)."""
+    raw_path = args.cache / name if args.cache is not None else None
+    if raw_path is not None and raw_path.exists():
+        return load_raw(raw_path)
+    scenes = [(c[0], np.asarray(c[1])) for c in collect(args.scenes, seed, args.jobs, log=True)
+              if isinstance(c[0], Raw)]
+    if raw_path is not None:
+        save_raw(raw_path, scenes)
+    return scenes
 
 
 if __name__ == "__main__":
