@@ -404,3 +404,27 @@ def test_candidates_are_pairs_of_one_colour_over_bare_cells() -> None:
     under = probs.copy()
     under[72] = (0.0, 0.0, 0.5, 0.5)  # c8 hidden, by the deck say
     assert asked((2, 6), (2, 8), under)
+
+
+def test_the_cell_network_can_learn_from_scenes_of_more_seeds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import vision.train
+    from vision.train import main
+
+    cache = tmp_path / "cache"
+    args = ["--cells-only", "--scenes", "2", "--seed", "1000", "--more-seeds", "1001",
+            "--epochs", "1", "--hidden", "8", "--jobs", "1", "--cache", str(cache),
+            "--out", str(tmp_path)]
+    assert main(args) == 0
+    assert (cache / "raw.npz").exists() and (cache / "raw-1001.npz").exists()
+    first = capsys.readouterr().err
+    assert "cells: 400 examples" in first  # two scenes of each seed
+    assert Network.load(tmp_path / CELL_MODEL.name).w1.shape[1] == 16  # two of 8, side by side
+
+    def generate(*_: object, **__: object) -> None:
+        raise AssertionError("the scenes are in the cache")
+
+    monkeypatch.setattr(vision.train, "collect", generate)
+    assert main(args) == 0  # again, from the cache
+    assert "cells: 400 examples" in capsys.readouterr().err
