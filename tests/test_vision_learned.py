@@ -369,8 +369,10 @@ def test_a_cell_the_second_look_took_for_bare_board_can_still_end_a_bridge() -> 
 
 
 def test_candidates_are_pairs_of_one_colour_over_bare_cells() -> None:
-    """A bridge stands on two tiles of one colour over bare cells: a pair of a light and a
-    dark tile, or one over a tile, is not asked about, unless a foot may hide an end."""
+    """A bridge stands on two tiles of one colour over bare cells: while tracking, a pair of
+    a light and a dark tile, or one over a tile, is not asked about, unless a foot may hide
+    an end; from scratch (no bare board seen before), the cells are less sure of
+    themselves, and it is."""
     from calibration.format import default_thresholds
     from vision.learned import candidate_features
     from vision.pipeline import make_plan
@@ -391,8 +393,11 @@ def test_candidates_are_pairs_of_one_colour_over_bare_cells() -> None:
     probs[[62, 82]] = (0.0, 1.0, 0.0, 0.0)  # light tiles on c7 and c9 ...
     probs[72] = (0.0, 0.0, 1.0, 0.0)  # ... with a dark one on c8 between them
 
-    def asked(a: tuple[int, int], b: tuple[int, int], p: np.ndarray) -> bool:
-        _, keep = candidate_features(bridges, paths, model, p)
+    seen = np.tile(np.array([60.0, 0.0, -20.0]), (100, 9, 1))  # the bare board seen before
+
+    def asked(a: tuple[int, int], b: tuple[int, int], p: np.ndarray,
+              background: np.ndarray | None = seen) -> bool:
+        _, keep = candidate_features(bridges, paths, model, p, background)
         return bridges.pairs.index((a, b)) in keep.tolist()
 
     assert asked((2, 2), (2, 4), probs)  # c3-c5: light to light over bare c4
@@ -404,6 +409,8 @@ def test_candidates_are_pairs_of_one_colour_over_bare_cells() -> None:
     under = probs.copy()
     under[72] = (0.0, 0.0, 0.5, 0.5)  # c8 hidden, by the deck say
     assert asked((2, 6), (2, 8), under)
+    assert asked((2, 2), (4, 2), probs, None) and asked((2, 6), (2, 8), probs, None)
+    assert asked((2, 2), (4, 2), probs, np.full((100, 9, 3), np.nan))  # known nowhere
 
 
 def test_the_cell_network_can_learn_from_scenes_of_more_seeds(

@@ -437,11 +437,13 @@ CANDIDATE_END = 0.05
 """The cell network's probability of a tile (or a foot hiding one) from which a cell counts
 as a possible bridge end: low, since a bridge's foot can hide most of a tile's top."""
 CANDIDATE_FIT = 0.01
-"""A bridge stands on two tiles of one colour over bare cells: a candidate is asked about
-only when the cell network gives its two ends one colour (or a foot hiding them) and each
-cell it passes over bare board (or hidden) at least this chance. Over generated tuning
-scenes this leaves out about three in five candidates, and none the bridge network takes
-for a bridge."""
+"""A bridge stands on two tiles of one colour over bare cells: while tracking (the bare
+board seen before known), a candidate is asked about only when the cell network gives its
+two ends one colour (or a foot hiding them) and each cell it passes over bare board (or
+hidden) at least this chance. Over generated tuning scenes this leaves out about three in
+five candidates, and none the bridge network takes for a bridge. Reading a photo from
+scratch, the cell network is less sure of itself, and in window light this left out a few
+bridges."""
 
 
 def end_chance(probs: np.ndarray) -> np.ndarray:
@@ -461,8 +463,9 @@ def candidate_features(
     edges: Callable[[np.ndarray], np.ndarray | None] | None = None,
     ends: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Features of the candidate bridges worth asking about (both ends likely tiles of one
-    colour or hidden by a foot, the cells passed over likely bare: see `CANDIDATE_FIT`), and
+    """Features of the candidate bridges worth asking about (both ends likely tiles or
+    hidden by a foot; while tracking, of one colour, the cells passed over likely bare: see
+    `CANDIDATE_FIT`), and
     their indices in the plan's pair list. `paths(rows)` measures
     the path samples of some rows (pair * heights + height) of the plan; `background` is
     the bare board seen before, per cell sample box ((100, 9, 3) Lab, NaN where unknown);
@@ -477,9 +480,10 @@ def candidate_features(
     tile = colour.sum(axis=1) - probs[:, 3]  # a tile of either colour, or hidden
     one_colour = np.minimum(colour[ends_i[:, 0]], colour[ends_i[:, 1]]).max(axis=1)
     bare = (probs[:, 0] + probs[:, 3])[under_i].min(axis=1)
-    keep = np.flatnonzero((tile[ends_i[:, 0]] > CANDIDATE_END)
-                          & (tile[ends_i[:, 1]] > CANDIDATE_END)
-                          & (one_colour > CANDIDATE_FIT) & (bare > CANDIDATE_FIT))
+    fits = (tile[ends_i[:, 0]] > CANDIDATE_END) & (tile[ends_i[:, 1]] > CANDIDATE_END)
+    if known_background(background) is not None:
+        fits &= (one_colour > CANDIDATE_FIT) & (bare > CANDIDATE_FIT)
+    keep = np.flatnonzero(fits)
     if len(keep) == 0:
         return np.zeros((0, 1)), keep
     heights = bridge_plan.heights
