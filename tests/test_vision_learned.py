@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from calibration.format import ColourModel
+from vision.bridges import BridgePlan
 from vision.learned import (
     BRIDGE_MODEL,
     CELL_CLASSES,
@@ -339,22 +341,31 @@ def test_a_damaged_model_file_is_read_without_and_named_in_a_warning(
     assert isinstance(shipped(DECK_MODEL), PatchNetwork)
 
 
-def test_a_cell_the_second_look_took_for_bare_board_can_still_end_a_bridge() -> None:
-    """A bridge's foot can hide most of its tile's top, and the patch network may then read
-    the tile as bare board: candidates take each end's higher chance, before or after."""
+def _bare_board_paths() -> tuple[BridgePlan, ColourModel,
+                                 Callable[[np.ndarray], np.ndarray]]:
+    """A plan's bridges for a board seen from above, its colours, and path samples that
+    show bare board everywhere (what `candidate_features` measures)."""
     from calibration.format import default_thresholds
-    from vision.learned import candidate_features, end_chance
     from vision.pipeline import make_plan
 
-    settings = default_thresholds()
     corners = np.array([(340.0, 610.0), (940.0, 610.0), (940.0, 10.0), (340.0, 10.0)])
-    bridges = make_plan(settings, corners, (1280, 720)).bridges
+    bridges = make_plan(default_thresholds(), corners, (1280, 720)).bridges
     model = ColourModel(empty=(60.0, 0.0, -20.0), ring=(70.0, 5.0, 20.0),
                         light=(90.0, 0.0, 20.0), dark=(30.0, 20.0, 15.0))
     n = len(bridges.boxes) // (len(bridges.pairs) * bridges.heights)
 
     def paths(rows: np.ndarray) -> np.ndarray:
         return np.tile(np.array([60.0, 0.0, -20.0]), (len(rows), n, 1))
+
+    return bridges, model, paths
+
+
+def test_a_cell_the_second_look_took_for_bare_board_can_still_end_a_bridge() -> None:
+    """A bridge's foot can hide most of its tile's top, and the patch network may then read
+    the tile as bare board: candidates take each end's higher chance, before or after."""
+    from vision.learned import candidate_features, end_chance
+
+    bridges, model, paths = _bare_board_paths()
 
     before = np.tile([1.0, 0.0, 0.0, 0.0], (100, 1))  # bare board everywhere ...
     before[[22, 24]] = (0.3, 0.7, 0.0, 0.0)  # ... but c3 and e3, light tiles it seems
@@ -373,19 +384,9 @@ def test_candidates_are_pairs_of_one_colour_over_bare_cells() -> None:
     a light and a dark tile, or one over a tile, is not asked about, unless a foot may hide
     an end; from scratch (no bare board seen before), the cells are less sure of
     themselves, and it is."""
-    from calibration.format import default_thresholds
     from vision.learned import candidate_features
-    from vision.pipeline import make_plan
 
-    settings = default_thresholds()
-    corners = np.array([(340.0, 610.0), (940.0, 610.0), (940.0, 10.0), (340.0, 10.0)])
-    bridges = make_plan(settings, corners, (1280, 720)).bridges
-    model = ColourModel(empty=(60.0, 0.0, -20.0), ring=(70.0, 5.0, 20.0),
-                        light=(90.0, 0.0, 20.0), dark=(30.0, 20.0, 15.0))
-    n = len(bridges.boxes) // (len(bridges.pairs) * bridges.heights)
-
-    def paths(rows: np.ndarray) -> np.ndarray:
-        return np.tile(np.array([60.0, 0.0, -20.0]), (len(rows), n, 1))
+    bridges, model, paths = _bare_board_paths()
 
     probs = np.tile([1.0, 0.0, 0.0, 0.0], (100, 1))  # bare board everywhere ...
     probs[[22, 42]] = (0.0, 1.0, 0.0, 0.0)  # ... light tiles on c3 and c5
