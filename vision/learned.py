@@ -465,8 +465,7 @@ def candidate_features(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Features of the candidate bridges worth asking about (both ends likely tiles or
     hidden by a foot; while tracking, of one colour, the cells passed over likely bare: see
-    `CANDIDATE_FIT`), and
-    their indices in the plan's pair list. `paths(rows)` measures
+    `CANDIDATE_FIT`), and their indices in the plan's pair list. `paths(rows)` measures
     the path samples of some rows (pair * heights + height) of the plan; `background` is
     the bare board seen before, per cell sample box ((100, 9, 3) Lab, NaN where unknown);
     `beside(rows)` measures the samples either side of those rows' paths, `edges(rows)`
