@@ -294,9 +294,9 @@ def cell_probabilities(
     better = _refined(settings, model, m, probs)
     if better is not None:
         model = better
-        # A reading like the one given: with the rim boxes' votes if it has them.
-        reading = classify_cells(settings, m.sub_lab, model,
-                                 m.rim_lab if reading.rim_votes.any() else None)
+        # Without the rim boxes' votes: only the thresholds' bridge finding reads them, and
+        # `observe` classifies the cells anew for it.
+        reading = classify_cells(settings, m.sub_lab, model)
         probs = _overrule(net.proba(cell_features(m, model)), reading)
     return probs, model, reading
 
