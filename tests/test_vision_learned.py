@@ -414,6 +414,43 @@ def test_candidates_are_pairs_of_one_colour_over_bare_cells() -> None:
     assert asked((2, 2), (4, 2), probs, np.full((100, 9, 3), np.nan))  # known nowhere
 
 
+def test_a_pair_whose_one_end_a_foot_may_hide_is_asked_about_while_tracking() -> None:
+    """A bridge's foot can hide its tile so well that the cell network reads bare board
+    there with conviction. While tracking, a pair is asked about anyway when its other end
+    is a sure tile and the "bare" end differs from the bare board seen before; a bare cell
+    that has not changed, a pair with no sure tile, or one over a tile is not."""
+    from vision.learned import FOOT_CHANGE, candidate_features, foot_candidates
+
+    bridges, model, paths = _bare_board_paths()
+    probs = np.tile([1.0, 0.0, 0.0, 0.0], (100, 1))  # bare board everywhere ...
+    probs[22] = (0.0, 1.0, 0.0, 0.0)  # ... but a light tile on c3
+    probs[62] = (0.0, 1.0, 0.0, 0.0)  # and on c7, with a dark one on c8 beside it
+    probs[72] = (0.0, 0.0, 1.0, 0.0)
+    seen = np.tile(np.array([60.0, 0.0, -20.0]), (100, 9, 1))
+    change = np.zeros(100)
+    change[[24, 82]] = FOOT_CHANGE + 1.0  # e3 and c9 are not as they were
+
+    def asked(a: tuple[int, int], b: tuple[int, int], p: np.ndarray,
+              moved: np.ndarray | None = change) -> bool:
+        _, keep = candidate_features(bridges, paths, model, p, seen, change=moved)
+        return bridges.pairs.index((a, b)) in keep.tolist()
+
+    foot = foot_candidates(bridges, probs, change)
+    assert foot[bridges.pairs.index(((2, 2), (4, 2)))]  # c3-e3
+    assert asked((2, 2), (4, 2), probs)
+    assert not asked((2, 2), (4, 2), probs, None)  # without the changes: the plain rule
+    assert not asked((2, 2), (4, 2), probs, np.zeros(100))  # e3 unchanged: bare board
+    assert not asked((2, 2), (2, 4), probs)  # c3-c5: c5 unchanged
+    assert not asked((2, 6), (2, 8), probs)  # c7-c9 passes over the dark tile on c8
+    unsure = probs.copy()
+    unsure[22] = (0.6, 0.4, 0.0, 0.0)  # c3 no sure tile either
+    assert not asked((2, 2), (4, 2), unsure)
+    both = probs.copy()
+    both[24] = (0.0, 1.0, 0.0, 0.0)  # e3 read as a tile: a plain candidate, not a foot's
+    assert asked((2, 2), (4, 2), both)
+    assert not foot_candidates(bridges, both, change)[bridges.pairs.index(((2, 2), (4, 2)))]
+
+
 def test_the_cell_network_can_learn_from_scenes_of_more_seeds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -365,6 +365,44 @@ def test_a_doubtful_bridge_counts_when_both_ends_are_surely_tiles_of_one_colour(
     assert found[0] == [((0, 0), (2, 0))]  # a1-c1 sure light at both ends; g6-i6 unsure
 
 
+def test_a_bridge_whose_foot_hides_its_tile_counts_only_when_the_network_is_sure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One end read as bare board that has changed since, the other a sure light tile: the
+    pair is asked about, and counts as a light bridge only from `FOOT_P`."""
+    from vision import pipeline
+    from vision.classify import LIGHT
+    from vision.learned import FOOT_CHANGE, FOOT_P, Network, bridge_network
+    from vision.pipeline import BRIDGE_MIN_P, _learned_bridges
+
+    monkeypatch.setattr(pipeline, "deck_network", lambda: None)  # the bridge network alone
+    empty = replace(_spec(elevation_deg=90.0), board=tuple("." * 10 for _ in range(10)),
+                    bridges=())
+    frame = render(empty)
+    reader = BoardReader(make_calibration(frame.image))
+    plan, m, model = reader.measure_frame(frame.image)
+    shipped = bridge_network()
+    assert shipped is not None
+    width = shipped.mean.shape[0]
+
+    def saying(p: float) -> Network:  # a network that says `p` of every candidate
+        return Network(np.zeros(width), np.ones(width), np.zeros((width, 4)), np.zeros(4),
+                       np.zeros((4, 1)), np.array([np.log(p / (1 - p))]))
+
+    probs = np.zeros((100, 4))
+    probs[:, 0] = 1.0
+    probs[0] = (0.0, 1.0, 0.0, 0.0)  # a1: a light tile; c1 reads as bare board ...
+    change = np.zeros(100)
+    change[2] = FOOT_CHANGE * 2  # ... but is not the bare board seen there before
+    doubt = (BRIDGE_MIN_P + FOOT_P) / 2
+    assert _learned_bridges(reader.settings, plan, m, model, probs, saying(doubt), None,
+                            change) == ([], [])
+    sure = (FOOT_P + 1.0) / 2
+    found = _learned_bridges(reader.settings, plan, m, model, probs, saying(sure), None, change)
+    assert found == ([((0, 0), (2, 0))], [LIGHT])
+    assert _learned_bridges(reader.settings, plan, m, model, probs, saying(sure)) == ([], [])
+
+
 def test_the_background_follows_bare_cells_and_learns_cells_no_longer_covered() -> None:
     from calibration.format import default_thresholds
     from vision.cells import CellState

@@ -255,6 +255,14 @@ BACKGROUND_AT = 17 * AGAINST + 3 * AGAINST + 1 + AGAINST + 48
 """Where `_against_background`'s features start in a row of `cell_features`."""
 
 
+def background_change(feats: np.ndarray) -> np.ndarray:
+    """(100,) each cell's change from the bare board seen there before, in Lab units (the
+    median over its sample boxes; 0 where the bare board is not known), read off its
+    `cell_features` row."""
+    result: np.ndarray = feats[:, BACKGROUND_AT] * 30.0
+    return result
+
+
 def _against_background(sub_lab: np.ndarray, background: np.ndarray | None) -> np.ndarray:
     """(100, 10) per cell, how its sample boxes differ from the bare board seen there before.
 
@@ -444,12 +452,48 @@ hidden) at least this chance. Over generated tuning scenes this leaves out about
 five candidates, and none the bridge network takes for a bridge. Reading a photo from
 scratch, the cell network is less sure of itself, and in window light this left out a few
 bridges."""
+FOOT_END = 0.5
+"""A bridge's foot can hide its tile so well that the cell network reads bare board there
+with conviction, and the pair never becomes a candidate. So, while tracking, a pair is also
+asked about when one end is a tile at least this chance and the other, read as bare, differs
+from the bare board seen there before by at least `FOOT_CHANGE` ..."""
+FOOT_CHANGE = 4.0
+"""... Lab units (the median over the cell's sample boxes; a bare cell's is below 4 in nine
+cases out of ten: only shadows and what stands beside it change it) ..."""
+FOOT_P = 0.9
+"""... and such a pair counts as a bridge from this probability (the bridge network's, or
+the deck network's after a second look): it has only the deck to go by."""
 
 
 def end_chance(probs: np.ndarray) -> np.ndarray:
     """(n, 2) each cell's chance of being a light bridge's end and a dark one's, by its class
     probabilities (n, 4): a tile of that colour, or hidden (by the bridge's foot, say)."""
     result: np.ndarray = probs[:, [1, 2]] + probs[:, 3:4]
+    return result
+
+
+def foot_candidates(
+    bridge_plan: BridgePlan, probs: np.ndarray, change: np.ndarray,
+    ends: np.ndarray | None = None,
+) -> np.ndarray:
+    """(pairs,) bool: the pairs worth asking about only because a bridge's foot may hide
+    one end's tile (see `FOOT_END`): one end a tile at least `FOOT_END`, the other not a
+    possible end by `CANDIDATE_END` but changed from the bare board seen there before by
+    at least `FOOT_CHANGE` (`change`: (100,) Lab units, 0 where not known), and the cells
+    passed over bare board (or hidden) at least `CANDIDATE_FIT`. No candidate of the
+    plain rule is among them."""
+    if bridge_plan.ends is None or bridge_plan.under is None:
+        ends_i, under_i, _ = pair_tables(bridge_plan.pairs)
+    else:
+        ends_i, under_i = bridge_plan.ends, bridge_plan.under
+    colour = end_chance(probs) if ends is None else ends
+    tile = colour.sum(axis=1) - probs[:, 3]
+    sure = tile >= FOOT_END
+    hidden = (tile <= CANDIDATE_END) & (change >= FOOT_CHANGE)
+    a, b = ends_i[:, 0], ends_i[:, 1]
+    bare = (probs[:, 0] + probs[:, 3])[under_i].min(axis=1)
+    result: np.ndarray = ((sure[a] & hidden[b]) | (sure[b] & hidden[a])) & (
+        bare > CANDIDATE_FIT)
     return result
 
 
@@ -462,6 +506,7 @@ def candidate_features(
     beside: Callable[[np.ndarray], np.ndarray | None] | None = None,
     edges: Callable[[np.ndarray], np.ndarray | None] | None = None,
     ends: np.ndarray | None = None,
+    change: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Features of the candidate bridges worth asking about (both ends likely tiles or
     hidden by a foot; while tracking, of one colour, the cells passed over likely bare: see
@@ -470,7 +515,9 @@ def candidate_features(
     the bare board seen before, per cell sample box ((100, 9, 3) Lab, NaN where unknown);
     `beside(rows)` measures the samples either side of those rows' paths, `edges(rows)`
     the grey level's rise across their decks' edges; `ends` is each cell's chance of being
-    a light bridge's end and a dark one's ((100, 2), default: `end_chance(probs)`)."""
+    a light bridge's end and a dark one's ((100, 2), default: `end_chance(probs)`);
+    `change`, each cell's change from the bare board seen before (see `foot_candidates`:
+    None asks about none of those)."""
     if bridge_plan.ends is None or bridge_plan.under is None or bridge_plan.kinds is None:
         ends_i, under_i, kinds_all = pair_tables(bridge_plan.pairs)
     else:
@@ -482,6 +529,8 @@ def candidate_features(
     fits = (tile[ends_i[:, 0]] > CANDIDATE_END) & (tile[ends_i[:, 1]] > CANDIDATE_END)
     if known_background(background) is not None:
         fits &= (one_colour > CANDIDATE_FIT) & (bare > CANDIDATE_FIT)
+    if change is not None:
+        fits |= foot_candidates(bridge_plan, probs, change, ends)
     keep = np.flatnonzero(fits)
     if len(keep) == 0:
         return np.zeros((0, 1)), keep

@@ -74,12 +74,15 @@ from vision.features import (
 from vision.geometry import board_geometry
 from vision.imageio import check_image, decode_image
 from vision.learned import (
+    FOOT_P,
     Network,
+    background_change,
     bridge_network,
     candidate_features,
     cell_features,
     cell_network,
     end_chance,
+    foot_candidates,
 )
 from vision.locate import locate_board, orient_corners
 from vision.observation import Bridge, Observation, sort_bridge
@@ -217,7 +220,8 @@ def observe(
     if cells_net is not None and bridges_net is not None and feats is not None:
         probs, model, reading, ends = looked_cells(settings, plan, m, model, reading,
                                                    cells_net, feats)
-        learned = _learned_bridges(settings, plan, m, model, probs, bridges_net, ends)
+        learned = _learned_bridges(settings, plan, m, model, probs, bridges_net, ends,
+                                   background_change(feats))
     if learned is not None:
         reading = replace(reading, codes=probs.argmax(axis=1),
                           confidence=np.where(probs.argmax(axis=1) == UNKNOWN, 0.0,
@@ -378,27 +382,28 @@ SURE_ENDS = 0.9
 
 def bridge_candidates(
     bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray,
-    ends: np.ndarray | None = None,
+    ends: np.ndarray | None = None, change: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The bridge network's inputs for this frame's candidates and their indices in the
-    plan's pair list (see `candidate_features`, and for `ends` `looked_cells`): what the
-    pipeline reads and training learns from, measured alike."""
+    plan's pair list (see `candidate_features`, for `ends` `looked_cells` and for `change`
+    `background_change`): what the pipeline reads and training learns from, measured
+    alike."""
     return candidate_features(
         bridge_plan, lambda rows: measure_rows(bridge_plan, m.integral, m.light_coef, rows),
         model, probs, m.background,
         lambda rows: measure_flanks(bridge_plan, m.integral, m.light_coef, rows),
         None if m.slopes is None else (
-            lambda rows: measure_deck_edges(bridge_plan, m.slopes, rows)), ends)
+            lambda rows: measure_deck_edges(bridge_plan, m.slopes, rows)), ends, change)
 
 
 def bridge_probabilities(
     bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray,
-    net: Network, ends: np.ndarray | None = None,
+    net: Network, ends: np.ndarray | None = None, change: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The bridge network's probability for each candidate worth asking about, and the
     candidates' indices in the plan's pair list; None when the network was made for other
     features."""
-    feats, keep = bridge_candidates(bridge_plan, m, model, probs, ends)
+    feats, keep = bridge_candidates(bridge_plan, m, model, probs, ends, change)
     if len(keep) == 0:
         return np.zeros(0), keep
     if feats.shape[1] != net.mean.shape[0]:
@@ -408,23 +413,26 @@ def bridge_probabilities(
 
 def _learned_bridges(
     settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel, probs: np.ndarray,
-    net: Network, ends: np.ndarray | None = None,
+    net: Network, ends: np.ndarray | None = None, change: np.ndarray | None = None,
 ) -> tuple[list[tuple[Cell, Cell]], list[int]] | None:
     """Bridges by the bridge network (with a second look at those it is unsure of), best
     first, kept only where they fit together (see `BridgeLayout`); None when the network
-    was made for other features."""
+    was made for other features. With `change` (see `background_change`), pairs whose
+    one end a bridge's foot may hide are asked about too, and need `FOOT_P`."""
     bridge_plan = plan.bridges
-    scored = bridge_probabilities(bridge_plan, m, model, probs, net, ends)
+    scored = bridge_probabilities(bridge_plan, m, model, probs, net, ends, change)
     if scored is None:
         return None
     p, keep = scored
     if len(keep) == 0:
         return [], []
     p = _deck_look(settings, plan, m, model, p, keep)
-    ends = bridge_plan.ends if bridge_plan.ends is not None else pair_tables(bridge_plan.pairs)[0]
-    pair_ends = probs[ends[keep]]  # (k, 2, 4)
+    pairs = bridge_plan.ends if bridge_plan.ends is not None else pair_tables(bridge_plan.pairs)[0]
+    pair_ends = probs[pairs[keep]]  # (k, 2, 4)
     sure = np.maximum(pair_ends[:, :, LIGHT].min(axis=1), pair_ends[:, :, DARK].min(axis=1))
     needed = np.where(sure >= SURE_ENDS, BRIDGE_MIN_P_SURE_ENDS, BRIDGE_MIN_P)
+    if change is not None:
+        needed[foot_candidates(bridge_plan, probs, change, ends)[keep]] = FOOT_P
     layout = BridgeLayout()
     for n in np.argsort(-p, kind="stable"):
         if p[n] < needed[n]:
