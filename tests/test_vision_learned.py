@@ -419,7 +419,7 @@ def test_a_pair_whose_one_end_a_foot_may_hide_is_asked_about_while_tracking() ->
     there with conviction. While tracking, a pair is asked about anyway when its other end
     is a sure tile and the "bare" end differs from the bare board seen before; a bare cell
     that has not changed, a pair with no sure tile, or one over a tile is not."""
-    from vision.learned import FOOT_CHANGE, candidate_features, foot_candidates
+    from vision.learned import FOOT_CHANGE, FOOT_SPREAD, candidate_features, foot_candidates
 
     bridges, model, paths = _bare_board_paths()
     probs = np.tile([1.0, 0.0, 0.0, 0.0], (100, 1))  # bare board everywhere ...
@@ -440,6 +440,7 @@ def test_a_pair_whose_one_end_a_foot_may_hide_is_asked_about_while_tracking() ->
     assert asked((2, 2), (4, 2), probs)
     assert not asked((2, 2), (4, 2), probs, None)  # without the changes: the plain rule
     assert not asked((2, 2), (4, 2), probs, np.zeros(100))  # e3 unchanged: bare board
+    assert not asked((2, 2), (4, 2), probs, np.full(100, np.nan))  # no bare board known
     assert not asked((2, 2), (2, 4), probs)  # c3-c5: c5 unchanged
     assert not asked((2, 6), (2, 8), probs)  # c7-c9 passes over the dark tile on c8
     unsure = probs.copy()
@@ -449,6 +450,12 @@ def test_a_pair_whose_one_end_a_foot_may_hide_is_asked_about_while_tracking() ->
     both[24] = (0.0, 1.0, 0.0, 0.0)  # e3 read as a tile: a plain candidate, not a foot's
     assert asked((2, 2), (4, 2), both)
     assert not foot_candidates(bridges, both, change)[bridges.pairs.index(((2, 2), (4, 2)))]
+    # After a change of light every bare cell has changed a little: e3 must stand out.
+    dimmer = np.full(100, FOOT_CHANGE)
+    dimmer[24] = FOOT_CHANGE + 1.0
+    assert not asked((2, 2), (4, 2), probs, dimmer)
+    dimmer[24] = FOOT_CHANGE * (FOOT_SPREAD + 1.0)
+    assert asked((2, 2), (4, 2), probs, dimmer)
 
 
 def test_the_cell_network_can_learn_from_scenes_of_more_seeds(

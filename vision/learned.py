@@ -257,9 +257,10 @@ BACKGROUND_AT = 17 * AGAINST + 3 * AGAINST + 1 + AGAINST + 48
 
 def background_change(feats: np.ndarray) -> np.ndarray:
     """(100,) each cell's change from the bare board seen there before, in Lab units (the
-    median over its sample boxes; 0 where the bare board is not known), read off its
+    median over its sample boxes; NaN where the bare board is not known), read off its
     `cell_features` row."""
-    result: np.ndarray = feats[:, BACKGROUND_AT] * 30.0
+    known = feats[:, BACKGROUND_AT + BACKGROUND_FEATURES - 1] > 0.5
+    result: np.ndarray = np.where(known, feats[:, BACKGROUND_AT] * 30.0, np.nan)
     return result
 
 
@@ -460,6 +461,10 @@ from the bare board seen there before by at least `FOOT_CHANGE` ..."""
 FOOT_CHANGE = 4.0
 """... Lab units (the median over the cell's sample boxes; a bare cell's is below 4 in nine
 cases out of ten: only shadows and what stands beside it change it) ..."""
+FOOT_SPREAD = 3.0
+"""... and at least this many times as much as the cells read as bare board have changed
+(the median): after a change of light (a webcam's exposure, a cloud) every bare cell has
+changed a little, and a foot still stands out ..."""
 FOOT_P = 0.9
 """... and such a pair counts as a bridge from this probability (the bridge network's, or
 the deck network's after a second look): it has only the deck to go by."""
@@ -477,11 +482,12 @@ def foot_candidates(
     ends: np.ndarray | None = None,
 ) -> np.ndarray:
     """(pairs,) bool: the pairs worth asking about only because a bridge's foot may hide
-    one end's tile (see `FOOT_END`): one end a tile at least `FOOT_END`, the other not a
-    possible end by `CANDIDATE_END` but changed from the bare board seen there before by
-    at least `FOOT_CHANGE` (`change`: (100,) Lab units, 0 where not known), and the cells
-    passed over bare board (or hidden) at least `CANDIDATE_FIT`. No candidate of the
-    plain rule is among them."""
+    one end's tile (see `FOOT_END`): one end a tile at least `FOOT_END`; the other not a
+    possible end by `CANDIDATE_END`, but changed from the bare board seen there before by
+    at least `FOOT_CHANGE` and `FOOT_SPREAD` times what the cells read as bare board have
+    (`change`: (100,) Lab units, NaN where not known; see `background_change`); and the
+    cells passed over bare board (or hidden) at least `CANDIDATE_FIT`. No candidate of
+    the plain rule is among them."""
     if bridge_plan.ends is None or bridge_plan.under is None:
         ends_i, under_i, _ = pair_tables(bridge_plan.pairs)
     else:
@@ -489,7 +495,11 @@ def foot_candidates(
     colour = end_chance(probs) if ends is None else ends
     tile = colour.sum(axis=1) - probs[:, 3]
     sure = tile >= FOOT_END
-    hidden = (tile <= CANDIDATE_END) & (change >= FOOT_CHANGE)
+    known = ~np.isnan(change)
+    seen = change[(probs[:, 0] >= 0.5) & known]  # the cells read as bare board
+    typical = float(np.median(seen)) if len(seen) else 0.0
+    least = max(FOOT_CHANGE, FOOT_SPREAD * typical)
+    hidden = (tile <= CANDIDATE_END) & known & (np.where(known, change, 0.0) >= least)
     a, b = ends_i[:, 0], ends_i[:, 1]
     bare = (probs[:, 0] + probs[:, 3])[under_i].min(axis=1)
     result: np.ndarray = ((sure[a] & hidden[b]) | (sure[b] & hidden[a])) & (
