@@ -446,6 +446,8 @@ def test_a_pair_whose_one_end_a_foot_may_hide_is_asked_about_while_tracking() ->
     unsure = probs.copy()
     unsure[22] = (0.6, 0.4, 0.0, 0.0)  # c3 no sure tile either
     assert not asked((2, 2), (4, 2), unsure)
+    unsure[22] = (0.0, 0.1, 0.0, 0.9)  # c3 hidden, by a hand maybe
+    assert not asked((2, 2), (4, 2), unsure)
     both = probs.copy()
     both[24] = (0.0, 1.0, 0.0, 0.0)  # e3 read as a tile: a plain candidate, not a foot's
     assert asked((2, 2), (4, 2), both)

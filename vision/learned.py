@@ -456,8 +456,9 @@ bridges."""
 FOOT_END = 0.5
 """A bridge's foot can hide its tile so well that the cell network reads bare board there
 with conviction, and the pair never becomes a candidate. So, while tracking, a pair is also
-asked about when one end is a tile at least this chance and the other, read as bare, differs
-from the bare board seen there before by at least `FOOT_CHANGE` ..."""
+asked about when one end is a tile in view at least this chance (a hidden cell may be a
+hand) and the other, read as bare, differs from the bare board seen there before by at
+least `FOOT_CHANGE` ..."""
 FOOT_CHANGE = 4.0
 """... Lab units (the median over the cell's sample boxes; a bare cell's is below 4 in nine
 cases out of ten: only shadows and what stands beside it change it) ..."""
@@ -495,7 +496,7 @@ def foot_candidates(
         ends_i, under_i = bridge_plan.ends, bridge_plan.under
     colour = end_chance(probs) if ends is None else ends
     tile = colour.sum(axis=1) - probs[:, 3]
-    sure = tile >= FOOT_END
+    sure = probs[:, 1] + probs[:, 2] >= FOOT_END  # a tile in view: not a hand
     known = ~np.isnan(change)
     seen = change[(probs[:, 0] >= 0.5) & known]  # the cells read as bare board
     typical = float(np.median(seen)) if len(seen) else 0.0
