@@ -9,9 +9,11 @@ import cv2
 import numpy as np
 import pytest
 
+from calibration.format import ColourModel
 from calibration.make import make_calibration
 from vision.errors import CalibrationMismatch, ImageUnreadable
-from vision.pipeline import BoardReader, read_board
+from vision.learned import Network
+from vision.pipeline import BoardReader, Measurement, Plan, read_board
 from vision.synth import CameraSpec, HandSpec, SceneSpec, render
 
 BOARD = (
@@ -335,26 +337,40 @@ def test_tile_colours_are_refit_from_the_cells_the_network_is_sure_of() -> None:
     assert _refined(default_thresholds(), better, m, probs) is None  # type: ignore[arg-type]
 
 
-def test_a_doubtful_bridge_counts_when_both_ends_are_surely_tiles_of_one_colour(
+def _empty_board_read(
     monkeypatch: pytest.MonkeyPatch,
-) -> None:
+) -> tuple[BoardReader, Plan, Measurement, ColourModel]:
+    """An empty board seen from above, measured by a reader calibrated on it, with the deck
+    network left out (the bridge network alone): the reader, plan, measurement, model."""
     from vision import pipeline
-    from vision.learned import Network, bridge_network
-    from vision.pipeline import BRIDGE_MIN_P, BRIDGE_MIN_P_SURE_ENDS, _learned_bridges
 
-    monkeypatch.setattr(pipeline, "deck_network", lambda: None)  # the bridge network alone
-
+    monkeypatch.setattr(pipeline, "deck_network", lambda: None)
     empty = replace(_spec(elevation_deg=90.0), board=tuple("." * 10 for _ in range(10)),
                     bridges=())
     frame = render(empty)
     reader = BoardReader(make_calibration(frame.image))
-    plan, m, model = reader.measure_frame(frame.image)
+    return (reader, *reader.measure_frame(frame.image))
+
+
+def _saying(p: float) -> Network:
+    """A bridge network of the shipped one's inputs that says `p` of every candidate."""
+    from vision.learned import bridge_network
+
     shipped = bridge_network()
     assert shipped is not None
     width = shipped.mean.shape[0]
+    return Network(np.zeros(width), np.ones(width), np.zeros((width, 4)), np.zeros(4),
+                   np.zeros((4, 1)), np.array([np.log(p / (1 - p))]))
+
+
+def test_a_doubtful_bridge_counts_when_both_ends_are_surely_tiles_of_one_colour(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from vision.pipeline import BRIDGE_MIN_P, BRIDGE_MIN_P_SURE_ENDS, _learned_bridges
+
+    reader, plan, m, model = _empty_board_read(monkeypatch)
     doubt = (BRIDGE_MIN_P + BRIDGE_MIN_P_SURE_ENDS) / 2  # the network says this everywhere
-    net = Network(np.zeros(width), np.ones(width), np.zeros((width, 4)), np.zeros(4),
-                  np.zeros((4, 1)), np.array([np.log(doubt / (1 - doubt))]))
+    net = _saying(doubt)
     probs = np.zeros((100, 4))
     probs[:, 0] = 1.0
     for f, r, p in ((0, 0, (0.0, 0.97, 0.0, 0.03)), (2, 0, (0.0, 0.95, 0.05, 0.0)),  # a1, c1
@@ -370,37 +386,23 @@ def test_a_bridge_whose_foot_hides_its_tile_counts_only_when_the_network_is_sure
 ) -> None:
     """One end read as bare board that has changed since, the other a sure light tile: the
     pair is asked about, and counts as a light bridge only from `FOOT_P`."""
-    from vision import pipeline
     from vision.classify import LIGHT
-    from vision.learned import FOOT_CHANGE, FOOT_P, Network, bridge_network
+    from vision.learned import FOOT_CHANGE, FOOT_P
     from vision.pipeline import BRIDGE_MIN_P, _learned_bridges
 
-    monkeypatch.setattr(pipeline, "deck_network", lambda: None)  # the bridge network alone
-    empty = replace(_spec(elevation_deg=90.0), board=tuple("." * 10 for _ in range(10)),
-                    bridges=())
-    frame = render(empty)
-    reader = BoardReader(make_calibration(frame.image))
-    plan, m, model = reader.measure_frame(frame.image)
-    shipped = bridge_network()
-    assert shipped is not None
-    width = shipped.mean.shape[0]
-
-    def saying(p: float) -> Network:  # a network that says `p` of every candidate
-        return Network(np.zeros(width), np.ones(width), np.zeros((width, 4)), np.zeros(4),
-                       np.zeros((4, 1)), np.array([np.log(p / (1 - p))]))
-
+    reader, plan, m, model = _empty_board_read(monkeypatch)
     probs = np.zeros((100, 4))
     probs[:, 0] = 1.0
     probs[0] = (0.0, 1.0, 0.0, 0.0)  # a1: a light tile; c1 reads as bare board ...
     change = np.zeros(100)
     change[2] = FOOT_CHANGE * 2  # ... but is not the bare board seen there before
     doubt = (BRIDGE_MIN_P + FOOT_P) / 2
-    assert _learned_bridges(reader.settings, plan, m, model, probs, saying(doubt), None,
+    assert _learned_bridges(reader.settings, plan, m, model, probs, _saying(doubt), None,
                             change) == ([], [])
     sure = (FOOT_P + 1.0) / 2
-    found = _learned_bridges(reader.settings, plan, m, model, probs, saying(sure), None, change)
+    found = _learned_bridges(reader.settings, plan, m, model, probs, _saying(sure), None, change)
     assert found == ([((0, 0), (2, 0))], [LIGHT])
-    assert _learned_bridges(reader.settings, plan, m, model, probs, saying(sure)) == ([], [])
+    assert _learned_bridges(reader.settings, plan, m, model, probs, _saying(sure)) == ([], [])
 
 
 def test_the_background_follows_bare_cells_and_learns_cells_no_longer_covered() -> None:
