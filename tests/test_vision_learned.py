@@ -432,7 +432,8 @@ def test_a_pair_whose_one_end_a_foot_may_hide_is_asked_about_while_tracking() ->
 
     def asked(a: tuple[int, int], b: tuple[int, int], p: np.ndarray,
               moved: np.ndarray | None = change) -> bool:
-        _, keep = candidate_features(bridges, paths, model, p, seen, change=moved)
+        foot = None if moved is None else foot_candidates(bridges, p, moved)
+        _, keep = candidate_features(bridges, paths, model, p, seen, extra=foot)
         return bridges.pairs.index((a, b)) in keep.tolist()
 
     foot = foot_candidates(bridges, probs, change)

@@ -518,7 +518,7 @@ def candidate_features(
     beside: Callable[[np.ndarray], np.ndarray | None] | None = None,
     edges: Callable[[np.ndarray], np.ndarray | None] | None = None,
     ends: np.ndarray | None = None,
-    change: np.ndarray | None = None,
+    extra: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Features of the candidate bridges worth asking about (both ends likely tiles or
     hidden by a foot; while tracking, of one colour, the cells passed over likely bare: see
@@ -528,8 +528,7 @@ def candidate_features(
     `beside(rows)` measures the samples either side of those rows' paths, `edges(rows)`
     the grey level's rise across their decks' edges; `ends` is each cell's chance of being
     a light bridge's end and a dark one's ((100, 2), default: `end_chance(probs)`);
-    `change`, each cell's change from the bare board seen before (see `foot_candidates`:
-    None asks about none of those)."""
+    `extra` ((pairs,) bool) marks pairs to ask about besides (see `foot_candidates`)."""
     if bridge_plan.ends is None or bridge_plan.under is None or bridge_plan.kinds is None:
         ends_i, under_i, kinds_all = pair_tables(bridge_plan.pairs)
     else:
@@ -541,8 +540,8 @@ def candidate_features(
     fits = (tile[ends_i[:, 0]] > CANDIDATE_END) & (tile[ends_i[:, 1]] > CANDIDATE_END)
     if known_background(background) is not None:
         fits &= (one_colour > CANDIDATE_FIT) & (bare > CANDIDATE_FIT)
-    if change is not None:
-        fits |= foot_candidates(bridge_plan, probs, change, ends)
+    if extra is not None:
+        fits |= extra
     keep = np.flatnonzero(fits)
     if len(keep) == 0:
         return np.zeros((0, 1)), keep

@@ -382,28 +382,28 @@ SURE_ENDS = 0.9
 
 def bridge_candidates(
     bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray,
-    ends: np.ndarray | None = None, change: np.ndarray | None = None,
+    ends: np.ndarray | None = None, extra: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The bridge network's inputs for this frame's candidates and their indices in the
-    plan's pair list (see `candidate_features`, for `ends` `looked_cells` and for `change`
-    `background_change`): what the pipeline reads and training learns from, measured
+    plan's pair list (see `candidate_features`, for `ends` `looked_cells` and for `extra`
+    `foot_candidates`): what the pipeline reads and training learns from, measured
     alike."""
     return candidate_features(
         bridge_plan, lambda rows: measure_rows(bridge_plan, m.integral, m.light_coef, rows),
         model, probs, m.background,
         lambda rows: measure_flanks(bridge_plan, m.integral, m.light_coef, rows),
         None if m.slopes is None else (
-            lambda rows: measure_deck_edges(bridge_plan, m.slopes, rows)), ends, change)
+            lambda rows: measure_deck_edges(bridge_plan, m.slopes, rows)), ends, extra)
 
 
 def bridge_probabilities(
     bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray,
-    net: Network, ends: np.ndarray | None = None, change: np.ndarray | None = None,
+    net: Network, ends: np.ndarray | None = None, extra: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The bridge network's probability for each candidate worth asking about, and the
-    candidates' indices in the plan's pair list; None when the network was made for other
-    features."""
-    feats, keep = bridge_candidates(bridge_plan, m, model, probs, ends, change)
+    """The bridge network's probability for each candidate worth asking about (see
+    `bridge_candidates`), and the candidates' indices in the plan's pair list; None when
+    the network was made for other features."""
+    feats, keep = bridge_candidates(bridge_plan, m, model, probs, ends, extra)
     if len(keep) == 0:
         return np.zeros(0), keep
     if feats.shape[1] != net.mean.shape[0]:
@@ -420,7 +420,8 @@ def _learned_bridges(
     was made for other features. With `change` (see `background_change`), pairs whose
     one end a bridge's foot may hide are asked about too, and need `FOOT_P`."""
     bridge_plan = plan.bridges
-    scored = bridge_probabilities(bridge_plan, m, model, probs, net, ends, change)
+    foot = None if change is None else foot_candidates(bridge_plan, probs, change, ends)
+    scored = bridge_probabilities(bridge_plan, m, model, probs, net, ends, foot)
     if scored is None:
         return None
     p, keep = scored
@@ -431,8 +432,8 @@ def _learned_bridges(
     pair_ends = probs[pairs[keep]]  # (k, 2, 4)
     sure = np.maximum(pair_ends[:, :, LIGHT].min(axis=1), pair_ends[:, :, DARK].min(axis=1))
     needed = np.where(sure >= SURE_ENDS, BRIDGE_MIN_P_SURE_ENDS, BRIDGE_MIN_P)
-    if change is not None:
-        needed[foot_candidates(bridge_plan, probs, change, ends)[keep]] = FOOT_P
+    if foot is not None:
+        needed[foot[keep]] = FOOT_P
     layout = BridgeLayout()
     for n in np.argsort(-p, kind="stable"):
         if p[n] < needed[n]:

@@ -35,6 +35,7 @@ from vision.learned import (
     Network,
     background_change,
     cell_features,
+    foot_candidates,
     merge_networks,
 )
 
@@ -133,8 +134,10 @@ def read_scene(seed: int, i: int, cells: Network | None) -> tuple[object, ...] |
     if np.random.default_rng([seed, i, 2]).random() < NO_BACKGROUND:
         m = replace(m, background=None)  # as `ponte read` without a calibration
     cx = cell_features(m, model)
-    feats, keep = bridge_candidates(plan.bridges, m, model, cells.proba(cx),
-                                    change=background_change(cx))
+    probs = cells.proba(cx)
+    feats, keep = bridge_candidates(
+        plan.bridges, m, model, probs,
+        extra=foot_candidates(plan.bridges, probs, background_change(cx)))
     wanted = {tuple(sorted(t)) for t in frame.bridges}
     bridge_labels = np.array([
         tuple(sorted((cell_name(*plan.bridges.pairs[j][0]), cell_name(*plan.bridges.pairs[j][1]))))

@@ -44,7 +44,13 @@ def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
     bridge) and the candidates' indices in the plan's pair list."""
     from vision.cells import cell_name, cells_under, parse_cell
     from vision.classify import classify_cells
-    from vision.learned import background_change, bridge_network, cell_features, cell_network
+    from vision.learned import (
+        background_change,
+        bridge_network,
+        cell_features,
+        cell_network,
+        foot_candidates,
+    )
     from vision.pipeline import bridge_probabilities, looked_cells
 
     cells, bridges = cell_network(), bridge_network()
@@ -58,8 +64,9 @@ def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
     reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
     feats = cell_features(m, model)
     probs, model, _, ends = looked_cells(settings, plan, m, model, reading, cells, feats)
-    scored = bridge_probabilities(plan.bridges, m, model, probs, bridges, ends,
-                                  background_change(feats))
+    scored = bridge_probabilities(
+        plan.bridges, m, model, probs, bridges, ends,
+        foot_candidates(plan.bridges, probs, background_change(feats), ends))
     if scored is None:
         return None
     p, keep = scored
