@@ -179,6 +179,14 @@ def pair_tables(
     return ends, under, kinds
 
 
+def plan_tables(bridge_plan: BridgePlan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The plan's own `pair_tables` (ends, cells passed over, kinds), or made from its
+    pairs when it has none (a plan made by hand, in tests)."""
+    if bridge_plan.ends is None or bridge_plan.under is None or bridge_plan.kinds is None:
+        return pair_tables(bridge_plan.pairs)
+    return bridge_plan.ends, bridge_plan.under, bridge_plan.kinds
+
+
 def measure_flanks(
     bridge_plan: BridgePlan, ii: np.ndarray, light_coef: np.ndarray, rows: np.ndarray
 ) -> np.ndarray | None:

@@ -30,7 +30,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from calibration.format import ColourModel
-from vision.bridges import BridgePlan, pair_tables
+from vision.bridges import BridgePlan, plan_tables
 from vision.classify import colour_distance, known_background, median_along, shade_free_change
 
 SIZE = 10
@@ -479,6 +479,14 @@ def end_chance(probs: np.ndarray) -> np.ndarray:
     return result
 
 
+def _tile_chance(probs: np.ndarray, ends: np.ndarray | None) -> np.ndarray:
+    """(100,) each cell's chance of being a tile of either colour or hidden, from its
+    `ends` (see `candidate_features`; default: `end_chance(probs)`)."""
+    colour = end_chance(probs) if ends is None else ends
+    result: np.ndarray = colour.sum(axis=1) - probs[:, 3]
+    return result
+
+
 def foot_candidates(
     bridge_plan: BridgePlan, probs: np.ndarray, change: np.ndarray,
     ends: np.ndarray | None = None,
@@ -490,12 +498,8 @@ def foot_candidates(
     (`change`: (100,) Lab units, NaN where not known; see `background_change`); and the
     cells passed over bare board (or hidden) at least `CANDIDATE_FIT`. No candidate of
     the plain rule is among them."""
-    if bridge_plan.ends is None or bridge_plan.under is None:
-        ends_i, under_i, _ = pair_tables(bridge_plan.pairs)
-    else:
-        ends_i, under_i = bridge_plan.ends, bridge_plan.under
-    colour = end_chance(probs) if ends is None else ends
-    tile = colour.sum(axis=1) - probs[:, 3]
+    ends_i, under_i, _ = plan_tables(bridge_plan)
+    tile = _tile_chance(probs, ends)
     sure = probs[:, 1] + probs[:, 2] >= FOOT_END  # a tile in view: not a hand
     known = ~np.isnan(change)
     seen = change[(probs[:, 0] >= 0.5) & known]  # the cells read as bare board
@@ -529,12 +533,9 @@ def candidate_features(
     the grey level's rise across their decks' edges; `ends` is each cell's chance of being
     a light bridge's end and a dark one's ((100, 2), default: `end_chance(probs)`);
     `extra` ((pairs,) bool) marks pairs to ask about besides (see `foot_candidates`)."""
-    if bridge_plan.ends is None or bridge_plan.under is None or bridge_plan.kinds is None:
-        ends_i, under_i, kinds_all = pair_tables(bridge_plan.pairs)
-    else:
-        ends_i, under_i, kinds_all = bridge_plan.ends, bridge_plan.under, bridge_plan.kinds
+    ends_i, under_i, kinds_all = plan_tables(bridge_plan)
     colour = end_chance(probs) if ends is None else ends  # (100, 2)
-    tile = colour.sum(axis=1) - probs[:, 3]  # a tile of either colour, or hidden
+    tile = _tile_chance(probs, colour)
     one_colour = np.minimum(colour[ends_i[:, 0]], colour[ends_i[:, 1]]).max(axis=1)
     bare = (probs[:, 0] + probs[:, 3])[under_i].min(axis=1)
     fits = (tile[ends_i[:, 0]] > CANDIDATE_END) & (tile[ends_i[:, 1]] > CANDIDATE_END)

@@ -27,8 +27,8 @@ from vision.bridges import (
     measure_flanks,
     measure_paths,
     measure_rows,
-    pair_tables,
     plan_bridges,
+    plan_tables,
 )
 from vision.cells import SIZE, Cell, CellState, cells_under
 from vision.classify import (
@@ -428,8 +428,7 @@ def _learned_bridges(
     if len(keep) == 0:
         return [], []
     p = _deck_look(settings, plan, m, model, p, keep)
-    pairs = bridge_plan.ends if bridge_plan.ends is not None else pair_tables(bridge_plan.pairs)[0]
-    pair_ends = probs[pairs[keep]]  # (k, 2, 4)
+    pair_ends = probs[plan_tables(bridge_plan)[0][keep]]  # (k, 2, 4)
     sure = np.maximum(pair_ends[:, :, LIGHT].min(axis=1), pair_ends[:, :, DARK].min(axis=1))
     needed = np.where(sure >= SURE_ENDS, BRIDGE_MIN_P_SURE_ENDS, BRIDGE_MIN_P)
     if foot is not None:
@@ -456,8 +455,7 @@ def _deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourMo
     if net is None or not len(unsure):
         return p
     pairs = np.array([plan.bridges.pairs[int(j)] for j in keep[unsure]], np.int64)
-    kinds = (plan.bridges.kinds if plan.bridges.kinds is not None
-             else pair_tables(plan.bridges.pairs)[2])[keep[unsure]]
+    kinds = plan_tables(plan.bridges)[2][keep[unsure]]
     patches = deck_patches(settings, plan.sampling, m.topdown, m.light_coef, model, pairs,
                            None if plan.decks is None else plan.decks[keep[unsure]])
     out = p.copy()
