@@ -31,8 +31,13 @@ def make_calibration(
     lens: Lens | None = None,
     thresholds: Thresholds | None = None,
     markers: bool = False,
+    empty: bool = False,
 ) -> Calibration:
     """A calibration from one photo of the board (empty, or with tiles on it).
+
+    With `empty` (the photo shows the board with nothing on it), every cell nothing hides
+    keeps its bare-board colours, also where the photo's light makes it look like a tile
+    (a dim corner, a lamp's glare); without it, only the cells read as bare board.
 
     Raises the pipeline's typed errors (BoardNotFound, ImageTooSmall...) when the board
     cannot be found.
@@ -74,7 +79,7 @@ def make_calibration(
             np.concatenate([m.ring_bgr, m.ring_outer_bgr]), strict=True)
     )
     return Calibration(
-        board=_bare_board(settings, plan, m, colours),
+        board=_bare_board(settings, plan, m, colours, empty),
         image_size=(w, h),
         corners=tuple((float(x), float(y)) for x, y in corners),
         a1=a1,
@@ -153,16 +158,34 @@ def load_lens(path: str | Path) -> Lens:
         raise CalibrationError(f"{path}: {exc}") from exc
 
 
+EMPTY_MOST_TILES = 10
+"""With `empty`, how many cells may look like tiles: an empty board's photo shows a few in
+dim or glaring light (at most 4 in 225 generated ones); more means it is not empty."""
+
+
 def _bare_board(
-    settings: Thresholds, plan: Any, m: Any, colours: ColourModel,
+    settings: Thresholds, plan: Any, m: Any, colours: ColourModel, empty: bool = False,
 ) -> tuple[tuple[float, ...] | None, ...] | None:
     """Per cell, the Lab of its sample boxes where the photo shows bare board (read as
-    such, with no bridge over it and nothing hiding it), else None."""
-    from vision.cells import SIZE
+    such, with no bridge over it and nothing hiding it; with `empty`, wherever nothing
+    hides it), else None."""
+    from vision.cells import SIZE, CellState, cell_name
     from vision.pipeline import bare_cells, observe
 
     obs, reading, _ = observe(settings, plan, m, colours)
-    bare = bare_cells(obs, reading)
+    if empty:
+        tiles = [cell_name(f, r) for r, row in enumerate(obs.cells) for f, state in enumerate(row)
+                 if state != CellState.EMPTY and (f, r) not in obs.occluded_cells]
+        if len(tiles) > EMPTY_MOST_TILES:
+            raise CalibrationError(
+                f"the photo was said to show an empty board, but {len(tiles)} cells look like "
+                f"tiles ({', '.join(tiles[:6])}{'...' if len(tiles) > 6 else ''}): photograph "
+                "the board with nothing on it, or calibrate without --empty")
+        bare = np.ones(SIZE * SIZE, bool)
+        for f, r in obs.occluded_cells:
+            bare[r * SIZE + f] = False
+    else:
+        bare = bare_cells(obs, reading)
     return tuple(
         tuple(round(float(v), 2) for v in m.sub_lab[i].ravel()) if bare[i] else None
         for i in range(SIZE * SIZE))

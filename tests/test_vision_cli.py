@@ -109,6 +109,17 @@ def test_calibrate_on_an_image_without_board_fails_cleanly(
     assert not (tmp_path / "c.json").exists()
 
 
+def test_calibrate_empty_on_a_board_with_tiles_says_so(
+    images: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "c.json"
+    status = ponte.cli.main(["calibrate", str(images["board"]), "--out", str(out), "--empty"])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert "look like tiles" in err and "without --empty" in err and "Traceback" not in err
+    assert not out.exists()
+
+
 def test_markers_writes_a_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "markers.png"
     assert ponte.cli.main(["markers", "--out", str(out)]) == 0

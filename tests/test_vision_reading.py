@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.format import ColourModel
+from calibration.format import CalibrationError, ColourModel
 from calibration.make import make_calibration
 from vision.errors import CalibrationMismatch, ImageUnreadable
 from vision.learned import Network
@@ -462,3 +462,39 @@ def test_a_change_beside_a_bridge_is_excused_only_where_its_deck_can_lean_over_t
 
     assert not hit(xy[:, 1] > 10)  # the far side: a deck may lean over it
     assert hit(xy[:, 1] < 0)  # the near side: nothing leans towards the camera
+
+
+def _cell_centre(corners: np.ndarray, f: int, r: int) -> tuple[int, int]:
+    """The image point at the middle of cell (file f, rank r) on the board's plane."""
+    grid = np.array([[0, 0], [10, 0], [10, 10], [0, 10]], np.float32)
+    h = cv2.getPerspectiveTransform(grid, np.asarray(corners, np.float32))
+    x, y = cv2.perspectiveTransform(np.array([[[f + 0.5, r + 0.5]]], np.float32), h)[0, 0]
+    return int(round(float(x))), int(round(float(y)))
+
+
+def test_calibrating_on_a_board_said_to_be_empty_learns_every_cell_it_sees() -> None:
+    spec = _spec(elevation_deg=80.0)
+    empty = render(replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=()))
+    # A glare spot on e5 that reads as a cream tile: without `empty` its bare board is unknown.
+    image = empty.image.copy()
+    cv2.circle(image, _cell_centre(empty.corners, 4, 4), 14, (215, 238, 248), -1)
+    assert make_calibration(image).board[4 * 10 + 4] is None  # type: ignore[index]
+    board = make_calibration(image, empty=True).board
+    assert board is not None and all(cell is not None for cell in board)
+    # ... but nothing a hand hides
+    hand = HandSpec(target=(4.5, 4.5), from_deg=270.0, height=1.5)
+    over = render(replace(spec, board=empty.board, bridges=(), hands=(hand,)))
+    board = make_calibration(over.image, empty=True).board
+    assert board is not None
+    unknown = {(i % 10, i // 10) for i, cell in enumerate(board) if cell is None}
+    hidden = {(ord(c[0]) - 97, int(c[1:]) - 1) for c in over.occluded_cells}
+    assert unknown and unknown <= hidden | _neighbours(hidden)
+
+
+def _neighbours(cells: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    return {(f + df, r + dr) for f, r in cells for df in (-1, 0, 1) for dr in (-1, 0, 1)}
+
+
+def test_a_board_with_tiles_said_to_be_empty_is_refused() -> None:
+    with pytest.raises(CalibrationError, match=r"1[1-3] cells look like tiles \(a1, c1"):
+        make_calibration(render(_spec(elevation_deg=80.0)).image, empty=True)

@@ -24,7 +24,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from calibration.format import Calibration, Lens
+from calibration.format import Calibration, CalibrationError, Lens
 from calibration.make import make_calibration
 from vision.errors import VisionError
 from vision.observation import Observation
@@ -180,8 +180,8 @@ def tracker_for(
     if spec.camera.distorted:
         lens = _lens_of(shot.camera_matrix, tuple(shot.dist_coeffs), size)
     try:
-        calibration: Calibration = make_calibration(shot.image, lens=lens)
-    except VisionError:
+        calibration: Calibration = make_calibration(shot.image, lens=lens, empty=True)
+    except (VisionError, CalibrationError):
         return None
     return BoardReader(calibration)
 

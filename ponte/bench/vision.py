@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         spec = random_spec(rng, name)
         empty = replace(spec, board=tuple("." * spec.size for _ in range(spec.size)),
                         bridges=(), hands=())
-        calibration = make_calibration(render(empty).image)
+        calibration = make_calibration(render(empty).image, empty=True)
         frames = []
         for _ in range(5):
             frame = render(replace(random_spec(rng, name), camera=spec.camera,

@@ -29,6 +29,11 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--lens", metavar="FILE", help="lens file from `ponte calibrate-lens`")
     p.add_argument("--markers", action="store_true", help="find the board by ArUco markers")
+    p.add_argument(
+        "--empty", action="store_true",
+        help="the photo shows the board with nothing on it: every cell's bare board is learned,"
+        " also where the light makes it look like a tile",
+    )
     p.set_defaults(handler=run_calibrate)
 
     p = subparsers.add_parser(
@@ -99,7 +104,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
     try:
         lens = load_lens(args.lens) if args.lens else None
         image = read_image(args.image)
-        cal = make_calibration(image, a1=A1Corner(args.a1), lens=lens, markers=args.markers)
+        cal = make_calibration(image, a1=A1Corner(args.a1), lens=lens, markers=args.markers,
+                               empty=args.empty)
     except (VisionError, CalibrationError) as exc:
         raise CommandError(f"{args.image}: {_message(exc)}") from exc
     save_calibration(cal, args.out)
