@@ -158,9 +158,13 @@ def load_lens(path: str | Path) -> Lens:
         raise CalibrationError(f"{path}: {exc}") from exc
 
 
-EMPTY_MOST_TILES = 10
-"""With `empty`, how many cells may look like tiles: an empty board's photo shows a few in
-dim or glaring light (at most 4 in 225 generated ones); more means it is not empty."""
+EMPTY_MOST_TILES = 6
+EMPTY_SURE = 0.99
+"""With `empty`, how many cells may look like tiles with at least `EMPTY_SURE` conviction;
+more means the photo is not of an empty board. An empty board's photo can show several
+cells that look like tiles in dim light or a lamp's glare, but the reading is seldom sure of
+them: at most 4 in 280 generated empty boards of the hardest setups, while a dim one showed
+11 unsure ones."""
 
 
 def _bare_board(
@@ -175,7 +179,8 @@ def _bare_board(
     obs, reading, _ = observe(settings, plan, m, colours)
     if empty:
         tiles = [cell_name(f, r) for r, row in enumerate(obs.cells) for f, state in enumerate(row)
-                 if state != CellState.EMPTY and (f, r) not in obs.occluded_cells]
+                 if state != CellState.EMPTY and (f, r) not in obs.occluded_cells
+                 and obs.confidence[r][f] >= EMPTY_SURE]
         if len(tiles) > EMPTY_MOST_TILES:
             raise CalibrationError(
                 f"the photo was said to show an empty board, but {len(tiles)} cells look like "
