@@ -73,7 +73,9 @@ def test_calibrate_then_read_with_the_calibration(
     data = json.loads(cal.read_text())
     assert data["format"] == "ponte-calibration" and data["version"] == 1
     assert data["colours"]["light"] is not None and data["colours"]["dark"] is not None
-    capsys.readouterr()
+    said = capsys.readouterr().out
+    known = sum(cell is not None for cell in data["board"])
+    assert 60 <= known < 100 and f"bare board known in {known} of 100 cells" in said
     assert ponte.cli.main(["read", "--json", "--calibration", str(cal), str(images["board"])]) == 0
     assert json.loads(capsys.readouterr().out)["board"] == ROWS
 
@@ -107,6 +109,16 @@ def test_calibrate_on_an_image_without_board_fails_cleanly(
     assert status == 2
     assert "BoardNotFound" in capsys.readouterr().err
     assert not (tmp_path / "c.json").exists()
+
+
+def test_calibrate_empty_learns_the_whole_bare_board(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    photo = Path(__file__).resolve().parents[1] / "calibration" / "examples" / "empty-board.jpg"
+    out = tmp_path / "c.json"
+    assert ponte.cli.main(["calibrate", str(photo), "--out", str(out), "--empty"]) == 0
+    assert "bare board known in 100 of 100 cells" in capsys.readouterr().out
+    assert all(cell is not None for cell in json.loads(out.read_text())["board"])
 
 
 def test_calibrate_empty_on_a_board_with_tiles_says_so(

@@ -111,10 +111,12 @@ def run_calibrate(args: argparse.Namespace) -> int:
     save_calibration(cal, args.out)
     colours = cal.colours
     seen = [n for n in ("light", "dark") if colours and getattr(colours, n) is not None]
+    known = sum(cell is not None for cell in cal.board or ())
     print(
         f"calibration written to {args.out}: board corners "
         + ", ".join(f"({x:.1f}, {y:.1f})" for x, y in cal.corners)
         + f"; a1 {args.a1}; tile colours learned: {', '.join(seen) or 'none yet'}"
+        + f"; bare board known in {known} of 100 cells"
     )
     return 0
 
