@@ -157,7 +157,8 @@ def evaluate(count: int, out: Path, *, seed: int = 1) -> int:
 def tracker_for(
     spec: object, frame: object, relight: np.random.Generator | None = None
 ) -> BoardReader | None:
-    """A BoardReader calibrated on the same scene with an empty board and no hands.
+    """A BoardReader calibrated on the same scene with an empty board and no hands, as
+    `ponte calibrate --empty` calibrates (None when that fails).
 
     With `relight` (training), the calibration photo's light is a little different, as
     it is when the room's light has changed since (exposure, the lamp's place, the
