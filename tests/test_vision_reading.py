@@ -11,6 +11,7 @@ import pytest
 
 from calibration.format import CalibrationError, ColourModel
 from calibration.make import make_calibration
+from vision.cells import parse_cell
 from vision.errors import CalibrationMismatch, ImageUnreadable
 from vision.learned import Network
 from vision.pipeline import BoardReader, Measurement, Plan, read_board
@@ -74,7 +75,7 @@ def test_a_hand_over_the_board_is_flagged_not_read_as_tiles() -> None:
     obs = read_board(frame.image)
     assert obs.occluded
     assert obs.occluded_cells
-    hidden = {(ord(c[0]) - 97, int(c[1:]) - 1) for c in frame.occluded_cells}
+    hidden = {parse_cell(c) for c in frame.occluded_cells}
     # Most of what the hand hides is marked hidden ...
     assert len(hidden & obs.occluded_cells) >= len(hidden) // 2
     # ... and nothing under it is reported as a tile that is not there.
@@ -487,7 +488,7 @@ def test_calibrating_on_a_board_said_to_be_empty_learns_every_cell_it_sees() -> 
     board = make_calibration(over.image, empty=True).board
     assert board is not None
     unknown = {(i % 10, i // 10) for i, cell in enumerate(board) if cell is None}
-    hidden = {(ord(c[0]) - 97, int(c[1:]) - 1) for c in over.occluded_cells}
+    hidden = {parse_cell(c) for c in over.occluded_cells}
     assert unknown and unknown <= hidden | _neighbours(hidden)
 
 
