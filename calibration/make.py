@@ -23,6 +23,14 @@ from calibration.format import (
 LENS_FORMAT = "ponte-lens"
 LENS_VERSION = 1
 
+EMPTY_MOST_TILES = 6
+EMPTY_SURE = 0.99
+"""With `empty`, how many cells may look like tiles with at least `EMPTY_SURE` conviction;
+more means the photo is not of an empty board. An empty board's photo can show several
+cells that look like tiles in dim light or a lamp's glare, but the reading is seldom sure of
+them: at most 4 in 280 generated empty boards of the hardest setups, while a dim one showed
+11 unsure ones."""
+
 
 def make_calibration(
     image: np.ndarray,
@@ -32,12 +40,15 @@ def make_calibration(
     thresholds: Thresholds | None = None,
     markers: bool = False,
     empty: bool = False,
+    most_tiles: int = EMPTY_MOST_TILES,
 ) -> Calibration:
     """A calibration from one photo of the board (empty, or with tiles on it).
 
     With `empty` (the photo shows the board with nothing on it), every cell nothing hides
     keeps its bare-board colours, also where the photo's light makes it look like a tile
-    (a dim corner, a lamp's glare); without it, only the cells read as bare board.
+    (a dim corner, a lamp's glare); without it, only the cells read as bare board. A photo
+    said to be empty is refused (CalibrationError) when more than `most_tiles` cells look
+    surely like tiles.
 
     Raises the pipeline's typed errors (BoardNotFound, ImageTooSmall...) when the board
     cannot be found.
@@ -79,7 +90,7 @@ def make_calibration(
             np.concatenate([m.ring_bgr, m.ring_outer_bgr]), strict=True)
     )
     return Calibration(
-        board=_bare_board(settings, plan, m, colours, empty),
+        board=_bare_board(settings, plan, m, colours, empty, most_tiles),
         image_size=(w, h),
         corners=tuple((float(x), float(y)) for x, y in corners),
         a1=a1,
@@ -158,17 +169,10 @@ def load_lens(path: str | Path) -> Lens:
         raise CalibrationError(f"{path}: {exc}") from exc
 
 
-EMPTY_MOST_TILES = 6
-EMPTY_SURE = 0.99
-"""With `empty`, how many cells may look like tiles with at least `EMPTY_SURE` conviction;
-more means the photo is not of an empty board. An empty board's photo can show several
-cells that look like tiles in dim light or a lamp's glare, but the reading is seldom sure of
-them: at most 4 in 280 generated empty boards of the hardest setups, while a dim one showed
-11 unsure ones."""
-
 
 def _bare_board(
     settings: Thresholds, plan: Any, m: Any, colours: ColourModel, empty: bool = False,
+    most_tiles: int = EMPTY_MOST_TILES,
 ) -> tuple[tuple[float, ...] | None, ...] | None:
     """Per cell, the Lab of its sample boxes where the photo shows bare board (read as
     such, with no bridge over it and nothing hiding it; with `empty`, wherever nothing
@@ -181,7 +185,7 @@ def _bare_board(
         tiles = [cell_name(f, r) for r, row in enumerate(obs.cells) for f, state in enumerate(row)
                  if state != CellState.EMPTY and (f, r) not in obs.occluded_cells
                  and obs.confidence[r][f] >= EMPTY_SURE]
-        if len(tiles) > EMPTY_MOST_TILES:
+        if len(tiles) > most_tiles:
             raise CalibrationError(
                 f"the photo was said to show an empty board, but {len(tiles)} cells look like "
                 f"tiles ({', '.join(tiles[:6])}{'...' if len(tiles) > 6 else ''}): photograph "

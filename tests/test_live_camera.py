@@ -106,3 +106,40 @@ def test_self_calibration_tries_again_only_every_quarter_second_while_it_fails(
     for now in (5.0, 5.1, 0.0):
         again.read(frame.image, now)
     assert tries == [5.0, 0.0]
+
+
+def _glare_on_e5(board: tuple[str, ...]) -> np.ndarray:
+    """A generated frame of `board` with a glare spot on e5 that reads as a cream tile."""
+    from vision.synth import CameraSpec, SceneSpec, render
+
+    frame = render(SceneSpec(board=board, bridges=(), camera=CameraSpec(elevation_deg=80.0),
+                             seed=3))
+    grid = np.array([[0, 0], [10, 0], [10, 10], [0, 10]], np.float32)
+    h = cv2.getPerspectiveTransform(grid, np.asarray(frame.corners, np.float32))
+    x, y = cv2.perspectiveTransform(np.array([[[4.5, 4.5]]], np.float32), h)[0, 0]
+    image = frame.image.copy()
+    cv2.circle(image, (int(round(float(x))), int(round(float(y)))), 14, (215, 238, 248), -1)
+    return image
+
+
+def _self_calibrated(camera: CameraReader, image: np.ndarray) -> tuple[object, ...]:
+    for t in (0.0, 0.04):  # the board in the same place twice running
+        camera.read(image, t)
+    assert camera.calibrated and camera.calibration is not None
+    board = camera.calibration.board
+    assert board is not None
+    return tuple(board)
+
+
+def test_self_calibration_learns_the_whole_bare_board_while_nothing_should_be_on_it() -> None:
+    empty = tuple("." * 10 for _ in range(10))
+    image = _glare_on_e5(empty)
+    e5 = 4 * 10 + 4
+    assert _self_calibrated(CameraReader(), image)[e5] is None  # glare taken for a tile
+    board = _self_calibrated(CameraReader(expect_empty=lambda: True), image)
+    assert all(cell is not None for cell in board)
+    # a tile put down before the assistant started: the bare board only where it is seen
+    with_tile = ("." * 10,) * 8 + ("..L.......",) + ("." * 10,)
+    board = _self_calibrated(CameraReader(expect_empty=lambda: True), _glare_on_e5(with_tile))
+    assert board[1 * 10 + 2] is None and board[e5] is None  # c2 and the glare
+    assert sum(cell is None for cell in board) <= 3

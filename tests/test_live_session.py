@@ -274,3 +274,19 @@ def test_a_game_that_ends_by_passing_on_the_board_is_recorded_with_its_result(
     assert record.tags["Score"] == f"{outcome.score.light.points}-{outcome.score.dark.points}"
     assert main(["games", "--data", str(store.data_dir)]) == 0
     assert f"over  result {outcome.result}" in capsys.readouterr().out
+
+
+def test_the_camera_expects_an_empty_board_until_something_is_on_it(store: Store) -> None:
+    from ponte.live.camera import CameraReader
+
+    session = LiveSession(store)
+    camera = CameraReader()
+    assert not camera.expect_empty()  # on its own it cannot know
+    session.attach_camera(camera)
+    assert camera.expect_empty()  # a new game
+    still(session, BoardView.of({"e5": "dark"}), 0.0)  # a wrong tile: flagged
+    assert not session.state()["moves"] and not camera.expect_empty()
+    session.control("new_game", {})
+    assert camera.expect_empty()
+    still(session, B1, 10.0)  # a move
+    assert session.state()["moves"] and not camera.expect_empty()

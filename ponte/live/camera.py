@@ -11,6 +11,7 @@ never change the board.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import cv2
@@ -108,10 +109,17 @@ class CameraReader:
 
     With no calibration it calibrates itself once the board has been found in the same
     place on two frames running with nothing covering it (the board at the start of a game).
+    While `expect_empty()` says the board should have nothing on it (a game with no move
+    yet), it learns the bare board in every cell it sees, as `ponte calibrate --empty`
+    does, also where a dim corner or a lamp's glare makes the board look like a tile;
+    should any cell look surely like a tile after all (tiles put down before the assistant
+    started), it learns the bare board only where it sees it, as when a game is resumed.
     """
 
-    def __init__(self, calibration: Any | None = None) -> None:
+    def __init__(self, calibration: Any | None = None, *,
+                 expect_empty: Callable[[], bool] | None = None) -> None:
         self.calibration = calibration
+        self.expect_empty: Callable[[], bool] = expect_empty or (lambda: False)
         self._reader: Any | None = None
         self.last_observation: Any | None = None
         self.failures = 0
@@ -140,12 +148,11 @@ class CameraReader:
         return int(getattr(self._reader, "bumps", 0))
 
     def _calibrate(self, image: Image) -> bool:
-        from calibration.make import make_calibration
         from vision.errors import VisionError
         from vision.pipeline import BoardReader, read_board
 
         try:
-            calibration = make_calibration(image)
+            calibration = self._calibration_of(image)
             if read_board(image, calibration).occluded_cells:
                 self._candidate = None
                 return False
@@ -159,6 +166,17 @@ class CameraReader:
         self.calibration = calibration
         self._reader = BoardReader(calibration)
         return True
+
+    def _calibration_of(self, image: Image) -> Any:
+        from calibration.format import CalibrationError
+        from calibration.make import make_calibration
+
+        if self.expect_empty():
+            try:
+                return make_calibration(image, empty=True, most_tiles=0)
+            except CalibrationError:
+                pass  # something on the board after all
+        return make_calibration(image)
 
     def read(self, image: Image, t: float) -> Reading:
         """The frame's reading; an occluded one when the board cannot be read in it."""

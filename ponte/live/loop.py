@@ -115,6 +115,7 @@ def transcribe(
     """Read a whole recording through the loop, as fast as possible."""
     detector = SettleDetector(settle_window, reference=BoardView())  # a game starts empty
     table = Table()
+    camera.expect_empty = lambda: table.should_be_empty
     judged = None
     events: list[Emitted] = []
     frames = 0

@@ -235,9 +235,16 @@ class LiveSession:
     # ----------------------------------------------------------------- calibration page
 
     def attach_camera(self, camera: Any, calibration_file: Path | None = None) -> None:
-        """The camera reader the loop uses, for the calibration page (and where to save)."""
+        """The camera reader the loop uses, for the calibration page (and where to save).
+        Its self-calibration asks the session whether the board should be empty."""
         self._camera_reader = camera
         self._calibration_file = calibration_file
+        camera.expect_empty = self.board_should_be_empty
+
+    def board_should_be_empty(self) -> bool:
+        """Whether nothing should be on the board: the game has no move and no open flag."""
+        with self._lock:
+            return self.table.should_be_empty
 
     def calibration(self) -> dict[str, Any]:
         """The calibration page's view: image size, corners (a1's first), cell readings."""

@@ -87,6 +87,11 @@ class Table:
     def over(self) -> bool:
         return self.ended_by_control or self.game.is_over()
 
+    @property
+    def should_be_empty(self) -> bool:
+        """Whether nothing should be on the board: no move made and no flag open."""
+        return not self.game.moves and not self.anomalies
+
     def open_anomalies(self) -> dict[str, Anomaly]:
         return {a.key: a for a in self.anomalies.values()}
 
