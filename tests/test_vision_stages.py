@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.format import A1Corner, default_thresholds
+from calibration.format import A1Corner, ColourModel, default_thresholds
 from tests.vision_drawing import draw_board, place_in_scene
 from vision.cells import CellState, bridge_kind, cell_name, cells_under, parse_cell
 from vision.errors import BoardNotFound, ImageTooSmall, ImageUnreadable
@@ -305,3 +305,14 @@ def test_a_black_tile_on_a_grey_board_is_not_taken_for_its_shadow() -> None:
     now[10] = (15.0, 0.0, 0.5)  # black tile: the grey board's shade-free colour, darker
     assert not bare_in_shadow(now, grey).any()
     assert not bare_in_shadow(now, None).any()
+
+
+def test_a_stray_cell_is_read_as_the_networks_likeliest_colour_unless_it_gives_them_none() -> None:
+    from vision.pipeline import stray_class
+
+    model = ColourModel(empty=(80.0, 0.0, 20.0), ring=(60.0, 5.0, 20.0),
+                        light=(92.0, 0.0, 8.0), dark=(30.0, 30.0, 20.0))
+    lab = np.array([82.0, 0.0, 18.0])  # nearest the bare board
+    assert stray_class(lab, model) == 0
+    assert stray_class(lab, model, np.array([0.0, 0.4, 0.0, 0.6])) == 1  # likeliest: light
+    assert stray_class(lab, model, np.array([0.0, 0.01, 0.02, 0.97])) == 0  # a guess: nearest
