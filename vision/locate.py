@@ -52,10 +52,14 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
     if found is None:
         # Something crossing the outline (a window bar's hard shadow, an arm) joins its edges
         # to the table's, so no contour is the board's quadrilateral; the grid's own cells
-        # still are small quadrilaterals side by side.
-        rough = [_around(g, 0.5) for g in _grids_from_cells(gray, maps[0], settings)]
-        found = _best_grid(gray, [o for o in rough if _inside(fence, o)], settings,
-                           image=small)
+        # still are small quadrilaterals side by side. In a dim, noisy photo they are
+        # closed only in the smoother edge maps.
+        for edges in maps:
+            rough = [_around(g, 0.5) for g in _grids_from_cells(gray, edges, settings)]
+            found = _best_grid(gray, [o for o in rough if _inside(fence, o)], settings,
+                               image=small)
+            if found is not None:
+                break
     if found is None:
         raise BoardNotFound("no board outline with a 10 x 10 grid found in the image")
     return found / scale
@@ -103,7 +107,8 @@ def _border_is_bare(image: np.ndarray, corners: Corners) -> bool:
 
     The border is sampled all round, a fifth of a cell outside the grid, and each sample
     is compared with the median of its neighbours along the ring: a shadow darkens the
-    border and keeps its hue; a hand, an arm or a sleeve changes the hue or is brighter.
+    border and keeps its hue; a hand, an arm or a sleeve changes the hue (more than the
+    photo's noise does) or is brighter.
     """
     to_image = _grid_to_image(corners)
     steps = (np.arange(2 * SIZE) + 0.5) / 2
@@ -126,19 +131,21 @@ def _border_is_bare(image: np.ndarray, corners: Corners) -> bool:
     light = bgr.sum(axis=1)
     hue = bgr / light[:, None]
     n = len(bgr)
+    off_hue = np.empty(n)
     for i in range(n):
         near = [(i + k) % n for k in range(-_RING_SPAN, _RING_SPAN + 1) if k]
-        if float(np.abs(hue[i] - np.median(hue[near], axis=0)).max()) > _RING_HUE:
-            return False
+        off_hue[i] = float(np.abs(hue[i] - np.median(hue[near], axis=0)).max())
         if light[i] > _RING_BRIGHTER * float(np.median(light[near])):
             return False
-    return True
+    # A dim, noisy photo's hue varies from sample to sample by itself.
+    return float(off_hue.max()) <= max(_RING_HUE, _RING_NOISE * float(np.median(off_hue)))
 
 
 _RING_OUT = 0.2  # cells outside the grid: inside any printed border
 _RING_SPAN = 4  # neighbours each way a border sample is compared with
 _RING_HUE = 0.04  # chromaticity change no shadow makes
 _RING_BRIGHTER = 1.2  # no shadow brightens the border
+_RING_NOISE = 4.0  # ... nor changes the hue by this many times its typical change
 
 
 def _grid_to_image(corners: Corners) -> np.ndarray:
