@@ -169,7 +169,6 @@ def load_lens(path: str | Path) -> Lens:
         raise CalibrationError(f"{path}: {exc}") from exc
 
 
-
 def _bare_board(
     settings: Thresholds, plan: Any, m: Any, colours: ColourModel, empty: bool = False,
     most_tiles: int = EMPTY_MOST_TILES,
