@@ -366,7 +366,7 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
         unsure = unsure[np.argsort(top[unsure], kind="stable")[:SECOND_LOOKS]]
     patches = cell_patches(settings, plan.sampling, m.topdown, m.light_coef, model, unsure)
     out = probs.copy()
-    out[unsure] = net.steady_proba(patches, probs[unsure])
+    out[unsure] = net.proba(patches, probs[unsure])
     return out
 
 
