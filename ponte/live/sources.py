@@ -27,6 +27,12 @@ from numpy.typing import NDArray
 Image = NDArray[np.uint8]
 """A BGR frame."""
 
+STREAM_OPEN_TIMEOUT_MS = 10_000
+"""How long opening a network stream may take before it counts as not there."""
+STREAM_READ_TIMEOUT_MS = 5_000
+"""How long a network stream may give no frame before it counts as lost (FFmpeg's own
+default is 30 s: a stalled phone camera would freeze the game, and Ctrl-C, that long)."""
+
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 URL_SCHEMES = ("rtsp://", "rtsps://", "http://", "https://", "udp://", "tcp://")
 
@@ -62,7 +68,12 @@ class CaptureSource:
         self.target = target
         self.live = live
         self.description = f"camera {target}" if isinstance(target, int) else str(target)
-        self._capture = cv2.VideoCapture(target)
+        if isinstance(target, str) and target.lower().startswith(URL_SCHEMES):
+            self._capture = cv2.VideoCapture(target, cv2.CAP_FFMPEG, [
+                cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, STREAM_OPEN_TIMEOUT_MS,
+                cv2.CAP_PROP_READ_TIMEOUT_MSEC, STREAM_READ_TIMEOUT_MS])
+        else:
+            self._capture = cv2.VideoCapture(target)
         if not self._capture.isOpened():
             self._capture.release()
             raise SourceError(f"cannot open {self.description}")
