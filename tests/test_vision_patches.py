@@ -9,7 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.patches import HALF, PATCH_MODEL, Conv, PatchNetwork, patch_network
+from vision.patches import (
+    HALF,
+    MIRROR_BELOW,
+    MIRROR_LOOKS,
+    PATCH_MODEL,
+    Conv,
+    PatchNetwork,
+    patch_network,
+)
 from vision.train_patches import CLASSES, LAYERS, _Trainer, main, train
 
 
@@ -108,6 +116,33 @@ def test_the_hidden_share_stays_the_cell_network_s() -> None:
     x = rng.normal(0, 0.2, (5, 2 * HALF, 2 * HALF, 3)).astype(np.float32)
     probs = rng.dirichlet(np.ones(4), 5)
     got = net.proba(x, probs)
+    assert np.allclose(got[:, 3], probs[:, 3])
+    assert np.allclose(got.sum(axis=1), 1.0)
+
+
+def test_an_unsure_cell_is_read_again_in_its_patch_s_turns_and_mirror_images() -> None:
+    net = patch_network()
+    assert net is not None
+    rng = np.random.default_rng(4)
+    x = rng.normal(0, 0.3, (12, 2 * HALF, 2 * HALF, 3)).astype(np.float32)
+    probs = rng.dirichlet(np.ones(4), 12) * [1, 1, 1, 0.2]
+    probs /= probs.sum(axis=1, keepdims=True)
+    once = net.proba(x, probs)
+    mirrored = [once] + [net.proba(np.ascontiguousarray(v), probs)
+                         for v in (x[:, :, ::-1], x[:, ::-1], x[:, ::-1, ::-1],
+                                   np.rot90(x, 1, (1, 2)), np.rot90(x, 3, (1, 2)),
+                                   x.transpose(0, 2, 1, 3),
+                                   x[:, ::-1, ::-1].transpose(0, 2, 1, 3))]
+    mean = np.mean(mirrored, axis=0)
+    top = once[:, :3].max(axis=1) / once[:, :3].sum(axis=1)
+    unsure = np.flatnonzero(top < MIRROR_BELOW)
+    unsure = unsure[np.argsort(top[unsure], kind="stable")[:MIRROR_LOOKS]]
+    assert 0 < len(unsure) < len(x)  # random patches: some sure, some not, for the test
+    got = net.steady_proba(x, probs)
+    want = once.copy()
+    want[unsure] = mean[unsure]
+    assert np.allclose(got, want, atol=1e-6)
+    assert not np.allclose(got[unsure], once[unsure])  # the mirror images did change them
     assert np.allclose(got[:, 3], probs[:, 3])
     assert np.allclose(got.sum(axis=1), 1.0)
 

@@ -45,6 +45,13 @@ SECOND_LOOKS = 40
 has a few such cells, 40 once in a hundred frames of the evaluation's harder setups; with
 an arm over the board, nearly all of them are (the reading then waits anyway), and this
 keeps such a frame quick."""
+MIRROR_BELOW = 0.99
+"""A cell the patch network gives less than this (of what a cell in view can be) is read
+again in its patch's seven other turns and mirror images, and the eight answers are
+averaged ..."""
+MIRROR_LOOKS = 8
+"""... at most this many cells a frame, the least sure first (with an arm over the board,
+most are unsure, and the reading then waits anyway)."""
 FLOOR = 1e-4
 """The smallest probability the patch network is told of (its inputs are log-probabilities)."""
 
@@ -86,6 +93,14 @@ def columns(x: np.ndarray, k: int, stride: int) -> tuple[np.ndarray, tuple[int, 
     return windows.reshape(n * h * w, -1), (n, h, w)
 
 
+def mirror_images(x: np.ndarray) -> np.ndarray:
+    """The seven other images of (n, h, h, c) square patches under the square's turns and
+    mirrors, one after the other: (7 n, h, h, c)."""
+    turned = x.transpose(0, 2, 1, 3)
+    return np.concatenate([x[:, :, ::-1], x[:, ::-1], x[:, ::-1, ::-1], turned,
+                           turned[:, :, ::-1], turned[:, ::-1], turned[:, ::-1, ::-1]])
+
+
 def flat_weight(weight: np.ndarray) -> np.ndarray:
     """A convolution's (out, in, k, k) weight as (out, k * k * in) rows matching `columns`."""
     result: np.ndarray = weight.transpose(0, 2, 3, 1).reshape(weight.shape[0], -1)
@@ -115,6 +130,26 @@ class PatchNetwork:
         result: np.ndarray = np.concatenate(
             [seen * (1.0 - probs[:, 3:4]), probs[:, 3:4]], axis=1)
         return result
+
+    def steady_proba(self, patches: np.ndarray, probs: np.ndarray) -> np.ndarray:
+        """`proba`, averaged over the patch and its seven other images under the square's
+        turns and mirrors for the cells it is unsure of (see `MIRROR_BELOW`). The network
+        learned from every quarter turn and mirror image of its patches, so each is as
+        fair a view of the cell as the first, and where one view is unsure their mean is
+        steadier than any of them. The chance that a cell is hidden is the same in all."""
+        out = self.proba(patches, probs)
+        seen = out[:, :3]
+        top = seen.max(axis=1) / np.maximum(seen.sum(axis=1), 1e-12)
+        doubt = np.flatnonzero(top < MIRROR_BELOW)
+        if not len(doubt):
+            return out
+        if len(doubt) > MIRROR_LOOKS:
+            doubt = doubt[np.argsort(top[doubt], kind="stable")[:MIRROR_LOOKS]]
+        views = mirror_images(patches[doubt])
+        again = self.proba(views, np.tile(probs[doubt], (len(views) // len(doubt), 1)))
+        out[doubt] = (out[doubt] + again.reshape(-1, len(doubt), out.shape[1]).sum(axis=0)
+                      ) / (1 + len(views) // len(doubt))
+        return out
 
     def scores(self, patches: np.ndarray, extras: np.ndarray) -> np.ndarray:
         """Class probabilities for (n, h, w, 3) patches and (n, e) further inputs that the

@@ -248,7 +248,8 @@ def observe(
             codes[r * SIZE + f] = EMPTY
             spanned[r * SIZE + f] = True
     unknown = (codes == UNKNOWN).reshape(SIZE, SIZE)
-    ring_hit = _ring_hit(settings, plan, m, codes, spanned, model)
+    ring_codes, ring_spanned = border_excuses(codes, spanned, reading.codes, bridges)
+    ring_hit = _ring_hit(settings, plan, m, ring_codes, ring_spanned, model)
     # Tiles lie in groups of a few; a wide patch of one "tile colour" is a hand or a sleeve.
     too_wide = _wide_groups(codes, settings.tile_max_group)
     unknown |= too_wide
@@ -366,7 +367,7 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
         unsure = unsure[np.argsort(top[unsure], kind="stable")[:SECOND_LOOKS]]
     patches = cell_patches(settings, plan.sampling, m.topdown, m.light_coef, model, unsure)
     out = probs.copy()
-    out[unsure] = net.proba(patches, probs[unsure])
+    out[unsure] = net.steady_proba(patches, probs[unsure])
     return out
 
 
@@ -472,6 +473,32 @@ def _deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourMo
     out = p.copy()
     out[unsure] = net.scores(patches, deck_extras(p[unsure], kinds))[:, 1]
     return out
+
+
+def border_excuses(
+    codes: np.ndarray, spanned: np.ndarray, read: np.ndarray,
+    bridges: list[tuple[Cell, Cell]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """The cell codes and the cells under or at the end of a bridge, (100,) each, that may
+    excuse a change of the border beside them (see `_ring_hit`), given the codes with the
+    bridges' colours and spans (`codes`, `spanned`) and the cells' own reading (`read`).
+
+    A bridge standing on a cell the cells' reading takes for hidden excuses nothing: a hand
+    over a corner can look like a deck there, and a changed border is the surest sign of
+    an arm. Its ends keep their own reading, and its cells count as not spanned."""
+    doubtful = [any(read[r * SIZE + f] == UNKNOWN for f, r in pair) for pair in bridges]
+    if not any(doubtful):
+        return codes, spanned
+    ring_codes, ring_spanned = codes.copy(), np.zeros_like(spanned)
+    for pair, doubt in zip(bridges, doubtful, strict=True):
+        ends = [r * SIZE + f for f, r in pair]
+        if doubt:
+            ring_codes[ends] = read[ends]
+            continue
+        ring_spanned[ends] = True
+        for f, r in cells_under(*pair):
+            ring_spanned[r * SIZE + f] = True
+    return ring_codes, ring_spanned
 
 
 def _ring_hit(
