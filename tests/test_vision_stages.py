@@ -318,9 +318,11 @@ def test_a_stray_cell_is_read_as_the_networks_likeliest_colour_unless_it_gives_t
     assert stray_class(lab, model, np.array([0.0, 0.01, 0.02, 0.97])) == 0  # a guess: nearest
 
 
-def test_a_bridge_on_a_cell_read_as_hidden_excuses_nothing_on_the_border() -> None:
-    """A hand over a corner can look like a deck standing there; the border it changes
-    must still count as an arm's, so the frame is flagged rather than read as a board."""
+def test_a_bridge_seen_on_no_tile_excuses_nothing_on_the_border() -> None:
+    """A hand over a corner can look like a deck standing there (one end hidden, the other
+    bare board); the border it changes must still count as an arm's, so the frame is
+    flagged rather than read as a board. A bridge seen on a tile, or hidden at both ends
+    (the far edge of a board seen at an angle), still excuses its border."""
     from vision.cells import SIZE
     from vision.classify import DARK, EMPTY, LIGHT, UNKNOWN
     from vision.pipeline import border_excuses
@@ -331,10 +333,12 @@ def test_a_bridge_on_a_cell_read_as_hidden_excuses_nothing_on_the_border() -> No
 
     read = np.full(SIZE * SIZE, EMPTY)
     read[[at("a1"), at("c1")]] = DARK  # a bridge seen on both its tiles
-    read[at("j10")] = UNKNOWN  # one whose end the cells' reading takes for hidden
+    read[[at("a7"), at("b9")]] = UNKNOWN  # one hidden at both ends
+    read[at("j10")] = UNKNOWN  # one hidden at one end, bare board at the other (h9)
+    bridges = [(parse_cell("a1"), parse_cell("c1")), (parse_cell("a7"), parse_cell("b9")),
+               (parse_cell("h9"), parse_cell("j10"))]
     codes, spanned = read.copy(), np.zeros(SIZE * SIZE, bool)
-    bridges = [(parse_cell("a1"), parse_cell("c1")), (parse_cell("h9"), parse_cell("j10"))]
-    for (a, b), colour in zip(bridges, (DARK, LIGHT), strict=True):
+    for (a, b), colour in zip(bridges, (DARK, LIGHT, LIGHT), strict=True):
         for f, r in (a, b):
             codes[r * SIZE + f] = colour
             spanned[r * SIZE + f] = True
@@ -342,8 +346,9 @@ def test_a_bridge_on_a_cell_read_as_hidden_excuses_nothing_on_the_border() -> No
             spanned[r * SIZE + f] = True
     ring_codes, ring_spanned = border_excuses(codes, spanned, read, bridges)
     assert ring_codes[at("j10")] == UNKNOWN and ring_codes[at("h9")] == EMPTY
-    assert not ring_spanned[[at("h9"), at("j10"), at("i10")]].any()
+    assert not ring_spanned[[at("h9"), at("j10")]].any()
     assert ring_codes[at("a1")] == DARK and ring_spanned[[at("a1"), at("b1"), at("c1")]].all()
-    # With every bridge seen on its tiles, nothing changes.
-    same = border_excuses(codes, spanned, codes, bridges[:1])
+    assert ring_codes[at("a7")] == LIGHT and ring_spanned[[at("a7"), at("b9")]].all()
+    # With no such bridge, nothing changes.
+    same = border_excuses(codes, spanned, read, bridges[:2])
     assert same[0] is codes and same[1] is spanned

@@ -483,10 +483,13 @@ def border_excuses(
     excuse a change of the border beside them (see `_ring_hit`), given the codes with the
     bridges' colours and spans (`codes`, `spanned`) and the cells' own reading (`read`).
 
-    A bridge standing on a cell the cells' reading takes for hidden excuses nothing: a hand
-    over a corner can look like a deck there, and a changed border is the surest sign of
-    an arm. Its ends keep their own reading, and its cells count as not spanned."""
-    doubtful = [any(read[r * SIZE + f] == UNKNOWN for f, r in pair) for pair in bridges]
+    A bridge the cells' reading sees no tile of, one end hidden and the other bare board,
+    excuses nothing: a hand over a corner can look like a deck standing there, and a
+    changed border is the surest sign of an arm. Its ends keep their own reading, and its
+    cells count as not spanned. (A real bridge shows a tile at one end at least, or, at the
+    far edge of a board seen at an angle, hides both.)"""
+    doubtful = [any(read[r * SIZE + f] == UNKNOWN for f, r in pair)
+                and any(read[r * SIZE + f] == EMPTY for f, r in pair) for pair in bridges]
     if not any(doubtful):
         return codes, spanned
     ring_codes, ring_spanned = codes.copy(), np.zeros_like(spanned)
