@@ -147,6 +147,31 @@ def test_an_unsure_cell_is_read_again_in_its_patch_s_turns_and_mirror_images() -
     assert np.allclose(got.sum(axis=1), 1.0)
 
 
+def test_a_second_network_reads_the_same_images_of_an_unsure_cell_and_counts_alike() -> None:
+    from vision.patches import PATCH_MODEL_2, mirror_images, second_patch_network
+
+    net, other = patch_network(), second_patch_network()
+    assert PATCH_MODEL_2.exists() and net is not None and other is not None
+    rng = np.random.default_rng(4)
+    x = rng.normal(0, 0.3, (12, 2 * HALF, 2 * HALF, 3)).astype(np.float32)
+    probs = rng.dirichlet(np.ones(4), 12) * [1, 1, 1, 0.2]
+    probs /= probs.sum(axis=1, keepdims=True)
+    once = net.proba(x, probs)
+    top = once[:, :3].max(axis=1) / once[:, :3].sum(axis=1)
+    unsure = np.flatnonzero(top < MIRROR_BELOW)
+    unsure = unsure[np.argsort(top[unsure], kind="stable")[:MIRROR_LOOKS]]
+    assert 0 < len(unsure) < len(x)
+    views = np.concatenate([x[unsure], mirror_images(x[unsure])])
+    tiled = np.tile(probs[unsure], (8, 1))
+    both = (net.proba(views, tiled) + other.proba(views, tiled)).reshape(8, len(unsure), 4)
+    want = once.copy()
+    want[unsure] = both.sum(axis=0) / 16
+    got = net.steady_proba(x, probs, other)
+    assert np.allclose(got, want, atol=1e-6)
+    assert not np.allclose(got[unsure], net.steady_proba(x, probs)[unsure])
+    assert np.allclose(got[:, 3], probs[:, 3])
+
+
 def test_the_shipped_patch_network_loads_with_the_layers_training_makes() -> None:
     assert PATCH_MODEL.exists()
     net = patch_network()
@@ -210,11 +235,11 @@ def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
 
 
 def run_training(command: Callable[[list[str]], int], model: Path, tmp_path: Path,
-                 capsys: pytest.CaptureFixture[str]) -> tuple[PatchNetwork, str]:
+                 capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[PatchNetwork, str]:
     """Run a patch-training command on 4 scenes, 1 epoch; its network and its stderr."""
     cache = tmp_path / "examples.npz"
     args = ["--scenes", "4", "--epochs", "1", "--jobs", "1", "--hold-out", "2",
-            "--cache", str(cache), "--out", str(tmp_path)]
+            "--cache", str(cache), "--out", str(tmp_path), *extra]
     assert command(args) == 0
     assert cache.exists()
     net = PatchNetwork.load(tmp_path / model.name)
@@ -248,3 +273,12 @@ def test_a_frame_gets_at_most_so_many_second_looks_the_least_sure_first() -> Non
     changed = np.flatnonzero(~np.all(np.isclose(got, probs), axis=1))
     assert len(changed) == SECOND_LOOKS
     assert set(changed) == set(np.argsort(top)[:SECOND_LOOKS])
+
+
+def test_the_second_network_is_trained_by_the_same_command_and_named_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vision.patches import PATCH_MODEL_2
+
+    run_training(main, PATCH_MODEL_2, tmp_path, capsys, "--second")
+    assert not (tmp_path / PATCH_MODEL.name).exists()

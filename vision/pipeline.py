@@ -86,7 +86,13 @@ from vision.learned import (
 )
 from vision.locate import locate_board, orient_corners
 from vision.observation import Bridge, Observation, sort_bridge
-from vision.patches import SECOND_LOOK_P, SECOND_LOOKS, cell_patches, patch_network
+from vision.patches import (
+    SECOND_LOOK_P,
+    SECOND_LOOKS,
+    cell_patches,
+    patch_network,
+    second_patch_network,
+)
 
 _STATES = {EMPTY: CellState.EMPTY, LIGHT: CellState.LIGHT, DARK: CellState.DARK}
 
@@ -367,7 +373,7 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
         unsure = unsure[np.argsort(top[unsure], kind="stable")[:SECOND_LOOKS]]
     patches = cell_patches(settings, plan.sampling, m.topdown, m.light_coef, model, unsure)
     out = probs.copy()
-    out[unsure] = net.steady_proba(patches, probs[unsure])
+    out[unsure] = net.steady_proba(patches, probs[unsure], second_patch_network())
     return out
 
 

@@ -12,7 +12,8 @@ chooses among empty, light and dark (see `vision.patches`).
 The network (`vision.patches.PatchNetwork`) is trained with Adam on a weighted
 cross-entropy loss in plain numpy, with the patches turned and mirrored at random (the
 board looks alike from every side) and shifted by up to two pixels, and written to
-`vision/models/patches.npz`. On two cores an epoch over 8,000 scenes' examples (about
+`vision/models/patches.npz` (with `--second`, from scenes of seed 9000, to
+`vision/models/patches2.npz`). On two cores an epoch over 8,000 scenes' examples (about
 300,000) takes about a minute.
 """
 
@@ -28,10 +29,20 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.patches import PATCH_MODEL, Conv, PatchNetwork, cell_patches, columns, flat_weight
+from vision.patches import (
+    PATCH_MODEL,
+    PATCH_MODEL_2,
+    Conv,
+    PatchNetwork,
+    cell_patches,
+    columns,
+    flat_weight,
+)
 from vision.train import NO_BACKGROUND, measure_scene, scene_options
 
 PATCH_SEED = 7000
+SECOND_PATCH_SEED = 9000
+"""The scenes of the second network (`--second`, `PATCH_MODEL_2`)."""
 WIDE_P = 0.999
 """Cells below this top probability from the cell network are examples ..."""
 SURE_SHARE = 0.04
@@ -333,7 +344,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      description=__doc__.splitlines()[0])
     scene_options(parser, 8000, PATCH_MODEL.parent, seed=PATCH_SEED)
     example_options(parser, 16)
+    parser.add_argument("--second", action="store_true",
+                        help=f"train the second network ({PATCH_MODEL_2.name}), from scenes "
+                             f"of seed {SECOND_PATCH_SEED} unless --seed says otherwise")
     args = parser.parse_args(argv)
+    if args.second and args.seed == PATCH_SEED:
+        args.seed = SECOND_PATCH_SEED
     cv2.setNumThreads(1)
     data = examples(args)
     print(f"patches: {len(data['y'])} examples, classes "
@@ -347,7 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         n, before, after = errors(net, {k: v[held] for k, v in data.items()}, SECOND_LOOK_P)
         print(f"held-out scenes, {n} unsure cells: the cell network gets {before} wrong, "
               f"the patch network {after}", file=sys.stderr)
-    return write(net, args.out / PATCH_MODEL.name)
+    return write(net, args.out / (PATCH_MODEL_2 if args.second else PATCH_MODEL).name)
 
 
 if __name__ == "__main__":
