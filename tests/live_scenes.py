@@ -146,7 +146,10 @@ def _sequence_truth(index: int, fps: float, frame: object) -> Truth:
 class MjpegCamera:
     """A network camera as phone apps serve it: HTTP multipart MJPEG, at `fps`."""
 
-    def __init__(self, port: int, jpegs: list[bytes], fps: float) -> None:
+    def __init__(self, port: int, jpegs: list[bytes], fps: float,
+                 hold_open: threading.Event | None = None) -> None:
+        """With `hold_open`, the stream stalls after its frames with the connection open
+        (a phone camera gone to sleep) until the event is set."""
         frames, pause = jpegs, 1 / fps
 
         class Handler(BaseHTTPRequestHandler):
@@ -163,6 +166,9 @@ class MjpegCamera:
                                          b"Content-Length: %d\r\n\r\n" % len(data))
                         self.wfile.write(data + b"\r\n")
                         time.sleep(pause)
+                    if hold_open is not None:
+                        self.wfile.flush()
+                        hold_open.wait(60)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 

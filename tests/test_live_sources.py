@@ -122,36 +122,15 @@ def test_a_network_stream_that_stalls_counts_as_lost_within_the_read_timeout() -
     is not held up."""
     import threading
     import time
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     from ponte.live.sources import STREAM_READ_TIMEOUT_MS
+    from tests.live_scenes import MjpegCamera
 
     jpeg = cv2.imencode(".jpg", np.full((48, 64, 3), 90, np.uint8))[1].tobytes()
     release = threading.Event()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "multipart/x-mixed-replace; boundary=frame")
-            self.end_headers()
-            try:
-                for _ in range(3):
-                    self.wfile.write(b"--frame\r\nContent-Type: image/jpeg\r\n"
-                                     b"Content-Length: %d\r\n\r\n" % len(jpeg) + jpeg + b"\r\n")
-                    self.wfile.flush()
-                    time.sleep(0.05)
-                release.wait(60)  # stalled, the connection still open
-            except (BrokenPipeError, ConnectionResetError):
-                pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    camera = MjpegCamera(0, [jpeg] * 3, fps=20, hold_open=release)
     try:
-        source = open_source(f"http://127.0.0.1:{server.server_address[1]}/video.mjpg")
+        source = open_source(f"http://127.0.0.1:{camera.port}/video.mjpg")
         assert source.live
         first = source.read()
         assert first is not None and first.image.shape[:2] == (48, 64)
@@ -163,5 +142,4 @@ def test_a_network_stream_that_stalls_counts_as_lost_within_the_read_timeout() -
         assert waited < STREAM_READ_TIMEOUT_MS / 1000 + 10, f"read blocked {waited:.1f} s"
     finally:
         release.set()
-        server.shutdown()
-        server.server_close()
+        camera.close()
