@@ -153,16 +153,12 @@ class PatchNetwork:
             return out
         if len(doubt) > MIRROR_LOOKS:
             doubt = doubt[np.argsort(top[doubt], kind="stable")[:MIRROR_LOOKS]]
-        views = mirror_images(patches[doubt])
+        views = np.concatenate([patches[doubt], mirror_images(patches[doubt])])
         tiled = np.tile(probs[doubt], (len(views) // len(doubt), 1))
-        total = out[doubt] + self.proba(views, tiled).reshape(
-            -1, len(doubt), out.shape[1]).sum(axis=0)
-        count = 1 + len(views) // len(doubt)
+        answers = [out[doubt], self.proba(views[len(doubt):], tiled[len(doubt):])]
         if other is not None:
-            total += other.proba(patches[doubt], probs[doubt]) + other.proba(
-                views, tiled).reshape(-1, len(doubt), out.shape[1]).sum(axis=0)
-            count *= 2
-        out[doubt] = total / count
+            answers.append(other.proba(views, tiled))
+        out[doubt] = np.concatenate(answers).reshape(-1, len(doubt), out.shape[1]).mean(axis=0)
         return out
 
     def scores(self, patches: np.ndarray, extras: np.ndarray) -> np.ndarray:
