@@ -3,6 +3,7 @@ pipeline (a second look at the cells the cell network is unsure of)."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,7 +19,16 @@ from vision.patches import (
     PatchNetwork,
     patch_network,
 )
-from vision.train_patches import CLASSES, LAYERS, _Trainer, main, train
+from vision.train_patches import (
+    CLASSES,
+    HIDDEN,
+    LAYERS,
+    PATCH_LAYERS,
+    _Trainer,
+    layer_list,
+    main,
+    train,
+)
 
 
 def _reference_conv(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, stride: int
@@ -99,7 +109,7 @@ def test_training_learns_to_see_a_tile_the_cell_network_cannot(tmp_path: Path) -
     # the cell network's probabilities say nothing: the patch alone must tell
     flat = np.full((len(y), 4), 0.25, np.float32)
     data = {"x": np.clip(np.round((x + 1) * 128), 0, 255).astype(np.uint8), "p": flat, "y": y}
-    net = train(data, epochs=6, batch=64)
+    net = train(data, epochs=6, batch=64, layers=LAYERS, hidden=HIDDEN)  # narrow: quicker
     test_x, test_y = _squares(rng, 300)
     probs = net.proba(test_x, np.full((300, 4), 0.25))
     assert probs.shape == (300, 4)
@@ -147,36 +157,18 @@ def test_an_unsure_cell_is_read_again_in_its_patch_s_turns_and_mirror_images() -
     assert np.allclose(got.sum(axis=1), 1.0)
 
 
-def test_a_second_network_reads_the_same_images_of_an_unsure_cell_and_counts_alike() -> None:
-    from vision.patches import PATCH_MODEL_2, mirror_images, second_patch_network
-
-    net, other = patch_network(), second_patch_network()
-    assert PATCH_MODEL_2.exists() and net is not None and other is not None
-    rng = np.random.default_rng(4)
-    x = rng.normal(0, 0.3, (12, 2 * HALF, 2 * HALF, 3)).astype(np.float32)
-    probs = rng.dirichlet(np.ones(4), 12) * [1, 1, 1, 0.2]
-    probs /= probs.sum(axis=1, keepdims=True)
-    once = net.proba(x, probs)
-    top = once[:, :3].max(axis=1) / once[:, :3].sum(axis=1)
-    unsure = np.flatnonzero(top < MIRROR_BELOW)
-    unsure = unsure[np.argsort(top[unsure], kind="stable")[:MIRROR_LOOKS]]
-    assert 0 < len(unsure) < len(x)
-    views = np.concatenate([x[unsure], mirror_images(x[unsure])])
-    tiled = np.tile(probs[unsure], (8, 1))
-    both = (net.proba(views, tiled) + other.proba(views, tiled)).reshape(8, len(unsure), 4)
-    want = once.copy()
-    want[unsure] = both.sum(axis=0) / 16
-    got = net.steady_proba(x, probs, other)
-    assert np.allclose(got, want, atol=1e-6)
-    assert not np.allclose(got[unsure], net.steady_proba(x, probs)[unsure])
-    assert np.allclose(got[:, 3], probs[:, 3])
-
-
 def test_the_shipped_patch_network_loads_with_the_layers_training_makes() -> None:
     assert PATCH_MODEL.exists()
     net = patch_network()
     assert net is not None
-    assert [(c.weight.shape[0], c.weight.shape[2]) for c in net.convs] == list(LAYERS)
+    assert [(c.weight.shape[0], c.weight.shape[2]) for c in net.convs] == list(PATCH_LAYERS)
+
+
+def test_the_layers_option_reads_channels_and_odd_kernels() -> None:
+    assert layer_list("32:5,64:3,64:3") == PATCH_LAYERS
+    for bad in ("32:4", "32", "a:3", "0:3", ""):
+        with pytest.raises(argparse.ArgumentTypeError):
+            layer_list(bad)
 
 
 def _scene() -> tuple[object, ...]:
@@ -273,12 +265,3 @@ def test_a_frame_gets_at_most_so_many_second_looks_the_least_sure_first() -> Non
     changed = np.flatnonzero(~np.all(np.isclose(got, probs), axis=1))
     assert len(changed) == SECOND_LOOKS
     assert set(changed) == set(np.argsort(top)[:SECOND_LOOKS])
-
-
-def test_the_second_network_is_trained_by_the_same_command_and_named_apart(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from vision.patches import PATCH_MODEL_2
-
-    run_training(main, PATCH_MODEL_2, tmp_path, capsys, "--second")
-    assert not (tmp_path / PATCH_MODEL.name).exists()

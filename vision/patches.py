@@ -6,7 +6,7 @@ board and a dark tile can give the same means, and so can a light tile in a lamp
 and the bare board beside it. What tells them apart is in the picture: a tile's straight
 edges and corners, its side face, the grid line a shadow leaves visible.
 
-So each cell the network gives less than `SECOND_LOOK_P` gets a second look: a small
+So each cell the network gives less than `SECOND_LOOK_P` gets a second look: a
 convolutional network reads a patch of the top-down view around the cell (centred where
 its colour samples lie, half-way up a tile, with a third of a cell of its neighbours on
 every side), with the frame's light
@@ -16,9 +16,7 @@ evaluation's scenes), so it costs little.
 
 Inference is plain numpy (`im2col` and one matrix product per layer). The network is
 trained on generated scenes (`python -m vision.train_patches`) and ships as
-`vision/models/patches.npz`; without the file the cell network's answer stands. A second
-network, trained alike on scenes of other seeds (`--second`), ships as
-`vision/models/patches2.npz` and reads the cells the first is unsure of with it.
+`vision/models/patches.npz`; without the file the cell network's answer stands.
 """
 
 from __future__ import annotations
@@ -38,9 +36,6 @@ from vision.geometry import SIZE
 from vision.learned import model_file, one_blas_thread
 
 PATCH_MODEL = Path(__file__).with_name("models") / "patches.npz"
-PATCH_MODEL_2 = PATCH_MODEL.with_name("patches2.npz")
-"""A second patch network, trained alike on scenes of other seeds: where the first is
-unsure of a cell, both read its eight images and their sixteen answers are averaged."""
 HALF = 20
 """Half a patch's side in top-down pixels (a cell is `cell_px`, 24, pixels)."""
 SECOND_LOOK_P = 0.99
@@ -136,15 +131,12 @@ class PatchNetwork:
             [seen * (1.0 - probs[:, 3:4]), probs[:, 3:4]], axis=1)
         return result
 
-    def steady_proba(self, patches: np.ndarray, probs: np.ndarray,
-                     other: PatchNetwork | None = None) -> np.ndarray:
+    def steady_proba(self, patches: np.ndarray, probs: np.ndarray) -> np.ndarray:
         """`proba`, averaged over the patch and its seven other images under the square's
         turns and mirrors for the cells it is unsure of (see `MIRROR_BELOW`). The network
         learned from every quarter turn and mirror image of its patches, so each is as
         fair a view of the cell as the first, and where one view is unsure their mean is
-        steadier than any of them. With `other` (`PATCH_MODEL_2`), its answers for the
-        same eight images count alike: two networks trained on different scenes err on
-        different cells. The chance that a cell is hidden is the same in all."""
+        steadier than any of them. The chance that a cell is hidden is the same in all."""
         out = self.proba(patches, probs)
         seen = out[:, :3]
         top = seen.max(axis=1) / np.maximum(seen.sum(axis=1), 1e-12)
@@ -153,11 +145,9 @@ class PatchNetwork:
             return out
         if len(doubt) > MIRROR_LOOKS:
             doubt = doubt[np.argsort(top[doubt], kind="stable")[:MIRROR_LOOKS]]
-        views = np.concatenate([patches[doubt], mirror_images(patches[doubt])])
+        views = mirror_images(patches[doubt])
         tiled = np.tile(probs[doubt], (len(views) // len(doubt), 1))
-        answers = [out[doubt], self.proba(views[len(doubt):], tiled[len(doubt):])]
-        if other is not None:
-            answers.append(other.proba(views, tiled))
+        answers = [out[doubt], self.proba(views, tiled)]
         out[doubt] = np.concatenate(answers).reshape(-1, len(doubt), out.shape[1]).mean(axis=0)
         return out
 
@@ -212,12 +202,6 @@ def patch_network() -> PatchNetwork | None:
     """The shipped patch network, or None when it is missing or unreadable."""
     return shipped(PATCH_MODEL)
 
-
-@cache
-def second_patch_network() -> PatchNetwork | None:
-    """The shipped second patch network (see `PATCH_MODEL_2`), or None when it is missing
-    or unreadable (the first then reads alone)."""
-    return shipped(PATCH_MODEL_2)
 
 
 def cell_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,

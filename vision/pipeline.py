@@ -91,7 +91,6 @@ from vision.patches import (
     SECOND_LOOKS,
     cell_patches,
     patch_network,
-    second_patch_network,
 )
 
 _STATES = {EMPTY: CellState.EMPTY, LIGHT: CellState.LIGHT, DARK: CellState.DARK}
@@ -373,7 +372,7 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
         unsure = unsure[np.argsort(top[unsure], kind="stable")[:SECOND_LOOKS]]
     patches = cell_patches(settings, plan.sampling, m.topdown, m.light_coef, model, unsure)
     out = probs.copy()
-    out[unsure] = net.steady_proba(patches, probs[unsure], second_patch_network())
+    out[unsure] = net.steady_proba(patches, probs[unsure])
     return out
 
 

@@ -12,9 +12,10 @@ chooses among empty, light and dark (see `vision.patches`).
 The network (`vision.patches.PatchNetwork`) is trained with Adam on a weighted
 cross-entropy loss in plain numpy, with the patches turned and mirrored at random (the
 board looks alike from every side) and shifted by up to two pixels, and written to
-`vision/models/patches.npz` (with `--second`, from scenes of seed 9000, to
-`vision/models/patches2.npz`). On two cores an epoch over 8,000 scenes' examples (about
-300,000) takes about a minute.
+`vision/models/patches.npz`. With `--torch` the same training runs in PyTorch
+(`vision.train_torch`; installed apart, only where networks are trained): on two cores an
+epoch over 8,000 scenes' examples (about 300,000) takes about 50 seconds for the shipped
+shape (`PATCH_LAYERS`), several times as long in numpy.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import numpy as np
 
 from vision.patches import (
     PATCH_MODEL,
-    PATCH_MODEL_2,
     Conv,
     PatchNetwork,
     cell_patches,
@@ -40,9 +40,9 @@ from vision.patches import (
 )
 from vision.train import NO_BACKGROUND, measure_scene, scene_options
 
-PATCH_SEED = 7000
-SECOND_PATCH_SEED = 9000
-"""The scenes of the second network (`--second`, `PATCH_MODEL_2`)."""
+PATCH_SEED = 9000
+"""The scenes the patch network learns from (apart from the cell network's and the
+evaluation's)."""
 WIDE_P = 0.999
 """Cells below this top probability from the cell network are examples ..."""
 SURE_SHARE = 0.04
@@ -50,8 +50,15 @@ SURE_SHARE = 0.04
 UNSURE_WEIGHT = 3.0
 """How much more a cell below `SECOND_LOOK_P` counts in training than the others."""
 LAYERS = ((16, 5), (32, 3), (32, 3))
-"""Per convolution (each with stride 2): output channels and kernel size."""
+"""Per convolution (each with stride 2): output channels and kernel size; the trainer's
+default shape (the deck network's, `vision.train_decks`) ..."""
 HIDDEN = 64
+"""... and its dense layer's units."""
+PATCH_LAYERS = ((32, 5), (64, 3), (64, 3))
+"""The patch network's convolutions: twice as wide as `LAYERS`. Of 9,202 unsure cells of
+held-out scenes, one network of this shape (30 epochs) read 40 wrong over its eight
+images, two of the narrow shape together 56."""
+PATCH_HIDDEN = 128
 CLASSES = 3  # empty, light, dark
 
 
@@ -155,10 +162,12 @@ class _Trainer:
     cells' by default)."""
 
     def __init__(self, rng: np.random.Generator, shape: tuple[int, int] = (40, 40),
-                 extras: int = 4, classes: int = CLASSES) -> None:
+                 extras: int = 4, classes: int = CLASSES,
+                 layers: Sequence[tuple[int, int]] = LAYERS, hidden: int = HIDDEN) -> None:
         self.params: dict[str, np.ndarray] = {}
+        self.layers, self.hidden = tuple(layers), hidden
         channels, (high, wide) = 3, shape
-        for i, (out_ch, k) in enumerate(LAYERS):
+        for i, (out_ch, k) in enumerate(self.layers):
             fan_in = channels * k * k
             self.params[f"conv{i}_weight"] = rng.normal(
                 0, np.sqrt(2 / fan_in), (out_ch, channels, k, k)).astype(np.float32)
@@ -166,10 +175,10 @@ class _Trainer:
             channels, high, wide = out_ch, (high + 1) // 2, (wide + 1) // 2
         features = channels * high * wide
         self.params["w1"] = rng.normal(0, np.sqrt(2 / features),
-                                       (features, HIDDEN)).astype(np.float32)
-        self.params["b1"] = np.zeros(HIDDEN, np.float32)
-        self.params["w2"] = rng.normal(0, np.sqrt(1 / (HIDDEN + extras)),
-                                       (HIDDEN + extras, classes)).astype(np.float32)
+                                       (features, hidden)).astype(np.float32)
+        self.params["b1"] = np.zeros(hidden, np.float32)
+        self.params["w2"] = rng.normal(0, np.sqrt(1 / (hidden + extras)),
+                                       (hidden + extras, classes)).astype(np.float32)
         self.params["b2"] = np.zeros(classes, np.float32)
         self.m1 = {k: np.zeros_like(v) for k, v in self.params.items()}
         self.m2 = {k: np.zeros_like(v) for k, v in self.params.items()}
@@ -178,7 +187,7 @@ class _Trainer:
     def network(self) -> PatchNetwork:
         p = self.params
         convs = tuple(Conv(p[f"conv{i}_weight"].copy(), p[f"conv{i}_bias"].copy(), 2)
-                      for i in range(len(LAYERS)))
+                      for i in range(len(self.layers)))
         return PatchNetwork(convs, p["w1"].copy(), p["b1"].copy(), p["w2"].copy(),
                             p["b2"].copy())
 
@@ -203,7 +212,7 @@ class _Trainer:
         """A batch's mean weighted cross-entropy and its gradient for every parameter."""
         p = self.params
         acts, cache = x, []
-        for i in range(len(LAYERS)):
+        for i in range(len(self.layers)):
             w = p[f"conv{i}_weight"]
             cols, (n, h, wd) = columns(acts, w.shape[2], 2)
             pre = (cols @ flat_weight(w).T + p[f"conv{i}_bias"]).reshape(
@@ -224,12 +233,12 @@ class _Trainer:
         g_s[rows, y] -= 1.0
         g_s *= (weight / len(y))[:, None].astype(g_s.dtype)
         grads = {"w2": joined.T @ g_s, "b2": g_s.sum(axis=0)}
-        g_hidden = (g_s @ p["w2"][:HIDDEN].T) * (h_pre > 0)
+        g_hidden = (g_s @ p["w2"][:self.hidden].T) * (h_pre > 0)
         grads["w1"] = flat.T @ g_hidden
         grads["b1"] = g_hidden.sum(axis=0)
         g_acts = (g_hidden @ p["w1"].T).reshape(acts.shape[0], acts.shape[3], acts.shape[1],
                                                 acts.shape[2]).transpose(0, 2, 3, 1)
-        for i in reversed(range(len(LAYERS))):
+        for i in reversed(range(len(self.layers))):
             cols, in_shape, alive = cache[i]
             g_w, g_b, g_in = _conv_backward(g_acts * alive, cols, p[f"conv{i}_weight"], 2,
                                             in_shape, need_input=i > 0)
@@ -253,24 +262,45 @@ def log_probs(p: np.ndarray) -> np.ndarray:
 
 
 def train(data: dict[str, np.ndarray], *, epochs: int = 20, batch: int = 256, seed: int = 0,
-          log: bool = False) -> PatchNetwork:
-    """Fit the patch network to collected examples (see `collect`)."""
+          log: bool = False, layers: Sequence[tuple[int, int]] = PATCH_LAYERS,
+          hidden: int = PATCH_HIDDEN, use_torch: bool = False) -> PatchNetwork:
+    """Fit the patch network to collected examples (see `collect`), with these
+    convolutions and dense units: in plain numpy, or in PyTorch (`vision.train_torch`)."""
     from vision.patches import SECOND_LOOK_P
 
     weight = np.where(data["p"].max(axis=1) < SECOND_LOOK_P, UNSURE_WEIGHT, 1.0)
+    if use_torch:
+        from vision.train_torch import fit_torch
+
+        return fit_torch(data["x"], log_probs(data["p"]), data["y"], weight, layers=layers,
+                         hidden=hidden, classes=CLASSES, epochs=epochs, batch=batch,
+                         seed=seed, log=log)
     return fit(data["x"], log_probs(data["p"]), data["y"], weight, _augment, epochs=epochs,
-               batch=batch, seed=seed, log=log)
+               batch=batch, seed=seed, log=log, layers=layers, hidden=hidden)
+
+
+def layer_list(text: str) -> tuple[tuple[int, int], ...]:
+    """`--layers`' value, "16:5,32:3,32:3": per convolution, channels and kernel size."""
+    try:
+        layers = tuple((int(a), int(b)) for a, b in (part.split(":") for part in text.split(",")))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected channels:kernel pairs such as 16:5,32:3,32:3") from exc
+    if not layers or any(c < 1 or k < 1 or k % 2 == 0 for c, k in layers):
+        raise argparse.ArgumentTypeError(f"{text!r}: channels >= 1 and odd kernel sizes")
+    return layers
 
 
 def fit(x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarray,
         augment: Callable[[np.ndarray, np.random.Generator], np.ndarray], *,
         classes: int = CLASSES, epochs: int = 20, batch: int = 256, seed: int = 0,
-        log: bool = False) -> PatchNetwork:
+        log: bool = False, layers: Sequence[tuple[int, int]] = LAYERS,
+        hidden: int = HIDDEN) -> PatchNetwork:
     """Fit a patch network to stored uint8 patches `x` (see `inputs`), the further inputs
     of its output layer and the labels, each example counting by its weight; `augment`
     changes a batch of patches at random (what the picture may be like as well)."""
     rng = np.random.default_rng(seed)
-    trainer = _Trainer(rng, (x.shape[1], x.shape[2]), extras.shape[1], classes)
+    trainer = _Trainer(rng, (x.shape[1], x.shape[2]), extras.shape[1], classes, layers, hidden)
     y = y.astype(np.int64)
     for epoch in range(epochs):
         started = time.perf_counter()
@@ -343,27 +373,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vision.train_patches",
                                      description=__doc__.splitlines()[0])
     scene_options(parser, 8000, PATCH_MODEL.parent, seed=PATCH_SEED)
-    example_options(parser, 16)
-    parser.add_argument("--second", action="store_true",
-                        help=f"train the second network ({PATCH_MODEL_2.name}), from scenes "
-                             f"of seed {SECOND_PATCH_SEED} unless --seed says otherwise")
+    example_options(parser, 30)
+    parser.add_argument("--torch", action="store_true",
+                        help="train in PyTorch (installed apart: pip install torch==2.13.0), "
+                             "several times quicker than in numpy")
+    parser.add_argument("--layers", type=layer_list, default=PATCH_LAYERS, metavar="C:K,...",
+                        help="the convolutions' channels and kernel sizes (default "
+                             f"{','.join(f'{c}:{k}' for c, k in PATCH_LAYERS)})")
+    parser.add_argument("--hidden", type=int, default=PATCH_HIDDEN,
+                        help=f"the dense layer's units (default {PATCH_HIDDEN})")
     args = parser.parse_args(argv)
-    if args.second and args.seed == PATCH_SEED:
-        args.seed = SECOND_PATCH_SEED
     cv2.setNumThreads(1)
     data = examples(args)
     print(f"patches: {len(data['y'])} examples, classes "
           f"{np.bincount(data['y'], minlength=CLASSES).tolist()}", file=sys.stderr)
     held = held_out(data, args.hold_out)
     train_part = {k: v[~held] for k, v in data.items()}
-    net = train(train_part, epochs=args.epochs, log=True)
+    net = train(train_part, epochs=args.epochs, log=True, layers=args.layers,
+                hidden=args.hidden, use_torch=args.torch)
     if held.any():
         from vision.patches import SECOND_LOOK_P
 
         n, before, after = errors(net, {k: v[held] for k, v in data.items()}, SECOND_LOOK_P)
         print(f"held-out scenes, {n} unsure cells: the cell network gets {before} wrong, "
               f"the patch network {after}", file=sys.stderr)
-    return write(net, args.out / (PATCH_MODEL_2 if args.second else PATCH_MODEL).name)
+    return write(net, args.out / PATCH_MODEL.name)
 
 
 if __name__ == "__main__":
