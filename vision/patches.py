@@ -203,7 +203,6 @@ def patch_network() -> PatchNetwork | None:
     return shipped(PATCH_MODEL)
 
 
-
 def cell_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,
                  light_coef: np.ndarray, model: ColourModel, cells: np.ndarray) -> np.ndarray:
     """Patches of the top-down view around `cells` (flat indices), centred half-way up a
