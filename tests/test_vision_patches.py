@@ -227,11 +227,11 @@ def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
 
 
 def run_training(command: Callable[[list[str]], int], model: Path, tmp_path: Path,
-                 capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[PatchNetwork, str]:
+                 capsys: pytest.CaptureFixture[str]) -> tuple[PatchNetwork, str]:
     """Run a patch-training command on 4 scenes, 1 epoch; its network and its stderr."""
     cache = tmp_path / "examples.npz"
     args = ["--scenes", "4", "--epochs", "1", "--jobs", "1", "--hold-out", "2",
-            "--cache", str(cache), "--out", str(tmp_path), *extra]
+            "--cache", str(cache), "--out", str(tmp_path)]
     assert command(args) == 0
     assert cache.exists()
     net = PatchNetwork.load(tmp_path / model.name)
