@@ -18,13 +18,15 @@ pipeline falls back to the thresholds alone.
 
 from __future__ import annotations
 
+import threading
 import warnings
 import zipfile
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol, TypeVar
+from typing import BinaryIO, Protocol, TypeVar
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -64,16 +66,26 @@ class Network:
     w2: np.ndarray
     b2: np.ndarray
 
+    folded_w1: np.ndarray = field(init=False, repr=False, compare=False)
+    folded_b1: np.ndarray = field(init=False, repr=False, compare=False)
+    """The hidden layer with the standardisation folded in: it reads the raw inputs.
+    Standardising them apart costs as much as the layer's product (the inputs' means are
+    at most a few of their scales, so nothing is lost to rounding)."""
+
     def __post_init__(self) -> None:
         # Inference in float32: the products are small and the precision is plenty.
+        w1 = np.asarray(self.w1, np.float64)
+        object.__setattr__(self, "folded_w1", (w1 / self.scale[:, None]).astype(np.float32))
+        object.__setattr__(self, "folded_b1", (np.asarray(self.b1, np.float64)
+                                               - (self.mean / self.scale) @ w1).astype(np.float32))
         for name in ("w1", "b1", "w2", "b2"):
             object.__setattr__(self, name, np.asarray(getattr(self, name), np.float32))
 
     def scores(self, x: np.ndarray) -> np.ndarray:
         """Raw output scores (n, outputs)."""
-        x32 = ((x - self.mean) / self.scale).astype(np.float32)
+        x32 = x.astype(np.float32)
         with one_blas_thread():
-            h = np.maximum(x32 @ self.w1 + self.b1, 0.0)
+            h = np.maximum(x32 @ self.folded_w1 + self.folded_b1, 0.0)
             result: np.ndarray = (h @ self.w2 + self.b2).astype(np.float64)
         return result
 
@@ -120,11 +132,29 @@ def _blas() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def one_blas_thread() -> Any:
+_held = threading.local()
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
     """A context in which BLAS runs on one thread. The networks' products are small:
     handing them to several BLAS threads costs more than it saves, and much more when the
-    other core is busy (the live loop's other work)."""
-    return _blas().limit(limits=1, user_api="blas")
+    other core is busy (the live loop's other work). Inside another such context (the
+    reader holds one for a whole frame) it costs nothing: setting the limit does cost a
+    little, several times a frame."""
+    if getattr(_held, "depth", 0):
+        _held.depth += 1
+        try:
+            yield
+        finally:
+            _held.depth -= 1
+        return
+    with _blas().limit(limits=1, user_api="blas"):
+        _held.depth = 1
+        try:
+            yield
+        finally:
+            _held.depth = 0
 
 
 T = TypeVar("T")

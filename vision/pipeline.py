@@ -83,6 +83,7 @@ from vision.learned import (
     cell_network,
     end_chance,
     foot_candidates,
+    one_blas_thread,
 )
 from vision.locate import locate_board, orient_corners
 from vision.observation import Bridge, Observation, sort_bridge
@@ -161,13 +162,21 @@ def make_plan(
                 strip_squares(sampling))
 
 
-def measure(settings: Thresholds, plan: Plan, image: np.ndarray) -> Measurement:
-    """Warp to top-down and measure light-normalised cell colours and the ring."""
+def measure(settings: Thresholds, plan: Plan, image: np.ndarray, *, even: bool = True
+            ) -> Measurement:
+    """Warp to top-down and measure light-normalised cell colours and the ring.
+
+    With `even` False the cells' colours are left out (no rows) for the caller to even out
+    once it knows the light better (the reader, see `_relit`): the colours are the
+    costliest part to measure twice."""
     topdown = warp_topdown(plan.sampling, image)
     ii = integral(topdown)
     ring = box_means(ii, plan.sampling.ring_boxes)
     coef, keep = light_field(ring, plan.sampling.ring_xy, settings.ring_outlier_error)
-    sub_lab, rim_lab = _evened(plan, ii, coef)
+    if even:
+        sub_lab, rim_lab = _evened(plan, ii, coef)
+    else:
+        sub_lab, rim_lab = np.zeros((0, 9, 3)), np.zeros((0, 8, 3))
     ring_lab = to_lab(ring[keep].mean(axis=0, keepdims=True))[0]
     grain, edges, slopes = texture(topdown, plan.sampling)
     return Measurement(
@@ -179,15 +188,14 @@ def measure(settings: Thresholds, plan: Plan, image: np.ndarray) -> Measurement:
 
 def _relit(settings: Thresholds, plan: Plan, m: Measurement, border: np.ndarray | None
            ) -> Measurement:
-    """The frame's colours evened out by the light as the bare border (`border`, seen
-    before) shows it, where part of the border lies in a shadow or under a hand."""
-    if border is None:
-        return m
+    """The frame's colours (measured with `even` False) evened out by the light: as the
+    bare border (`border`, seen before) shows it where part of the border lies in a shadow
+    or under a hand, else as the border shows it now."""
+    coef = m.light_coef
     changed = m.ring_outliers if m.ring_shadows is None else m.ring_outliers | m.ring_shadows
-    if not changed.any():
-        return m
-    coef = light_field_against(m.ring_bgr, border, plan.sampling.ring_xy, changed,
-                               settings.ring_outlier_error)
+    if border is not None and changed.any():
+        coef = light_field_against(m.ring_bgr, border, plan.sampling.ring_xy, changed,
+                                   settings.ring_outlier_error)
     sub_lab, rim_lab = _evened(plan, m.integral, coef)
     return replace(m, cells_lab=median_along(sub_lab, 1), sub_lab=sub_lab, rim_lab=rim_lab,
                    light_coef=coef)
@@ -721,10 +729,10 @@ class BoardReader:
         """Measure one frame (re-locating the board after a bump) and learn its colours:
         everything `observe` needs. The reader's own colour model is not changed."""
         image = self._image(frame)
-        m = measure(self.settings, self._plan, image)
+        m = measure(self.settings, self._plan, image, even=False)
         if self._moved(m):
             self._relocate(image)
-            m = measure(self.settings, self._plan, image)
+            m = measure(self.settings, self._plan, image, even=False)
             self._reference = None
         if self._reference is None and not m.ring_outliers.any():
             self._reference = _ring_strips(self._plan, m.topdown)
@@ -736,8 +744,9 @@ class BoardReader:
 
     def read(self, frame: np.ndarray | bytes) -> Observation:
         """Read one frame (BGR array at calibration size, or encoded bytes)."""
-        plan, m, model = self.measure_frame(frame)
-        obs, reading, model = observe(self.settings, plan, m, model)
+        with one_blas_thread():
+            plan, m, model = self.measure_frame(frame)
+            obs, reading, model = observe(self.settings, plan, m, model)
         if self.model is None:
             self.model = model
         elif not obs.occluded:
