@@ -84,6 +84,28 @@ def test_a_hand_over_the_board_is_flagged_not_read_as_tiles() -> None:
         assert read == "." or read == frame.board[9 - r][f]
 
 
+def test_a_bridge_dropped_for_a_hidden_end_leaves_its_cells_to_their_own_reading(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bridge the networks find between two cells a hand hides is not reported, and the
+    cells are not painted with its colour: what stood under the hand is not known."""
+    from vision import pipeline
+    from vision.classify import LIGHT
+
+    hand = HandSpec(target=(4.5, 4.5), from_deg=270.0, height=1.5)
+    frame = render(replace(_spec(elevation_deg=90.0), hands=(hand,)))
+    hidden = read_board(frame.image).occluded_cells
+    bare = {(f, r) for f, r in hidden if frame.board[9 - r][f] == "."}
+    a, b = next(((f, r), (f, r + 2)) for f, r in sorted(bare)
+                if (f, r + 2) in bare and (f, r + 1) in bare)
+    monkeypatch.setattr(pipeline, "_learned_bridges", lambda *args: ([(a, b)], [LIGHT]))
+    obs = read_board(frame.image)
+    assert obs.occluded and a in obs.occluded_cells
+    assert obs.bridges == ()
+    for f, r in (a, b):
+        assert obs.board_rows()[9 - r][f] == "."
+
+
 def test_tracker_reads_jpeg_frames_after_calibrating_on_the_empty_board() -> None:
     spec = _spec(elevation_deg=70.0, azimuth_deg=-15.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
