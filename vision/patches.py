@@ -6,13 +6,14 @@ board and a dark tile can give the same means, and so can a light tile in a lamp
 and the bare board beside it. What tells them apart is in the picture: a tile's straight
 edges and corners, its side face, the grid line a shadow leaves visible.
 
-So each cell the network gives less than `SECOND_LOOK_P` gets a second look: a
+So each cell the network gives less than `SECOND_LOOK_P`, or more than `RIVAL_P` to its
+second likeliest state, gets a second look: a
 convolutional network reads a patch of the top-down view around the cell (centred where
 its colour samples lie, half-way up a tile, with a third of a cell of its neighbours on
 every side), with the frame's light
 field and the bare board's colour divided out, together with the cell network's own
 probabilities, and its answer replaces them. Few cells need it (about six a frame in the
-evaluation's scenes), so it costs little.
+evaluation's scenes, and one more for `RIVAL_P`), so it costs little.
 
 Inference is plain numpy (`im2col` and one matrix product per layer). The network is
 trained on generated scenes (`python -m vision.train_patches`) and ships as
@@ -40,6 +41,12 @@ HALF = 20
 """Half a patch's side in top-down pixels (a cell is `cell_px`, 24, pixels)."""
 SECOND_LOOK_P = 0.99
 """A cell whose top probability from the cell network is below this gets a second look ..."""
+RIVAL_P = 0.002
+"""... and so does a cell the cell network is surer of, but whose second likeliest state in
+view has more than this (on the tuning seeds 57 -> 51 wrong cells and 15 -> 13 missed
+bridges, for about one more cell a frame: most light tiles it read as bare board were
+cells it gave 0.99-0.999, with 0.002-0.01 for a light tile; looking at every cell below
+0.998 instead: 51 cells and 12 bridges, but 2.8 ms a frame more) ..."""
 SECOND_LOOKS = 40
 """... but at most this many cells a frame, the least sure first. A frame of a clean board
 has a few such cells, 40 once in a hundred frames of the evaluation's harder setups; with

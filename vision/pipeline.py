@@ -88,6 +88,7 @@ from vision.learned import (
 from vision.locate import locate_board, orient_corners
 from vision.observation import Bridge, Observation, sort_bridge
 from vision.patches import (
+    RIVAL_P,
     SECOND_LOOK_P,
     SECOND_LOOKS,
     cell_patches,
@@ -381,7 +382,9 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
     could not change that answer (and a hand makes many cells unsure)."""
     net = patch_network()
     top = probs.max(axis=1)
-    unsure = np.flatnonzero((top < SECOND_LOOK_P) & (probs[:, UNKNOWN] < 0.5))
+    rival = np.sort(probs[:, :UNKNOWN], axis=1)[:, -2]  # the second likeliest in view
+    unsure = np.flatnonzero(((top < SECOND_LOOK_P) | (rival > RIVAL_P))
+                            & (probs[:, UNKNOWN] < 0.5))
     if net is None or not len(unsure):
         return probs
     if len(unsure) > SECOND_LOOKS:  # an arm over the board, most likely: the least sure
