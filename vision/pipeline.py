@@ -168,8 +168,8 @@ def measure(settings: Thresholds, plan: Plan, image: np.ndarray, *, even: bool =
     """Warp to top-down and measure light-normalised cell colours and the ring.
 
     With `even` False the cells' colours are left out (no rows) for the caller to even out
-    once it knows the light better (the reader, see `_relit`): the colours are the
-    costliest part to measure twice."""
+    once it knows the light better (the reader, see `_relit`), instead of measuring them
+    twice."""
     topdown = warp_topdown(plan.sampling, image)
     ii = integral(topdown)
     ring = box_means(ii, plan.sampling.ring_boxes)
