@@ -142,19 +142,15 @@ def one_blas_thread() -> Iterator[None]:
     other core is busy (the live loop's other work). Inside another such context (the
     reader holds one for a whole frame) it costs nothing: setting the limit does cost a
     little, several times a frame."""
-    if getattr(_held, "depth", 0):
-        _held.depth += 1
-        try:
-            yield
-        finally:
-            _held.depth -= 1
+    if getattr(_held, "limited", False):  # the outer context sets and lifts the limit
+        yield
         return
     with _blas().limit(limits=1, user_api="blas"):
-        _held.depth = 1
+        _held.limited = True
         try:
             yield
         finally:
-            _held.depth = 0
+            _held.limited = False
 
 
 T = TypeVar("T")
