@@ -13,6 +13,8 @@ from vision.cells import parse_cell
 from vision.decks import (
     DECK_LOOKS,
     DECK_MODEL,
+    FAINT,
+    FAINT_LOOKS,
     HIGH,
     LONG,
     LOW,
@@ -74,13 +76,22 @@ def test_the_deck_network_reads_the_bridge_network_s_odds_and_the_kind() -> None
 
 
 def test_only_unsure_candidates_get_a_second_look_the_least_sure_first() -> None:
-    p = np.array([0.0, LOW, 0.02, 0.5, 0.97, HIGH, 1.0])
-    assert list(unsure_candidates(p)) == [2, 3, 4]
+    p = np.array([0.0, FAINT, LOW, 0.02, 0.5, 0.97, HIGH, 1.0])
+    assert list(unsure_candidates(p)) == [3, 4, 5, 2]  # then the faint one at LOW
     rng = np.random.default_rng(1)
     many = rng.uniform(0.05, 0.95, 100)
     picked = unsure_candidates(many)
     assert len(picked) == DECK_LOOKS
     assert set(picked) == set(np.argsort(np.abs(many - 0.5))[:DECK_LOOKS])
+
+
+def test_faint_candidates_get_a_few_looks_the_likeliest_first() -> None:
+    rng = np.random.default_rng(2)
+    faint = rng.uniform(FAINT, LOW, 3 * FAINT_LOOKS)
+    p = np.concatenate([[0.3, 0.9], faint, [FAINT / 2]])
+    picked = unsure_candidates(p)
+    assert list(picked[:2]) == [0, 1]  # the unsure first
+    assert list(picked[2:]) == list(2 + np.argsort(-faint)[:FAINT_LOOKS])
 
 
 def _stripes(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -80,8 +80,9 @@ class Conv:
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """(n, h, w, in) -> (n, h', w', out)."""
         cols, (n, h, w) = columns(x, self.weight.shape[2], self.stride)
-        y = cols @ self.rows + self.bias
-        result: np.ndarray = np.maximum(y, 0.0).reshape(n, h, w, self.weight.shape[0])
+        y = cols @ self.rows
+        y += self.bias
+        result: np.ndarray = np.maximum(y, 0.0, out=y).reshape(n, h, w, self.weight.shape[0])
         return result
 
 
@@ -227,17 +228,19 @@ def cell_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,
                         cv2.COLOR_Lab2BGR).reshape(3) * 255.0
     scale = field_at(light_coef, xy) * np.maximum(bare, 8.0)
     side = topdown.shape[0]
+    raw = np.empty(out.shape, topdown.dtype)
     for n, (x, y) in enumerate(top):
         cx = int(round((margin + x) * px))
         cy = int(round((margin + SIZE - y) * px))
         x0, y0 = cx - HALF, cy - HALF
         if 0 <= x0 and 0 <= y0 and x0 + 2 * HALF <= side and y0 + 2 * HALF <= side:
-            patch = topdown[y0:y0 + 2 * HALF, x0:x0 + 2 * HALF]
+            raw[n] = topdown[y0:y0 + 2 * HALF, x0:x0 + 2 * HALF]
         else:
             ys = np.clip(np.arange(y0, y0 + 2 * HALF), 0, side - 1)
             xs = np.clip(np.arange(x0, x0 + 2 * HALF), 0, side - 1)
-            patch = topdown[np.ix_(ys, xs)]
-        out[n] = patch / scale[n]
+            raw[n] = topdown[np.ix_(ys, xs)]
+    # One division for all (numpy is slow over a last axis of 3 items, patch by patch).
+    out.reshape(len(cells), -1)[:] = raw.reshape(len(cells), -1) / np.tile(scale, 4 * HALF * HALF)
     np.minimum(out, 255.0 / 128.0, out=out)
     out -= 1.0
     return out

@@ -4,9 +4,10 @@ Scenes are generated as for `vision.train` (every setup in turn, half of them wi
 room's light changed since calibration), but from their own seeds (`DECK_SEED`): the
 bridge network has seen `vision.train`'s scenes, and is surer of them than of new ones. Each
 is read the way `vision.pipeline.observe` reads it, up to the bridge network's
-probabilities. Every candidate the pipeline looks at again (the bridge network's probability
-between `vision.decks.LOW` and `HIGH`) becomes an example, and so does every one it takes
-for a bridge and a few of the others, so that the network also sees ordinary decks
+probabilities. Every candidate the bridge network gives between `TRAIN_LOW` and
+`vision.decks.HIGH` becomes an example (a wider range than the pipeline looks at again, from
+`vision.decks.LOW`, so that the range can be chosen after training), and so does every one
+it takes for a bridge and a few of the others, so that the network also sees ordinary decks
 and ordinary board. Candidates a hand covers are left out.
 
 The network (`vision.patches.PatchNetwork`, on `vision.decks` patches) is trained as the
@@ -28,13 +29,25 @@ import numpy as np
 from vision.decks import DECK_MODEL, HIGH, LOW, deck_extras, deck_patches
 from vision.patches import PatchNetwork
 from vision.train import NO_BACKGROUND, measure_scene, scene_options
-from vision.train_patches import example_options, examples, fit, held_out, inputs, write
+from vision.train_patches import (
+    HIDDEN,
+    LAYERS,
+    example_options,
+    examples,
+    fit,
+    held_out,
+    inputs,
+    write,
+)
 
 DECK_SEED = 5000
+TRAIN_LOW = 1e-5
+"""The lowest bridge-network probability of the candidates that are all examples."""
 SURE_SHARE = 0.03
 """The share of the candidates the bridge network is sure are no bridge that are examples."""
 UNSURE_WEIGHT = 3.0
-"""How much more a candidate the pipeline looks at again counts in training."""
+"""How much more a candidate the bridge network is unsure of (from `TRAIN_LOW`) counts in
+training."""
 KEYS = ("x", "p", "kind", "y", "pair")
 
 
@@ -70,7 +83,7 @@ def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
     if scored is None:
         return None
     p, keep = scored
-    pick = ((p > LOW) & (p < HIGH)) | (p >= 0.5) | (
+    pick = ((p > TRAIN_LOW) & (p < HIGH)) | (p >= 0.5) | (
         np.random.default_rng([seed, i, 4]).random(len(p)) < SURE_SHARE)
     # A candidate a hand covers any of is left out: a bridge under a hand is not there to
     # see (the pipeline does not report it), and learning to find it would teach the
@@ -107,13 +120,20 @@ def augment(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.ascontiguousarray(np.roll(x, (dy, dx), axis=(1, 2)))
 
 
-def train(data: dict[str, np.ndarray], *, epochs: int = 24, seed: int = 0,
-          log: bool = False) -> PatchNetwork:
-    """Fit the deck network to collected examples (see `read_scene`)."""
+def train(data: dict[str, np.ndarray], *, epochs: int = 40, seed: int = 0,
+          log: bool = False, use_torch: bool = False) -> PatchNetwork:
+    """Fit the deck network to collected examples (see `read_scene`): in plain numpy, or
+    in PyTorch (`vision.train_torch`)."""
     p = data["p"]
-    weight = np.where((p > LOW) & (p < HIGH), UNSURE_WEIGHT, 1.0)
-    return fit(data["x"], deck_extras(p, data["kind"]), data["y"], weight, augment,
-               classes=2, epochs=epochs, seed=seed, log=log)
+    weight = np.where((p > TRAIN_LOW) & (p < HIGH), UNSURE_WEIGHT, 1.0)
+    extras = deck_extras(p, data["kind"])
+    if use_torch:
+        from vision.train_torch import fit_torch
+
+        return fit_torch(data["x"], extras, data["y"], weight, layers=LAYERS, hidden=HIDDEN,
+                         classes=2, epochs=epochs, seed=seed, turns=False, log=log)
+    return fit(data["x"], extras, data["y"], weight, augment, classes=2, epochs=epochs,
+               seed=seed, log=log)
 
 
 def errors(net: PatchNetwork, data: dict[str, np.ndarray]) -> tuple[int, int, int]:
@@ -132,15 +152,18 @@ def errors(net: PatchNetwork, data: dict[str, np.ndarray]) -> tuple[int, int, in
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vision.train_decks",
                                      description=__doc__.splitlines()[0])
-    scene_options(parser, 6000, DECK_MODEL.parent, seed=DECK_SEED)
-    example_options(parser, 24)
+    scene_options(parser, 8000, DECK_MODEL.parent, seed=DECK_SEED)
+    example_options(parser, 40)
+    parser.add_argument("--torch", action="store_true",
+                        help="train in PyTorch (installed apart: pip install torch==2.13.0)")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     data = examples(args, _job, KEYS)
     print(f"decks: {len(data['y'])} examples, {int(data['y'].sum())} bridges",
           file=sys.stderr)
     held = held_out(data, args.hold_out)
-    net = train({k: v[~held] for k, v in data.items()}, epochs=args.epochs, log=True)
+    net = train({k: v[~held] for k, v in data.items()}, epochs=args.epochs, log=True,
+                use_torch=args.torch)
     if held.any():
         n, before, after = errors(net, {k: v[held] for k, v in data.items()})
         print(f"held-out scenes, {n} unsure candidates: the bridge network gets {before} "

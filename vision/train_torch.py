@@ -23,12 +23,14 @@ from vision.patches import Conv, PatchNetwork
 def fit_torch(x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarray, *,
               layers: Sequence[tuple[int, int]], hidden: int, classes: int,
               epochs: int = 20, batch: int = 256, seed: int = 0, lr: float = 1e-3,
-              decay: float = 1e-5, threads: int | None = None,
+              decay: float = 1e-5, threads: int | None = None, turns: bool = True,
               log: bool = False) -> PatchNetwork:
     """Fit a patch network to stored uint8 patches `x` ((n, h, w, 3), read as
     `x / 128 - 1`), the further inputs of its output layer and the labels, each example
     counting by its weight. `layers`: per stride-2 convolution, its output channels and
-    kernel size."""
+    kernel size. With `turns` a batch is turned by a random number of quarter turns and
+    mirrored left to right at random (square patches whose content has no direction);
+    without, it is mirrored at random along and across (a deck patch)."""
     try:
         import torch
         from torch import nn
@@ -78,7 +80,10 @@ def fit_torch(x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarr
         for start in range(0, len(y), batch):
             idx = np.sort(order[start:start + batch])
             xb = torch.from_numpy(x[idx]).permute(0, 3, 1, 2).float() / 128.0 - 1.0
-            xb = torch.rot90(xb, int(rng.integers(4)), (2, 3))
+            if turns:
+                xb = torch.rot90(xb, int(rng.integers(4)), (2, 3))
+            elif rng.random() < 0.5:
+                xb = torch.flip(xb, (2,))
             if rng.random() < 0.5:
                 xb = torch.flip(xb, (3,))
             dy, dx = (int(v) for v in rng.integers(-2, 3, 2))
