@@ -6,16 +6,16 @@ tiles, or a grey deck over a blue-grey board in dim light, can give the same mea
 bridge and as no bridge. The picture tells them apart: a deck's two straight long edges,
 its ends resting on the tiles, the shadow it casts beside itself.
 
-So each candidate the bridge network gives a probability between `LOW` and `HIGH` gets a
-second look: a patch of the top-down view along its deck (the line between its two tiles'
-centres, seen at a middle deck height, from a fifth of the way before the first centre to
-a fifth past the second, and `ACROSS` cells either side), with the light field and the
-bare board's colour divided out as for the cells (`vision.patches`), is read by a small
-convolutional network together with the bridge network's answer and the bridge's kind.
-Its answer replaces the bridge network's.
+So each candidate the bridge network gives a probability between `LOW` and `HIGH`, and a
+few faint ones below (between `FAINT` and `LOW`), get a second look: a patch of the top-down
+view along its deck (the line between its two tiles' centres, seen at a middle deck height,
+from a fifth of the way before the first centre to a fifth past the second, and `ACROSS`
+cells either side), with the light field and the bare board's colour divided out as for
+the cells (`vision.patches`), is read by a small convolutional network together with the
+bridge network's answer and the bridge's kind. Its answer replaces the bridge network's.
 
 The network is the patch network's kind (`vision.patches.PatchNetwork`), trained on
-generated scenes (`python -m vision.train_decks`) and shipped as `vision/models/decks.npz`;
+generated scenes (`python -m vision.train_decks --torch`) and shipped as `vision/models/decks.npz`;
 without the file the bridge network's answer stands.
 """
 
