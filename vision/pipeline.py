@@ -487,7 +487,8 @@ def _learned_bridges(
 def _deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
                p: np.ndarray, keep: np.ndarray) -> np.ndarray:
     """The candidates' bridge probabilities `p` with those the bridge network is unsure of
-    replaced by the deck network's (`vision.decks`), when it is there."""
+    (and a few faint ones, see `vision.decks.unsure_candidates`) replaced by the deck
+    network's (`vision.decks`), when it is there."""
     net = deck_network()
     unsure = unsure_candidates(p)
     if net is None or not len(unsure):
