@@ -4,7 +4,7 @@ pipeline (a second look at the cells the cell network is unsure of)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -21,10 +21,12 @@ from vision.patches import (
 )
 from vision.train_patches import (
     CLASSES,
+    HARD_SETUPS,
     HIDDEN,
     LAYERS,
     PATCH_LAYERS,
     _Trainer,
+    hard_scenes,
     layer_list,
     main,
     train,
@@ -171,6 +173,37 @@ def test_the_layers_option_reads_channels_and_odd_kernels() -> None:
             layer_list(bad)
 
 
+def test_the_hard_scenes_are_the_hard_setups_next_scenes() -> None:
+    from vision.synth import SETUPS
+
+    names = list(SETUPS)
+    found = hard_scenes(8000, 12)
+    assert len(found) == 12 and found == sorted(set(found)) and found[0] >= 8000
+    assert {names[i % len(names)] for i in found} == set(HARD_SETUPS)
+    # none skipped: every scene in the range whose setup is a hard one is there
+    assert found == [i for i in range(8000, found[-1] + 1)
+                     if names[i % len(names)] in HARD_SETUPS]
+
+
+def test_going_on_from_a_network_needs_the_torch_trainer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for args in (["--from", str(PATCH_MODEL)], ["--lr", "0.0003"]):
+        with pytest.raises(SystemExit) as stop:
+            main(args + ["--out", str(tmp_path)])
+        assert stop.value.code == 2
+        assert "need --torch" in capsys.readouterr().err
+    not_a_network = tmp_path / "notes.npz"
+    not_a_network.write_bytes(b"not a network")
+    with pytest.raises(SystemExit):
+        main(["--torch", "--from", str(not_a_network), "--out", str(tmp_path)])
+    assert "not a patch network" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="PyTorch"):
+        train({"x": np.zeros((1, 40, 40, 3), np.uint8), "p": np.full((1, 4), 0.25),
+               "y": np.zeros(1, np.int64)}, init=patch_network())
+    assert not list(tmp_path.glob("patches.npz"))
+
+
 def _scene() -> tuple[object, ...]:
     from tests.test_vision_reading import _spec
     from vision.evaluate import tracker_for
@@ -227,11 +260,13 @@ def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
 
 
 def run_training(command: Callable[[list[str]], int], model: Path, tmp_path: Path,
-                 capsys: pytest.CaptureFixture[str]) -> tuple[PatchNetwork, str]:
-    """Run a patch-training command on 4 scenes, 1 epoch; its network and its stderr."""
+                 capsys: pytest.CaptureFixture[str], more: Sequence[str] = ()
+                 ) -> tuple[PatchNetwork, str]:
+    """Run a patch-training command on 4 scenes, 1 epoch (and `more` options); its
+    network and its stderr."""
     cache = tmp_path / "examples.npz"
     args = ["--scenes", "4", "--epochs", "1", "--jobs", "1", "--hold-out", "2",
-            "--cache", str(cache), "--out", str(tmp_path)]
+            "--cache", str(cache), "--out", str(tmp_path), *more]
     assert command(args) == 0
     assert cache.exists()
     net = PatchNetwork.load(tmp_path / model.name)
@@ -244,10 +279,13 @@ def run_training(command: Callable[[list[str]], int], model: Path, tmp_path: Pat
 def test_training_from_generated_scenes_writes_a_network_the_pipeline_reads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, err = run_training(main, PATCH_MODEL, tmp_path, capsys)
+    _, err = run_training(main, PATCH_MODEL, tmp_path, capsys, ["--hard-scenes", "2"])
     assert "held-out scenes" in err
     with np.load(tmp_path / "examples.npz") as data:
         assert set(data.files) == {"x", "p", "y", "cell", "scene"}
+        # the four scenes asked for, then the next two of the hard setups
+        assert set(np.unique(data["scene"])) <= {0, 1, 2, 3, *hard_scenes(4, 2)}
+        assert set(np.unique(data["scene"])) & set(hard_scenes(4, 2))
         assert data["x"].dtype == np.uint8 and len(data["x"]) == len(data["y"]) > 0
         assert set(np.unique(data["y"])) <= {0, 1, 2}
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,7 @@ def fit_torch(x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarr
               layers: Sequence[tuple[int, int]], hidden: int, classes: int,
               epochs: int = 20, batch: int = 256, seed: int = 0, lr: float = 1e-3,
               decay: float = 1e-5, threads: int | None = None, turns: bool = True,
-              log: bool = False) -> PatchNetwork:
+              init: PatchNetwork | None = None, log: bool = False) -> PatchNetwork:
     """Fit a patch network to stored uint8 patches `x` ((n, h, w, 3), read as
     `x / 128 - 1`), the further inputs of its output layer and the labels, each example
     counting by its weight. `layers`: per stride-2 convolution, its output channels and
@@ -66,6 +67,8 @@ def fit_torch(x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarr
             return out
 
     net = Net()
+    if init is not None:
+        _start_from(net, init, torch)
     optimiser = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=decay)
     steps = epochs * ((len(y) + batch - 1) // batch)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, max(steps, 1))
@@ -99,6 +102,24 @@ def fit_torch(x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarr
         if log:
             print(f"epoch {epoch + 1}/{epochs}: loss {total / max(len(y), 1):.4f} "
                   f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+    return _to_numpy(net)
+
+
+def _start_from(net: Any, init: PatchNetwork, torch: Any) -> None:
+    """Copy a numpy network's weights into the PyTorch network `net` of the same shape."""
+    pairs = [(conv.weight, c.weight) for conv, c in zip(net.convs, init.convs, strict=True)]
+    pairs += [(conv.bias, c.bias) for conv, c in zip(net.convs, init.convs, strict=True)]
+    pairs += [(net.fc1.weight, init.w1.T), (net.fc1.bias, init.b1),
+              (net.fc2.weight, init.w2.T), (net.fc2.bias, init.b2)]
+    with torch.no_grad():
+        for param, value in pairs:
+            if tuple(param.shape) != value.shape:
+                raise SystemExit(f"the network to start from has another shape: "
+                                 f"{tuple(value.shape)} where {tuple(param.shape)} is needed")
+            param.copy_(torch.from_numpy(np.ascontiguousarray(value, np.float32)))
+
+
+def _to_numpy(net: Any) -> PatchNetwork:
     convs = tuple(Conv(c.weight.detach().numpy().astype(np.float32).copy(),
                        c.bias.detach().numpy().astype(np.float32).copy(), 2)
                   for c in net.convs)
