@@ -22,7 +22,8 @@ light and shadow, a warm lamp's glare, dim noisy frames). The shipped network we
 the one shipped before it (30 epochs on 8,000 scenes) for 8 more epochs at a lower rate
 (`--torch --from vision/models/patches.npz --lr 0.0003 --epochs 8`) on the 8,000 scenes
 and 3,600 of the hard setups alone (`--hard-scenes 3600`, about 160,000 more examples),
-then as much again from that one with twice the hard scenes (`--hard-scenes 7200`).
+then as much again from that one with twice the hard scenes (`--hard-scenes 7200`), and
+6 epochs from that one with three times as many (`--hard-scenes 10800`).
 """
 
 from __future__ import annotations
