@@ -78,6 +78,20 @@ def test_bad_calibration_files_give_clear_errors(tmp_path: Path, text: str, mess
     assert str(path) in str(info.value)
 
 
+def test_the_example_calibration_is_what_ponte_calibrate_makes_of_its_photo() -> None:
+    image = cv2.imread(str(EXAMPLES / "empty-board.jpg"))
+    made = make_calibration(image)
+    example = load_calibration(EXAMPLES / "empty-board.json")
+    assert made.ring and made.board and all(row is not None for row in made.board)
+    assert example.ring and example.board and all(row is not None for row in example.board)
+    assert (example.image_size, example.a1) == (made.image_size, made.a1)
+    assert np.allclose(example.corners, made.corners, atol=0.01)
+    assert np.allclose(example.ring, made.ring, atol=0.02)
+    assert np.allclose(np.array(example.board, float), np.array(made.board, float), atol=0.02)
+    assert example.colours is not None and made.colours is not None
+    assert np.allclose(example.colours.empty, made.colours.empty, atol=0.01)
+
+
 def test_missing_calibration_file_is_a_calibration_error(tmp_path: Path) -> None:
     with pytest.raises(CalibrationError, match="cannot read"):
         load_calibration(tmp_path / "nope.json")
