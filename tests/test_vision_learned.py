@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -103,7 +104,7 @@ def test_model_files_of_another_version_fall_back_to_the_thresholds(
     assert pipeline.read_board(frame.image).board_rows() == list(BOARD)
     odd = Network(np.zeros(7), np.ones(7), np.zeros((7, 4)), np.zeros(4), np.zeros((4, 4)),
                   np.zeros(4))
-    monkeypatch.setattr(pipeline, "cell_network", lambda: odd)
+    monkeypatch.setattr(pipeline, "cell_network", lambda **_: odd)
     # the thresholds alone still read this easy overhead frame, without an error
     assert pipeline.read_board(frame.image).board_rows() == list(BOARD)
 
@@ -483,3 +484,79 @@ def test_the_cell_network_can_learn_from_scenes_of_more_seeds(
     monkeypatch.setattr(vision.train, "collect", generate)
     assert main(args) == 0  # again, from the cache
     assert "cells: 400 examples" in capsys.readouterr().err
+
+
+def test_the_cell_network_can_learn_from_more_hard_scenes_and_count_scenes_kept_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import vision.train
+    from vision.synth import SETUPS
+    from vision.train import main
+    from vision.train_patches import HARD_SETUPS
+
+    asked: list[list[int]] = []
+    real_collect = vision.train.collect
+
+    def recorded(count: int, seed: int, jobs: int, *args: Any,
+                 **kwargs: Any) -> list[tuple[object, ...]]:
+        indices = kwargs.get("indices")
+        asked.append(list(range(count)) if indices is None else list(indices))
+        return real_collect(count, seed, jobs, *args, **kwargs)
+
+    monkeypatch.setattr(vision.train, "collect", recorded)
+    cache = tmp_path / "cache"
+    args = ["--cells-only", "--scenes", "2", "--hard-scenes", "2", "--hold-out", "2",
+            "--epochs", "1", "--hidden", "8", "--jobs", "1", "--cache", str(cache),
+            "--out", str(tmp_path)]
+    assert main(args) == 0
+    assert (cache / "raw.npz").exists() and (cache / "raw-hard.npz").exists()
+    regular, hard = asked
+    assert regular == [0, 1]
+    names = list(SETUPS)
+    assert len(hard) == 2 and min(hard) >= 2
+    assert all(names[i % len(names)] in HARD_SETUPS for i in hard)
+    err = capsys.readouterr().err
+    assert "cells: 200 examples" in err  # two of the four scenes are kept out ...
+    assert "cells held out: this network reads" in err and "of 200 wrong" in err  # ... and read
+    assert Network.load(tmp_path / CELL_MODEL.name).w1.shape[1] == 16
+
+
+def test_frames_read_from_scratch_get_the_cell_network_made_for_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.test_vision_reading import BOARD, _spec
+    from vision import pipeline
+    from vision.evaluate import tracker_for
+    from vision.learned import SCRATCH_CELL_MODEL, _load
+    from vision.synth import render
+
+    calibrated, scratch = cell_network(), cell_network(scratch=True)
+    assert calibrated is not None and scratch is not None
+    assert scratch is _load(SCRATCH_CELL_MODEL) and scratch is not calibrated
+    assert scratch.mean.shape == calibrated.mean.shape  # the same inputs
+
+    asked: list[bool] = []
+
+    def recorded(*, scratch: bool = False) -> Network | None:
+        asked.append(scratch)
+        return cell_network(scratch=scratch)
+
+    monkeypatch.setattr(pipeline, "cell_network", recorded)
+    spec = _spec(elevation_deg=70.0)
+    frame = render(spec)
+    assert pipeline.read_board(frame.image).board_rows() == list(BOARD)
+    assert asked == [True]  # no calibration: no bare board known
+    reader = tracker_for(spec, frame)
+    assert reader is not None
+    asked.clear()
+    assert reader.read(frame.image).board_rows() == list(BOARD)
+    assert asked and not any(asked)  # calibrated: the bare board is known
+
+
+def test_without_its_own_file_a_frame_from_scratch_gets_the_cell_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import vision.learned
+
+    monkeypatch.setattr(vision.learned, "SCRATCH_CELL_MODEL", tmp_path / "missing.npz")
+    assert cell_network(scratch=True) is cell_network()

@@ -221,7 +221,7 @@ def observe(
     colour when it was learned from this frame). With the networks, the reading's rim
     votes are zeros (only the thresholds' bridge finding uses them).
     """
-    cells_net, bridges_net = cell_network(), bridge_network()
+    cells_net, bridges_net = cell_network(scratch=m.background is None), bridge_network()
     feats = None
     if cells_net is not None and bridges_net is not None:
         feats = cell_features(m, model)

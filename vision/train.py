@@ -7,8 +7,11 @@ sequences starting at 1000), and are read the way the live loop reads them: a
 Every cell becomes one example (empty / light / dark, or hidden when a hand covers it in
 the truth) and every candidate pair the cell network's reading allows (see
 `vision.learned.candidate_features`) becomes one bridge example. The networks
-(`vision.learned.Network`) are trained with Adam on a cross-entropy loss, in plain numpy,
-and written to `vision/models/`.
+(`vision.learned.Network`) are trained with Adam on a cross-entropy loss, in plain numpy
+(with `--torch`, the cell network in PyTorch: the same training, about ten times quicker),
+and written to `vision/models/`. The cell network may also learn from more scenes of the
+setups nearly all wrong cells are in (`--hard-scenes`), and keep every K-th scene out to
+count how many of its cells it reads wrong (`--hold-out K`).
 """
 
 from __future__ import annotations
@@ -32,11 +35,13 @@ from vision.learned import (
     BRIDGE_MODEL,
     CELL_CLASSES,
     CELL_MODEL,
+    SCRATCH_CELL_MODEL,
     Network,
     background_change,
     cell_features,
     foot_candidates,
     merge_networks,
+    model_file,
 )
 
 if TYPE_CHECKING:
@@ -133,6 +138,9 @@ def read_scene(seed: int, i: int, cells: Network | None) -> tuple[object, ...] |
         return raw, labels
     if np.random.default_rng([seed, i, 2]).random() < NO_BACKGROUND:
         m = replace(m, background=None)  # as `ponte read` without a calibration
+        scratch = model_file(Network.load, SCRATCH_CELL_MODEL)  # what `observe` reads it with
+        if scratch is not None and scratch.mean.shape == cells.mean.shape:
+            cells = scratch
     cx = cell_features(m, model)
     probs = cells.proba(cx)
     feats, keep = bridge_candidates(
@@ -219,11 +227,12 @@ def _job(task: tuple[int, int, Path | None]) -> tuple[object, ...] | None:
 
 
 def collect(count: int, seed: int, jobs: int, cell_path: Path | None = None,
-            log: bool = False) -> list[tuple[object, ...]]:
-    """Read `count` scenes (in `jobs` processes)."""
+            log: bool = False, indices: Sequence[int] | None = None) -> list[tuple[object, ...]]:
+    """Read `count` scenes (in `jobs` processes): the first of the seed, or these."""
     import multiprocessing
 
-    tasks = [(seed, i, cell_path) for i in range(count)]
+    chosen = range(count) if indices is None else indices
+    tasks = [(seed, i, cell_path) for i in chosen]
     out: list[tuple[object, ...]] = []
     started = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
@@ -232,7 +241,7 @@ def collect(count: int, seed: int, jobs: int, cell_path: Path | None = None,
                 out.append(result)
             if log and n % 100 == 0:
                 rate = (time.perf_counter() - started) / n
-                print(f"{n}/{count} scenes ({rate * 1000:.0f} ms each)", file=sys.stderr)
+                print(f"{n}/{len(tasks)} scenes ({rate * 1000:.0f} ms each)", file=sys.stderr)
     return out
 
 
@@ -303,6 +312,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--more-seeds", type=int, nargs="+", default=[], metavar="SEED",
                         help="the cell network learns from as many scenes of each of these "
                              "seeds besides (cached as raw-SEED.npz)")
+    parser.add_argument("--hard-scenes", type=int, default=0, metavar="N",
+                        help="the cell network learns from N more scenes of the hard setups "
+                             "(those of vision.train_patches; cached as raw-hard.npz)")
+    parser.add_argument("--hold-out", type=int, default=0, metavar="K",
+                        help="keep every K-th scene out of the cell network's training and "
+                             "count its cells read wrong, with the shipped network's beside")
+    parser.add_argument("--torch", action="store_true",
+                        help="train the cell network in PyTorch (installed apart: pip install "
+                             "torch==2.13.0), about ten times quicker")
     parser.add_argument("--cells-only", action="store_true",
                         help="train the cell network only (keeps the bridge network)")
     parser.add_argument("--bridges-only", action="store_true",
@@ -336,26 +354,51 @@ def _train_cells(args: argparse.Namespace, cell_path: Path) -> None:
     scenes = _raw_scenes(args, args.seed, "raw.npz")
     for seed in args.more_seeds:
         scenes += _raw_scenes(args, seed, f"raw-{seed}.npz")
+    if args.hard_scenes:
+        from vision.train_patches import hard_scenes
+
+        scenes += _raw_scenes(args, args.seed, "raw-hard.npz",
+                              hard_scenes(args.scenes, args.hard_scenes))
+    kept = scenes[::args.hold_out] if args.hold_out else []
+    if args.hold_out:
+        scenes = [s for k, s in enumerate(scenes) if k % args.hold_out]
     x, y = cell_examples(scenes, vary=True)
     print(f"cells: {len(y)} examples, classes {np.bincount(y, minlength=4).tolist()}",
           file=sys.stderr)
     # One network per weight for the shaded cells, averaged: they err in different places.
-    cells = merge_networks([
-        train(x, y, CELL_CLASSES, hidden=args.hidden, epochs=args.epochs,
-              weight=shade_weights(x, w)) for w in args.shade_weights])
+    if args.torch:
+        from vision.train_torch import fit_cells_torch
+
+        nets = [fit_cells_torch(x, y, CELL_CLASSES, hidden=args.hidden, epochs=args.epochs,
+                                weight=shade_weights(x, w), seed=k, log=True)
+                for k, w in enumerate(args.shade_weights)]
+    else:
+        nets = [train(x, y, CELL_CLASSES, hidden=args.hidden, epochs=args.epochs,
+                      weight=shade_weights(x, w)) for w in args.shade_weights]
+    cells = merge_networks(nets)
     wrong = int((cells.proba(x).argmax(axis=1) != y).sum())
     print(f"cells: {wrong} of {len(y)} training examples wrong", file=sys.stderr)
+    if kept:
+        xk, yk = cell_examples(kept)
+        shipped = Network.load(CELL_MODEL) if CELL_MODEL.exists() else None
+        for name, net in (("this network", cells), ("the shipped one", shipped)):
+            if net is not None and net.mean.shape[0] == xk.shape[1]:
+                missed = int((net.proba(xk).argmax(axis=1) != yk).sum())
+                print(f"cells held out: {name} reads {missed} of {len(yk)} wrong",
+                      file=sys.stderr)
     cells.save(cell_path)
 
 
-def _raw_scenes(args: argparse.Namespace, seed: int, name: str) -> list[tuple[Raw, np.ndarray]]:
-    """`args.scenes` scenes of this seed read up to the cell network's inputs: from the
-    cache (`args.cache / name`) when it is there, else generated (and cached)."""
+def _raw_scenes(args: argparse.Namespace, seed: int, name: str,
+                indices: Sequence[int] | None = None) -> list[tuple[Raw, np.ndarray]]:
+    """`args.scenes` scenes of this seed (or these of it) read up to the cell network's
+    inputs: from the cache (`args.cache / name`) when it is there, else generated (and
+    cached)."""
     raw_path = args.cache / name if args.cache is not None else None
     if raw_path is not None and raw_path.exists():
         return load_raw(raw_path)
-    scenes = [(c[0], np.asarray(c[1])) for c in collect(args.scenes, seed, args.jobs, log=True)
-              if isinstance(c[0], Raw)]
+    read = collect(args.scenes, seed, args.jobs, log=True, indices=indices)
+    scenes = [(c[0], np.asarray(c[1])) for c in read if isinstance(c[0], Raw)]
     if raw_path is not None:
         save_raw(raw_path, scenes)
     return scenes

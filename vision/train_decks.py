@@ -73,6 +73,9 @@ def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
     frame, reader, plan, m, model = read
     if np.random.default_rng([seed, i, 2]).random() < NO_BACKGROUND:
         m = replace(m, background=None)  # as `ponte read` without a calibration
+        cells = cell_network(scratch=True)
+        if cells is None:
+            return None
     settings = reader.settings
     reading = classify_cells(settings, m.sub_lab, model, m.rim_lab)
     feats = cell_features(m, model)

@@ -82,13 +82,15 @@ def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
     from vision.learned import cell_features, cell_network
     from vision.pipeline import cell_probabilities
 
-    net = cell_network()
-    read = measure_scene(seed, i) if net is not None else None
-    if net is None or read is None:
+    read = measure_scene(seed, i) if cell_network() is not None else None
+    if read is None:
         return None
     frame, reader, plan, m, model = read
     if np.random.default_rng([seed, i, 2]).random() < NO_BACKGROUND:
         m = replace(m, background=None)  # as `ponte read` without a calibration
+    net = cell_network(scratch=m.background is None)
+    if net is None:
+        return None
     labels = np.zeros(100, np.int64)
     for r_top, row in enumerate(frame.board):
         for f, ch in enumerate(row):

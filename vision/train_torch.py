@@ -1,12 +1,13 @@
-"""The patch networks' training in PyTorch (`python -m vision.train_patches --torch`).
+"""The networks' training in PyTorch (`python -m vision.train_patches --torch`, and
+`python -m vision.train --torch` for the cell network).
 
-The same network, loss, augmentation and schedule as `vision.train_patches.fit` (Adam with
-cosine decay, weighted cross-entropy, random quarter turns, mirror images and shifts of up
-to two pixels), several times quicker on the CPU than the plain-numpy trainer, which makes
-wider networks practical to train. The result is a `vision.patches.PatchNetwork`: reading
-never needs PyTorch. Only training does, and only with `--torch`: PyTorch is not one of the
-project's dependencies (on the development machine: `pip install torch==2.13.0`, the CPU
-build).
+For the patch networks, the same network, loss, augmentation and schedule as
+`vision.train_patches.fit` (Adam with cosine decay, weighted cross-entropy, random quarter
+turns, mirror images and shifts of up to two pixels), several times quicker on the CPU than
+the plain-numpy trainer, which makes wider networks practical to train. The results are a
+`vision.patches.PatchNetwork` and a `vision.learned.Network`: reading never needs PyTorch.
+Only training does, and only with `--torch`: PyTorch is not one of the project's
+dependencies (on the development machine: `pip install torch==2.13.0`, the CPU build).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from vision.learned import Network
 from vision.patches import Conv, PatchNetwork
 
 
@@ -128,3 +130,57 @@ def _to_numpy(net: Any) -> PatchNetwork:
                         net.fc1.bias.detach().numpy().astype(np.float32).copy(),
                         net.fc2.weight.detach().numpy().T.astype(np.float32).copy(),
                         net.fc2.bias.detach().numpy().astype(np.float32).copy())
+
+
+def fit_cells_torch(x: np.ndarray, y: np.ndarray, classes: int, *, hidden: int, epochs: int,
+                    weight: np.ndarray, seed: int = 0, log: bool = False) -> Network:
+    """The cell network's training (`vision.train.train`: one hidden layer, Adam at 3e-3
+    then a fifth of it for the last quarter of the epochs, an L2 penalty of 1e-4 on the
+    first layer, batches of 256, weighted cross-entropy) in PyTorch, on one thread: about
+    ten times quicker than in numpy. The same inputs and seed give the same network."""
+    try:
+        import torch
+        from torch.nn import functional
+    except ImportError as exc:  # pragma: no cover - depends on the machine
+        raise SystemExit("--torch needs PyTorch: pip install torch==2.13.0") from exc
+
+    torch.set_num_threads(1)
+    torch.set_flush_denormal(True)  # tiny weights would otherwise slow it tenfold
+    generator = torch.Generator().manual_seed(seed)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0) + 1e-6
+    xs = torch.tensor((x - mean) / scale, dtype=torch.float32)
+    labels = torch.tensor(y)
+    weights = torch.tensor(weight, dtype=torch.float32)
+    n, d = xs.shape
+    w1 = torch.nn.Parameter(torch.randn(d, hidden, generator=generator) * np.sqrt(2 / d))
+    b1 = torch.nn.Parameter(torch.zeros(hidden))
+    w2 = torch.nn.Parameter(torch.randn(hidden, classes, generator=generator)
+                            * np.sqrt(1 / hidden))
+    b2 = torch.nn.Parameter(torch.zeros(classes))
+    optimiser = torch.optim.Adam([{"params": [w1], "weight_decay": 1e-4},
+                                  {"params": [b1, w2, b2]}], lr=3e-3)
+    for epoch in range(epochs):
+        if epoch == epochs * 3 // 4:
+            for group in optimiser.param_groups:
+                group["lr"] /= 5
+        started = time.perf_counter()
+        order = torch.randperm(n, generator=generator)
+        total = 0.0
+        for start in range(0, n, 256):
+            idx = order[start:start + 256]
+            h = torch.relu(xs[idx] @ w1 + b1)
+            loss = (functional.cross_entropy(h @ w2 + b2, labels[idx], reduction="none")
+                    * weights[idx]).mean()
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            total += float(loss.detach()) * len(idx)
+        if log:
+            print(f"epoch {epoch + 1}/{epochs}: loss {total / max(n, 1):.5f} "
+                  f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+
+    def plain(value: Any) -> np.ndarray:
+        return np.asarray(value.detach().numpy(), np.float64)
+
+    return Network(mean, scale, plain(w1), plain(b1), plain(w2), plain(b2))
