@@ -42,7 +42,7 @@ SCRATCH_CELL_MODEL = MODELS / "cells-scratch.npz"
 """The cell network for frames read from scratch, with no bare board known (`ponte read`
 without a calibration): the one shipped before 2026-11-26. The newer one, trained on more
 scenes of the hard setups, reads calibrated frames better (the four held-out seeds of
-`ponte eval vision`: 49 wrong cells instead of 67) but such frames worse (seed 1: 390
+`ponte eval vision`: 50 wrong cells instead of 67) but such frames worse (seed 1: 390
 instead of 263)."""
 BRIDGE_MODEL = MODELS / "bridges.npz"
 FAR = 60.0

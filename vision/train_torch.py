@@ -96,15 +96,24 @@ def fit_torch(x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarr
             rows = torch.from_numpy(idx)
             loss = (functional.cross_entropy(net(xb, more[rows]), labels[rows],
                                              reduction="none") * weights[rows]).mean()
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
+            total += _descend(optimiser, loss) * len(idx)
             schedule.step()
-            total += float(loss.detach()) * len(idx)
         if log:
-            print(f"epoch {epoch + 1}/{epochs}: loss {total / max(len(y), 1):.4f} "
-                  f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+            _report(epoch, epochs, total / max(len(y), 1), started)
     return _to_numpy(net)
+
+
+def _descend(optimiser: Any, loss: Any) -> float:
+    """One step of `optimiser` down `loss`'s gradient; the loss's value."""
+    optimiser.zero_grad()
+    loss.backward()
+    optimiser.step()
+    return float(loss.detach())
+
+
+def _report(epoch: int, epochs: int, loss: float, started: float) -> None:
+    print(f"epoch {epoch + 1}/{epochs}: loss {loss:.4f} "
+          f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
 
 
 def _start_from(net: Any, init: PatchNetwork, torch: Any) -> None:
@@ -172,13 +181,9 @@ def fit_cells_torch(x: np.ndarray, y: np.ndarray, classes: int, *, hidden: int, 
             h = torch.relu(xs[idx] @ w1 + b1)
             loss = (functional.cross_entropy(h @ w2 + b2, labels[idx], reduction="none")
                     * weights[idx]).mean()
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            total += float(loss.detach()) * len(idx)
+            total += _descend(optimiser, loss) * len(idx)
         if log:
-            print(f"epoch {epoch + 1}/{epochs}: loss {total / max(n, 1):.5f} "
-                  f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+            _report(epoch, epochs, total / max(n, 1), started)
 
     def plain(value: Any) -> np.ndarray:
         return np.asarray(value.detach().numpy(), np.float64)
