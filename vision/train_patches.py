@@ -23,7 +23,12 @@ the one shipped before it (30 epochs on 8,000 scenes) for 8 more epochs at a low
 (`--torch --from vision/models/patches.npz --lr 0.0003 --epochs 8`) on the 8,000 scenes
 and 3,600 of the hard setups alone (`--hard-scenes 3600`, about 160,000 more examples),
 then as much again from that one with twice the hard scenes (`--hard-scenes 7200`), and
-6 epochs from that one with three times as many (`--hard-scenes 10800`).
+6 epochs from that one with three times as many (`--hard-scenes 10800`). When the cell
+network was trained again (2026-11-26), its unsure cells and probabilities changed, so the
+examples were read again behind it and the network went on from the one shipped before for
+8 epochs (`--torch --from vision/models/patches.npz --lr 0.0003 --epochs 8 --hard-scenes
+10800`: 666,811 examples, every seventh scene held out; about 65 minutes to read the
+scenes and 18 to train on 2 cores).
 """
 
 from __future__ import annotations
