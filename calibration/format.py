@@ -12,6 +12,8 @@ True
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from enum import Enum
@@ -181,6 +183,7 @@ class Lens:
 
 BOARD_CELLS = 100
 BOARD_VALUES = 27  # Lab of a cell's 3 x 3 sample boxes
+VIEW_LIGHT = 18  # a quadratic in x and y per BGR channel
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,11 @@ class Calibration:
     of its 3 x 3 sample boxes (27 numbers, light-normalised as the reader measures them),
     or None for a cell a tile covered. A tile is then also what changed since, which a
     fixed shadow, a window's light or a lamp's glare on the bare board did not."""
+    view: str | None = None
+    """The calibration photo's top-down view of the board as the reader warps it (a PNG
+    image, base64), for the second look at a cell to compare with (`vision.patches`)."""
+    view_light: tuple[float, ...] | None = None
+    """The light field fitted to the border in that view (`VIEW_LIGHT` numbers)."""
 
     def __post_init__(self) -> None:
         if len(self.corners) != 4 or any(len(c) != 2 for c in self.corners):
@@ -212,6 +220,10 @@ class Calibration:
         ):
             raise CalibrationError(
                 f"board: must be {BOARD_CELLS} rows of {BOARD_VALUES} numbers or null")
+        if (self.view is None) != (self.view_light is None):
+            raise CalibrationError("view and view_light come together")
+        if self.view_light is not None and len(self.view_light) != VIEW_LIGHT:
+            raise CalibrationError(f"view_light: must be {VIEW_LIGHT} numbers")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -225,6 +237,8 @@ class Calibration:
             "ring": [[round(v, 2) for v in row] for row in self.ring] if self.ring else None,
             "board": [None if row is None else [round(v, 2) for v in row]
                       for row in self.board] if self.board else None,
+            "view": self.view,
+            "view_light": list(self.view_light) if self.view_light is not None else None,
             "thresholds": {
                 k: v for k, v in asdict(self.thresholds).items()
                 if v != getattr(default_thresholds(), k)
@@ -264,6 +278,16 @@ class Calibration:
             ) if board is not None else None
         except (TypeError, ValueError) as exc:
             raise CalibrationError(f"board: must be rows of numbers or null ({exc})") from exc
+        view, view_light = data.get("view"), data.get("view_light")
+        if view is not None:
+            try:
+                base64.b64decode(view, validate=True)
+            except (TypeError, ValueError, binascii.Error) as exc:
+                raise CalibrationError(f"view: must be a base64 PNG image ({exc})") from exc
+        try:
+            light = tuple(float(v) for v in view_light) if view_light is not None else None
+        except (TypeError, ValueError) as exc:
+            raise CalibrationError(f"view_light: must be numbers ({exc})") from exc
         return cls(
             image_size=size,
             corners=corners,
@@ -273,6 +297,8 @@ class Calibration:
             thresholds=Thresholds.from_json(data.get("thresholds", {})),
             ring=ring_rows,
             board=board_rows,
+            view=view,
+            view_light=light,
         )
 
 

@@ -56,7 +56,7 @@ def make_calibration(
     from vision.classify import learn_colours
     from vision.imageio import check_image
     from vision.locate import locate_board, orient_corners
-    from vision.pipeline import make_plan, measure
+    from vision.pipeline import make_plan, measure, with_view
 
     check_image(image)
     settings = thresholds or default_thresholds()
@@ -89,7 +89,7 @@ def make_calibration(
             np.concatenate([sampling.ring_xy, sampling.ring_outer_xy]),
             np.concatenate([m.ring_bgr, m.ring_outer_bgr]), strict=True)
     )
-    return Calibration(
+    made = Calibration(
         board=_bare_board(settings, plan, m, colours, empty, most_tiles),
         image_size=(w, h),
         corners=tuple((float(x), float(y)) for x, y in corners),
@@ -99,6 +99,7 @@ def make_calibration(
         thresholds=settings,
         ring=border,
     )
+    return with_view(made, image)
 
 
 def calibrate_lens(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -35,6 +36,8 @@ def _calibration() -> Calibration:
         ring=((0.5, -0.25, 90.0, 120.5, 150.25), (1.5, -0.25, 91.0, 121.0, 149.0)),
         board=tuple(None if i % 7 == 0 else tuple(float(i + k) for k in range(27))
                     for i in range(100)),
+        view="iVBORw0KGgo=",
+        view_light=tuple(100.0 + k / 3 for k in range(18)),
     )
 
 
@@ -68,6 +71,18 @@ def test_calibration_round_trips_through_a_file(tmp_path: Path) -> None:
         ('{"format": "ponte-calibration", "version": 1, "image_size": [640, 480],'
          ' "corners": [[0, 0], [1, 0], [1, 1], [0, 1]], "board": [["a"]]}',
          "board: must be rows of numbers or null"),
+        ('{"format": "ponte-calibration", "version": 1, "image_size": [640, 480],'
+         ' "corners": [[0, 0], [1, 0], [1, 1], [0, 1]], "view": "not base64!",'
+         ' "view_light": []}', "view: must be a base64 PNG image"),
+        ('{"format": "ponte-calibration", "version": 1, "image_size": [640, 480],'
+         ' "corners": [[0, 0], [1, 0], [1, 1], [0, 1]], "view": "iVBORw0K"}',
+         "view and view_light come together"),
+        ('{"format": "ponte-calibration", "version": 1, "image_size": [640, 480],'
+         ' "corners": [[0, 0], [1, 0], [1, 1], [0, 1]], "view": "iVBORw0K",'
+         ' "view_light": [1, 2]}', "view_light: must be 18 numbers"),
+        ('{"format": "ponte-calibration", "version": 1, "image_size": [640, 480],'
+         ' "corners": [[0, 0], [1, 0], [1, 1], [0, 1]], "view": "iVBORw0K",'
+         ' "view_light": ["x"]}', "view_light: must be numbers"),
     ],
 )
 def test_bad_calibration_files_give_clear_errors(tmp_path: Path, text: str, message: str) -> None:
@@ -90,6 +105,15 @@ def test_the_example_calibration_is_what_ponte_calibrate_makes_of_its_photo() ->
     assert np.allclose(np.array(example.board, float), np.array(made.board, float), atol=0.02)
     assert example.colours is not None and made.colours is not None
     assert np.allclose(example.colours.empty, made.colours.empty, atol=0.01)
+    # the photo's top-down view, as the reader of the calibration warps it
+    assert made.view is not None and made.view_light is not None
+    assert example.view is not None and example.view_light is not None
+    assert np.allclose(example.view_light, made.view_light, rtol=1e-3)
+    side = (10 + 2 * round(made.thresholds.margin_cells)) * made.thresholds.cell_px
+    views = [cv2.imdecode(np.frombuffer(base64.b64decode(v), np.uint8), cv2.IMREAD_COLOR)
+             for v in (example.view, made.view)]
+    assert views[0].shape == views[1].shape == (side, side, 3)
+    assert np.abs(views[0].astype(int) - views[1].astype(int)).mean() < 0.5
 
 
 def test_missing_calibration_file_is_a_calibration_error(tmp_path: Path) -> None:

@@ -125,7 +125,7 @@ def test_the_hidden_share_stays_the_cell_network_s() -> None:
     net = patch_network()
     assert net is not None
     rng = np.random.default_rng(3)
-    x = rng.normal(0, 0.2, (5, 2 * HALF, 2 * HALF, 3)).astype(np.float32)
+    x = rng.normal(0, 0.2, (5, 2 * HALF, 2 * HALF, net.channels)).astype(np.float32)
     probs = rng.dirichlet(np.ones(4), 5)
     got = net.proba(x, probs)
     assert np.allclose(got[:, 3], probs[:, 3])
@@ -136,7 +136,7 @@ def test_an_unsure_cell_is_read_again_in_its_patch_s_turns_and_mirror_images() -
     net = patch_network()
     assert net is not None
     rng = np.random.default_rng(4)
-    x = rng.normal(0, 0.3, (12, 2 * HALF, 2 * HALF, 3)).astype(np.float32)
+    x = rng.normal(0, 0.3, (12, 2 * HALF, 2 * HALF, net.channels)).astype(np.float32)
     probs = rng.dirichlet(np.ones(4), 12) * [1, 1, 1, 0.2]
     probs /= probs.sum(axis=1, keepdims=True)
     once = net.proba(x, probs)
@@ -236,6 +236,51 @@ def test_a_patch_shows_its_cell_against_the_bare_board() -> None:
     assert none.shape == (0, 2 * HALF, 2 * HALF, 3)
 
 
+def test_the_second_look_sees_each_cell_beside_its_bare_board_in_the_calibration_photo(
+) -> None:
+    from vision.cells import parse_cell
+    from vision.patches import BareView, cell_patches, with_reference
+
+    reader, plan, m, model = _scene()
+    view = m.bare_view  # type: ignore[attr-defined]
+    assert view is not None and view.known.all()  # calibrated on the empty board
+    names = ["a3", "a9", "h1", "f10"]  # bare board, light, bare, dark (see BOARD)
+    cells = np.array([parse_cell(n)[1] * 10 + parse_cell(n)[0] for n in names])
+    own = cell_patches(reader.settings, plan.sampling, m.topdown,  # type: ignore[attr-defined]
+                       m.light_coef, model, cells)  # type: ignore[attr-defined]
+    both = with_reference(reader.settings, plan.sampling, own,  # type: ignore[attr-defined]
+                          view, model, cells)
+    assert both.shape == (4, 2 * HALF, 2 * HALF, 6)
+    assert np.array_equal(both[..., :3], own)
+    middle = both[:, HALF - 6:HALF + 6, HALF - 6:HALF + 6]
+    change = np.abs(middle[..., :3] - middle[..., 3:]).mean(axis=(1, 2, 3))
+    assert change[0] < 0.05 and change[2] < 0.05  # bare then, bare now
+    assert change[1] > 0.2 and change[3] > 0.1  # a tile since
+    assert np.abs(middle[..., 3:]).mean(axis=(1, 2, 3)).max() < 0.15  # all bare then
+    # no view, or a cell a tile covered in the photo: a board of one even colour
+    assert not with_reference(reader.settings, plan.sampling, own,  # type: ignore[attr-defined]
+                              None, model, cells)[..., 3:].any()
+    covered = BareView(view.image, view.light, np.arange(100) != cells[1])
+    part = with_reference(reader.settings, plan.sampling, own,  # type: ignore[attr-defined]
+                          covered, model, cells)
+    assert not part[1, ..., 3:].any() and np.array_equal(part[[0, 2, 3]], both[[0, 2, 3]])
+
+
+def test_a_network_widened_to_more_channels_answers_as_before() -> None:
+    from vision.train_patches import widened
+
+    rng = np.random.default_rng(6)
+    trainer = _Trainer(rng, layers=LAYERS, hidden=HIDDEN)
+    for name in ("conv0_bias", "conv1_bias", "b1", "b2"):
+        trainer.params[name] = rng.normal(0, 0.1, trainer.params[name].shape).astype(np.float32)
+    net = trainer.network()
+    wide = widened(net, 6)
+    assert (net.channels, wide.channels) == (3, 6)
+    x = rng.normal(0, 0.3, (8, 2 * HALF, 2 * HALF, 6)).astype(np.float32)
+    probs = rng.dirichlet(np.ones(4), 8)
+    assert np.allclose(wide.proba(x, probs), net.proba(x[..., :3], probs), atol=1e-6)
+
+
 def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -287,6 +332,7 @@ def test_training_from_generated_scenes_writes_a_network_the_pipeline_reads(
         assert set(np.unique(data["scene"])) <= {0, 1, 2, 3, *hard_scenes(4, 2)}
         assert set(np.unique(data["scene"])) & set(hard_scenes(4, 2))
         assert data["x"].dtype == np.uint8 and len(data["x"]) == len(data["y"]) > 0
+        assert data["x"].shape[1:] == (2 * HALF, 2 * HALF, 6)  # the frame's, the photo's
         assert set(np.unique(data["y"])) <= {0, 1, 2}
 
 

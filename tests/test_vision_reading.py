@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -117,6 +118,16 @@ def test_tracker_reads_jpeg_frames_after_calibrating_on_the_empty_board() -> Non
     assert obs.board_rows() == list(frame.board)
     assert _bridges(obs.bridge_names()) == set(frame.bridges)
     assert reader.bumps == 0
+    # the second look has the calibration photo's view of the bare board to compare with
+    view = reader.measure_frame(frame.encoded)[1].bare_view
+    assert view is not None and view.known.all()
+    assert view.image.shape == reader.measure_frame(frame.encoded)[1].topdown.shape
+    # a view that is not a top-down image of the reader's size is done without
+    other = cv2.imencode(".png", np.zeros((50, 50, 3), np.uint8))[1].tobytes()
+    broken = replace(calibration, view=base64.b64encode(other).decode("ascii"))
+    assert BoardReader(broken).measure_frame(frame.encoded)[1].bare_view is None
+    assert BoardReader(replace(calibration, view=None, view_light=None)).measure_frame(
+        frame.encoded)[1].bare_view is None
 
 
 def test_tracker_notices_a_bump_and_relocates() -> None:
@@ -133,6 +144,8 @@ def test_tracker_notices_a_bump_and_relocates() -> None:
     assert reader.bumps == 1
     assert obs.board_rows() == list(frame.board)
     assert np.abs(np.array(obs.corners) - frame.corners).max() < 5
+    # the calibration photo's view of the board no longer lines up: it is let go
+    assert reader.measure_frame(frame.encoded)[1].bare_view is None
 
 
 def test_tracker_rejects_frames_it_cannot_use() -> None:

@@ -11,7 +11,9 @@ second likeliest state, gets a second look: a
 convolutional network reads a patch of the top-down view around the cell (centred where
 its colour samples lie, half-way up a tile, with a third of a cell of its neighbours on
 every side), with the frame's light
-field and the bare board's colour divided out, together with the cell network's own
+field and the bare board's colour divided out, beside the same patch of the calibration
+photo's view of the bare board (`with_reference`: what the light did to the board at that
+place before anything stood on it), together with the cell network's own
 probabilities, and its answer replaces them. Few cells need it (about six a frame in the
 evaluation's scenes, and one more for `RIVAL_P`), so it costs little.
 
@@ -126,6 +128,12 @@ class PatchNetwork:
     w2: np.ndarray  # (hidden + extras, classes): the output layer also reads the extras
     b2: np.ndarray
 
+    @property
+    def channels(self) -> int:
+        """The channels of a patch it reads: 3 (the frame's), or 6 (the frame's, then the
+        bare board's from the calibration photo, see `with_reference`)."""
+        return int(self.convs[0].weight.shape[1])
+
     def proba(self, patches: np.ndarray, probs: np.ndarray) -> np.ndarray:
         """Class probabilities for (n, 2 HALF, 2 HALF, 3) patches (see `cell_patches`)
         given the cell network's (n, 4) probabilities (empty, light, dark, hidden).
@@ -209,6 +217,38 @@ def shipped(path: Path) -> PatchNetwork | None:
 def patch_network() -> PatchNetwork | None:
     """The shipped patch network, or None when it is missing or unreadable."""
     return shipped(PATCH_MODEL)
+
+
+@dataclass(frozen=True)
+class BareView:
+    """The board with nothing on it, as the calibration photo shows it from above."""
+
+    image: np.ndarray
+    """The photo's top-down view (BGR uint8, as `vision.features.warp_topdown` makes it)."""
+    light: np.ndarray
+    """(6, 3): the light field fitted to its border."""
+    known: np.ndarray
+    """(100,) bool: the cells the photo shows bare (a tile covered the others)."""
+
+
+def with_reference(settings: Thresholds, plan: SamplingPlan, patches: np.ndarray,
+                   view: BareView | None, model: ColourModel, cells: np.ndarray) -> np.ndarray:
+    """`cell_patches`' patches of `cells` with three more channels: the same patch of the
+    calibration photo's view, evened out by its own light (bare board reads about 1.0
+    there too); zeros (a board of one even colour) where there is no view or the photo
+    showed a tile there. What a cell looks like now beside what its bare board looked
+    like tells a light tile in a window's light, or a lamp's glare on bare board, from
+    what the light does to the board there."""
+    cells = np.asarray(cells, np.int64)
+    out = np.zeros(patches.shape[:3] + (6,), np.float32)
+    out[..., :3] = patches
+    if view is None or not len(cells):
+        return out
+    known = np.flatnonzero(view.known[cells])
+    if len(known):
+        out[known, :, :, 3:] = cell_patches(settings, plan, view.image, view.light, model,
+                                            cells[known])
+    return out
 
 
 def cell_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,

@@ -12,6 +12,7 @@ re-locates the board.
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, replace
 
 import cv2
@@ -91,8 +92,10 @@ from vision.patches import (
     RIVAL_P,
     SECOND_LOOK_P,
     SECOND_LOOKS,
+    BareView,
     cell_patches,
     patch_network,
+    with_reference,
 )
 
 _STATES = {EMPTY: CellState.EMPTY, LIGHT: CellState.LIGHT, DARK: CellState.DARK}
@@ -142,6 +145,8 @@ class Measurement:
     background: np.ndarray | None = None
     """(100, 9, 3) the bare board's Lab per sample box as seen before (the calibration's,
     kept up to date), NaN where not known; None when there is none."""
+    bare_view: BareView | None = None
+    """The calibration photo's top-down view of the bare board (None without one)."""
     slopes: Slopes | None = None
     """The integral images of the top-down view's grey level and its gradients (see
     `features.texture`)."""
@@ -390,6 +395,8 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
     if len(unsure) > SECOND_LOOKS:  # an arm over the board, most likely: the least sure
         unsure = unsure[np.argsort(top[unsure], kind="stable")[:SECOND_LOOKS]]
     patches = cell_patches(settings, plan.sampling, m.topdown, m.light_coef, model, unsure)
+    if net.channels == 6:
+        patches = with_reference(settings, plan.sampling, patches, m.bare_view, model, unsure)
     out = probs.copy()
     out[unsure] = net.steady_proba(patches, probs[unsure])
     return out
@@ -731,6 +738,7 @@ class BoardReader:
         self._border = _border_of(calibration, self._plan.sampling.ring_xy)
         self._background = _background_of(calibration)
         self._outer = _border_of(calibration, self._plan.sampling.ring_outer_xy)
+        self._view = _view_of(calibration, self._plan.sampling.side)
         self._steady = 0
         self._last_odd: np.ndarray | None = None
 
@@ -751,7 +759,8 @@ class BoardReader:
         if self._reference is None and not m.ring_outliers.any():
             self._reference = _ring_strips(self._plan, m.topdown)
         m = self._against_border(m)
-        m = replace(_relit(self.settings, self._plan, m, self._border), background=self._background)
+        m = replace(_relit(self.settings, self._plan, m, self._border),
+                    background=self._background, bare_view=self._view)
         model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab), self.model,
                               self._background)
         return self._plan, m, model
@@ -839,6 +848,29 @@ class BoardReader:
         self._outer = None
         # The light falls on the board differently now: learn the bare board again.
         self._background = np.full_like(self._background, np.nan)
+        self._view = None
+
+
+def with_view(calibration: Calibration, image: np.ndarray) -> Calibration:
+    """The calibration with its photo's top-down view and light field (`Calibration.view`),
+    as a reader of it warps and measures the photo."""
+    plan, m, _ = BoardReader(calibration).measure_frame(image)
+    png = cv2.imencode(".png", m.topdown)[1]  # a uint8 BGR image always encodes
+    return replace(calibration, view=base64.b64encode(png.tobytes()).decode("ascii"),
+                   view_light=tuple(float(v) for v in m.light_coef.ravel()))
+
+
+def _view_of(calibration: Calibration, side: int) -> BareView | None:
+    """The calibration's view of the bare board (None without one, or when it is not an
+    image of the top-down view's size: then the second look does without it)."""
+    if calibration.view is None or calibration.view_light is None or calibration.board is None:
+        return None
+    image = cv2.imdecode(np.frombuffer(base64.b64decode(calibration.view), np.uint8),
+                         cv2.IMREAD_COLOR)
+    if image is None or image.shape != (side, side, 3):
+        return None
+    known = np.array([row is not None for row in calibration.board])
+    return BareView(image, np.array(calibration.view_light, np.float64).reshape(6, 3), known)
 
 
 _BORDER_SETTLE_FRAMES = 90  # frames (3 s at 30 fps) of one unchanging border difference

@@ -51,6 +51,7 @@ from vision.patches import (
     cell_patches,
     columns,
     flat_weight,
+    with_reference,
 )
 from vision.train import NO_BACKGROUND, measure_scene, scene_options
 
@@ -92,7 +93,8 @@ def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
         return None
     frame, reader, plan, m, model = read
     if np.random.default_rng([seed, i, 2]).random() < NO_BACKGROUND:
-        m = replace(m, background=None)  # as `ponte read` without a calibration
+        # as `ponte read` without a calibration
+        m = replace(m, background=None, bare_view=None)
     net = cell_network(scratch=m.background is None)
     if net is None:
         return None
@@ -109,8 +111,10 @@ def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
     pick = (probs.max(axis=1) < WIDE_P) | (
         np.random.default_rng([seed, i, 3]).random(100) < SURE_SHARE)
     cells = np.flatnonzero(pick & (labels < 3))
-    patches = cell_patches(reader.settings, plan.sampling, m.topdown, m.light_coef, model,
-                           cells)
+    patches = with_reference(
+        reader.settings, plan.sampling,
+        cell_patches(reader.settings, plan.sampling, m.topdown, m.light_coef, model, cells),
+        m.bare_view, model, cells)
     quantised = np.clip(np.round((patches + 1.0) * 128.0), 0, 255).astype(np.uint8)
     return quantised, probs[cells].astype(np.float32), labels[cells], cells
 
@@ -186,10 +190,11 @@ class _Trainer:
 
     def __init__(self, rng: np.random.Generator, shape: tuple[int, int] = (40, 40),
                  extras: int = 4, classes: int = CLASSES,
-                 layers: Sequence[tuple[int, int]] = LAYERS, hidden: int = HIDDEN) -> None:
+                 layers: Sequence[tuple[int, int]] = LAYERS, hidden: int = HIDDEN,
+                 channels: int = 3) -> None:
         self.params: dict[str, np.ndarray] = {}
         self.layers, self.hidden = tuple(layers), hidden
-        channels, (high, wide) = 3, shape
+        high, wide = shape
         for i, (out_ch, k) in enumerate(self.layers):
             fan_in = channels * k * k
             self.params[f"conv{i}_weight"] = rng.normal(
@@ -294,6 +299,8 @@ def train(data: dict[str, np.ndarray], *, epochs: int = 20, batch: int = 256, se
     from vision.patches import SECOND_LOOK_P
 
     weight = np.where(data["p"].max(axis=1) < SECOND_LOOK_P, UNSURE_WEIGHT, 1.0)
+    if init is not None and init.channels < data["x"].shape[3]:
+        init = widened(init, data["x"].shape[3])
     if use_torch:
         from vision.train_torch import fit_torch
 
@@ -304,6 +311,17 @@ def train(data: dict[str, np.ndarray], *, epochs: int = 20, batch: int = 256, se
         raise ValueError("only the PyTorch trainer starts from a network or takes a rate")
     return fit(data["x"], log_probs(data["p"]), data["y"], weight, _augment, epochs=epochs,
                batch=batch, seed=seed, log=log, layers=layers, hidden=hidden)
+
+
+def widened(net: PatchNetwork, channels: int) -> PatchNetwork:
+    """The network reading `channels` channels where it read fewer, the new ones with no
+    weight: it answers as before until training teaches it to use them (the shipped network
+    learned the calibration photo's patch this way, from the one that read the frame's
+    alone)."""
+    first = net.convs[0]
+    weight = np.zeros((first.weight.shape[0], channels) + first.weight.shape[2:], np.float32)
+    weight[:, :first.weight.shape[1]] = first.weight
+    return replace(net, convs=(Conv(weight, first.bias, first.stride), *net.convs[1:]))
 
 
 def layer_list(text: str) -> tuple[tuple[int, int], ...]:
@@ -327,7 +345,8 @@ def fit(x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarray,
     of its output layer and the labels, each example counting by its weight; `augment`
     changes a batch of patches at random (what the picture may be like as well)."""
     rng = np.random.default_rng(seed)
-    trainer = _Trainer(rng, (x.shape[1], x.shape[2]), extras.shape[1], classes, layers, hidden)
+    trainer = _Trainer(rng, (x.shape[1], x.shape[2]), extras.shape[1], classes, layers, hidden,
+                       x.shape[3])
     y = y.astype(np.int64)
     for epoch in range(epochs):
         started = time.perf_counter()

@@ -28,7 +28,7 @@ def fit_torch(x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarr
               epochs: int = 20, batch: int = 256, seed: int = 0, lr: float = 1e-3,
               decay: float = 1e-5, threads: int | None = None, turns: bool = True,
               init: PatchNetwork | None = None, log: bool = False) -> PatchNetwork:
-    """Fit a patch network to stored uint8 patches `x` ((n, h, w, 3), read as
+    """Fit a patch network to stored uint8 patches `x` ((n, h, w, channels), read as
     `x / 128 - 1`), the further inputs of its output layer and the labels, each example
     counting by its weight. `layers`: per stride-2 convolution, its output channels and
     kernel size. With `turns` a batch is turned by a random number of quarter turns and
@@ -44,12 +44,12 @@ def fit_torch(x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarr
     if threads is not None:
         torch.set_num_threads(threads)
     torch.manual_seed(seed)
-    side_h, side_w = x.shape[1], x.shape[2]
+    side_h, side_w, depth = x.shape[1], x.shape[2], x.shape[3]
 
     class Net(nn.Module):  # type: ignore[misc]
         def __init__(self) -> None:
             super().__init__()
-            channels, high, wide = 3, side_h, side_w
+            channels, high, wide = depth, side_h, side_w
             self.convs = nn.ModuleList()
             for out_ch, k in layers:
                 conv = nn.Conv2d(channels, out_ch, k, stride=2, padding=k // 2)
