@@ -43,12 +43,14 @@ HALF = 20
 """Half a patch's side in top-down pixels (a cell is `cell_px`, 24, pixels)."""
 SECOND_LOOK_P = 0.99
 """A cell whose top probability from the cell network is below this gets a second look ..."""
-RIVAL_P = 0.002
+RIVAL_P = 0.001
 """... and so does a cell the cell network is surer of, but whose second likeliest state in
-view has more than this (on the tuning seeds 57 -> 51 wrong cells and 15 -> 13 missed
-bridges, for about one more cell a frame: most light tiles it read as bare board were
-cells it gave 0.99-0.999, with 0.002-0.01 for a light tile; looking at every cell below
-0.998 instead: 51 cells and 12 bridges, but 2.8 ms a frame more) ..."""
+view has more than this (at 0.002, on the tuning seeds 57 -> 51 wrong cells and 15 -> 13
+missed bridges, for about one more cell a frame: most light tiles it read as bare board
+were cells it gave 0.99-0.999, with 0.002-0.01 for a light tile; looking at every cell
+below 0.998 instead: 51 cells and 12 bridges, but 2.8 ms a frame more. With the patch
+network that sees the calibration photo's patch too, 0.001: 19 -> 17 wrong cells, for
+about one more cell a frame again; 0.0005: 17, for 2.4 more) ..."""
 SECOND_LOOKS = 40
 """... but at most this many cells a frame, the least sure first. A frame of a clean board
 has a few such cells, 40 once in a hundred frames of the evaluation's harder setups; with
