@@ -324,13 +324,14 @@ def run_training(command: Callable[[list[str]], int], model: Path, tmp_path: Pat
 def test_training_from_generated_scenes_writes_a_network_the_pipeline_reads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, err = run_training(main, PATCH_MODEL, tmp_path, capsys, ["--hard-scenes", "2"])
+    _, err = run_training(main, PATCH_MODEL, tmp_path, capsys,
+                          ["--hard-scenes", "2", "--hard-start", "10"])
     assert "held-out scenes" in err
     with np.load(tmp_path / "examples.npz") as data:
         assert set(data.files) == {"x", "p", "y", "cell", "scene"}
-        # the four scenes asked for, then the next two of the hard setups
-        assert set(np.unique(data["scene"])) <= {0, 1, 2, 3, *hard_scenes(4, 2)}
-        assert set(np.unique(data["scene"])) & set(hard_scenes(4, 2))
+        # the four scenes asked for, then two of the hard setups from scene 10 on
+        assert set(np.unique(data["scene"])) <= {0, 1, 2, 3, *hard_scenes(10, 2)}
+        assert set(np.unique(data["scene"])) & set(hard_scenes(10, 2))
         assert data["x"].dtype == np.uint8 and len(data["x"]) == len(data["y"]) > 0
         assert data["x"].shape[1:] == (2 * HALF, 2 * HALF, 6)  # the frame's, the photo's
         assert set(np.unique(data["y"])) <= {0, 1, 2}

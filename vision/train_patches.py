@@ -395,8 +395,9 @@ def examples(args: argparse.Namespace,
     data = collect(args.scenes, args.seed, args.jobs, log=True, job=job, keys=keys)
     extra = getattr(args, "hard_scenes", 0)
     if extra:
+        start = getattr(args, "hard_start", None)
         more = collect(extra, args.seed, args.jobs, log=True, job=job, keys=keys,
-                       indices=hard_scenes(args.scenes, extra))
+                       indices=hard_scenes(args.scenes if start is None else start, extra))
         data = {k: np.concatenate([data[k], more[k]]) for k in data}
     if args.cache is not None:
         args.cache.parent.mkdir(parents=True, exist_ok=True)
@@ -452,6 +453,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hard-scenes", type=int, default=0, metavar="N",
                         help="also N scenes of the hard setups (" + ", ".join(HARD_SETUPS)
                              + "), the seed's next after --scenes")
+    parser.add_argument("--hard-start", type=int, metavar="I",
+                        help="take the hard setups' scenes from scene I on (default: "
+                             "--scenes)")
     parser.add_argument("--from", dest="start", type=Path, metavar="MODEL",
                         help="go on from this network's weights (with --torch)")
     parser.add_argument("--lr", type=float, default=1e-3,
