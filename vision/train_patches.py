@@ -29,6 +29,14 @@ examples were read again behind it and the network went on from the one shipped 
 8 epochs (`--torch --from vision/models/patches.npz --lr 0.0003 --epochs 8 --hard-scenes
 10800`: 666,811 examples, every seventh scene held out; about 65 minutes to read the
 scenes and 18 to train on 2 cores).
+
+Each example's patch has six channels: the frame's, then the same patch of the calibration
+photo's view of the bare board (`vision.patches.with_reference`; zeros without one). The
+network shipped since then went on from the three-channel one before it, widened with zero
+weights for the new channels (`widened`), for 10 epochs at 0.001 on examples read again
+with the view from fewer scenes (`--torch --from MODEL --lr 0.001 --epochs 10 --scenes 4000
+--hard-scenes 5400 --hard-start 8000`: 333,524 examples; about 33 minutes to read the
+scenes and 12 to train on 2 cores).
 """
 
 from __future__ import annotations
