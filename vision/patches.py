@@ -137,8 +137,9 @@ class PatchNetwork:
         return int(self.convs[0].weight.shape[1])
 
     def proba(self, patches: np.ndarray, probs: np.ndarray) -> np.ndarray:
-        """Class probabilities for (n, 2 HALF, 2 HALF, 3) patches (see `cell_patches`)
-        given the cell network's (n, 4) probabilities (empty, light, dark, hidden).
+        """Class probabilities for (n, 2 HALF, 2 HALF, `channels`) patches (see
+        `cell_patches` and `with_reference`) given the cell network's (n, 4) probabilities
+        (empty, light, dark, hidden).
 
         The patch network only chooses among what a cell can be when it is in view: the
         chance that it is hidden stays the cell network's, so a hand is flagged as before.
