@@ -854,7 +854,7 @@ class BoardReader:
 def with_view(calibration: Calibration, image: np.ndarray) -> Calibration:
     """The calibration with its photo's top-down view and light field (`Calibration.view`),
     as a reader of it warps and measures the photo."""
-    plan, m, _ = BoardReader(calibration).measure_frame(image)
+    m = BoardReader(calibration).measure_frame(image)[1]
     png = cv2.imencode(".png", m.topdown)[1]  # a uint8 BGR image always encodes
     return replace(calibration, view=base64.b64encode(png.tobytes()).decode("ascii"),
                    view_light=tuple(float(v) for v in m.light_coef.ravel()))
