@@ -18,6 +18,7 @@ from vision.decks import (
     HIGH,
     LONG,
     LOW,
+    SURE_LOOKS,
     WIDE,
     deck_extras,
     deck_network,
@@ -94,6 +95,21 @@ def test_faint_candidates_get_a_few_looks_the_likeliest_first() -> None:
     assert list(picked[2:]) == list(2 + np.argsort(-faint)[:FAINT_LOOKS])
 
 
+def test_below_faint_only_candidates_between_sure_tiles_get_a_look_the_likeliest_first(
+) -> None:
+    rng = np.random.default_rng(3)
+    low = rng.uniform(1e-9, FAINT, 3 * SURE_LOOKS)
+    p = np.concatenate([[0.3], low, low[:5] / 2])
+    sure = np.ones(len(p), bool)
+    sure[-5:] = False  # fainter still, but not between two sure tiles of one colour
+    assert list(unsure_candidates(p)) == [0]
+    picked = unsure_candidates(p, sure)
+    assert picked[0] == 0
+    assert list(picked[1:]) == list(1 + np.argsort(-low)[:SURE_LOOKS])
+    few = unsure_candidates(p[:4], sure[:4])
+    assert sorted(few[1:]) == [1, 2, 3]
+
+
 def _stripes(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Noisy board (class 0), and patches with a faint deck along their middle (1)."""
     y = rng.integers(0, 2, n)
@@ -158,13 +174,14 @@ def test_the_second_look_changes_only_the_candidates_the_bridge_network_is_unsur
     unsure = [3, 10, 50]
     p[unsure] = [0.3, 0.6, 0.95]
     p[[7, 8]] = [0.9999, HIGH]  # sure bridges
-    got = pipeline._deck_look(reader.settings, plan, m, model, p, keep)  # type: ignore[arg-type, attr-defined]
+    none = np.zeros(len(p), bool)
+    got = pipeline._deck_look(reader.settings, plan, m, model, p, keep, none)  # type: ignore[arg-type, attr-defined]
     sure = np.setdiff1d(np.arange(len(p)), unsure)
     assert np.array_equal(got[sure], p[sure])
     assert not np.allclose(got[unsure], p[unsure])
     # without the model file the bridge network's answer stands
     monkeypatch.setattr(pipeline, "deck_network", lambda: None)
-    assert np.array_equal(pipeline._deck_look(reader.settings, plan, m, model, p, keep),  # type: ignore[arg-type, attr-defined]
+    assert np.array_equal(pipeline._deck_look(reader.settings, plan, m, model, p, keep, none),  # type: ignore[arg-type, attr-defined]
                           p)
 
 

@@ -52,10 +52,13 @@ below 0.998 instead: 51 cells and 12 bridges, but 2.8 ms a frame more. With the 
 network that sees the calibration photo's patch too, 0.001: 19 -> 17 wrong cells, for
 about one more cell a frame again; 0.0005: 17, for 2.4 more) ..."""
 SECOND_LOOKS = 40
-"""... but at most this many cells a frame, the least sure first. A frame of a clean board
-has a few such cells, 40 once in a hundred frames of the evaluation's harder setups; with
-an arm over the board, nearly all of them are (the reading then waits anyway), and this
-keeps such a frame quick."""
+"""... but at most this many cells a frame, the least sure first, when the cell network
+takes some cell for hidden. With an arm over the board nearly all cells are unsure (the
+reading then waits anyway), and this keeps such a frame quick. A frame with nothing
+hidden has no limit: a frame of a clean board has a few unsure cells, but a warm lamp can
+make most of them unsure, and a cell left out keeps the cell network's answer (on the
+tuning seeds two lamp frames had 46 and 70 unsure cells, and the limit left a wrong cell
+in each: 17 -> 15 wrong cells, for 0.1 more looks a frame)."""
 MIRROR_BELOW = 0.99
 """A cell the patch network gives less than this (of what a cell in view can be) is read
 again in its patch's seven other turns and mirror images, and the eight answers are

@@ -392,7 +392,9 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
                             & (probs[:, UNKNOWN] < 0.5))
     if net is None or not len(unsure):
         return probs
-    if len(unsure) > SECOND_LOOKS:  # an arm over the board, most likely: the least sure
+    if len(unsure) > SECOND_LOOKS and (probs[:, UNKNOWN] >= 0.5).any():
+        # An arm over the board: the least sure (the reading waits for it anyway). Without
+        # one, every unsure cell is looked at: a lamp can make most of a board unsure.
         unsure = unsure[np.argsort(top[unsure], kind="stable")[:SECOND_LOOKS]]
     patches = cell_patches(settings, plan.sampling, m.topdown, m.light_coef, model, unsure)
     if net.channels == 6:
@@ -472,9 +474,9 @@ def _learned_bridges(
     p, keep = scored
     if len(keep) == 0:
         return [], []
-    p = _deck_look(settings, plan, m, model, p, keep)
     pair_ends = probs[plan_tables(bridge_plan)[0][keep]]  # (k, 2, 4)
     sure = np.maximum(pair_ends[:, :, LIGHT].min(axis=1), pair_ends[:, :, DARK].min(axis=1))
+    p = _deck_look(settings, plan, m, model, p, keep, sure >= SURE_ENDS)
     needed = np.where(sure >= SURE_ENDS, BRIDGE_MIN_P_SURE_ENDS, BRIDGE_MIN_P)
     if foot is not None:
         needed[foot[keep]] = FOOT_P
@@ -492,12 +494,13 @@ def _learned_bridges(
 
 
 def _deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
-               p: np.ndarray, keep: np.ndarray) -> np.ndarray:
+               p: np.ndarray, keep: np.ndarray, sure: np.ndarray) -> np.ndarray:
     """The candidates' bridge probabilities `p` with those the bridge network is unsure of
     (and a few faint ones, see `vision.decks.unsure_candidates`) replaced by the deck
-    network's (`vision.decks`), when it is there."""
+    network's (`vision.decks`), when it is there. `sure`: the candidates whose ends the
+    cell network is sure are tiles of one colour."""
     net = deck_network()
-    unsure = unsure_candidates(p)
+    unsure = unsure_candidates(p, sure)
     if net is None or not len(unsure):
         return p
     pairs = np.array([plan.bridges.pairs[int(j)] for j in keep[unsure]], np.int64)
