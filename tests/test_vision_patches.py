@@ -304,6 +304,26 @@ def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
                           probs)
 
 
+def test_a_sure_bare_cell_unlike_the_bare_board_seen_there_gets_a_second_look_too() -> None:
+    from vision import pipeline
+    from vision.pipeline import CHANGED_BARE
+
+    reader, plan, m, model = _scene()
+    probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))  # sure: bare board
+    probs[60:] = [0.00003, 0.9999, 0.00004, 0.00003]  # sure: light tiles
+    probs[[10, 12]] = probs[60]  # a2 and c2: light tiles a bridge could join over b2
+    change = np.full(100, 2.0)
+    change[[4, 71]] = CHANGED_BARE + 10  # bare or a tile, unlike the board seen there
+    change[11] = CHANGED_BARE + 10  # b2: a deck over it would change it too
+    change[9] = CHANGED_BARE - 1
+    change[20] = np.nan  # the board was never seen there
+    got = pipeline._second_look(reader.settings, plan, m, model, probs, change)  # type: ignore[arg-type, attr-defined]
+    changed = np.flatnonzero(~np.all(np.isclose(got, probs, rtol=0, atol=1e-12), axis=1))
+    assert list(changed) == [4]  # a tile unlike bare board is what it should be
+    assert np.array_equal(pipeline._second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
+                          probs)
+
+
 def run_training(command: Callable[[list[str]], int], model: Path, tmp_path: Path,
                  capsys: pytest.CaptureFixture[str], more: Sequence[str] = ()
                  ) -> tuple[PatchNetwork, str]:

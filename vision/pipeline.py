@@ -353,7 +353,8 @@ def looked_cells(
     end (`end_chance`), before the look or after it, whichever is higher: the look can take
     a tile whose top a bridge's foot hides for bare board."""
     probs, model, reading = cell_probabilities(settings, m, model, reading, net, feats)
-    looked = _overrule(_second_look(settings, plan, m, model, probs), reading)
+    looked = _overrule(_second_look(settings, plan, m, model, probs, background_change(feats)),
+                       reading)
     return looked, model, reading, np.maximum(end_chance(probs), end_chance(looked))
 
 
@@ -380,16 +381,21 @@ def _refined(
 
 
 def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
-                 probs: np.ndarray) -> np.ndarray:
+                 probs: np.ndarray, change: np.ndarray | None = None) -> np.ndarray:
     """The cell probabilities with those the cell network is unsure of replaced by the patch
     network's (`vision.patches`), when it is there. A cell the cell network takes for
     hidden keeps its own: the patch network keeps the chance that a cell is hidden, so it
-    could not change that answer (and a hand makes many cells unsure)."""
+    could not change that answer (and a hand makes many cells unsure). With `change` (see
+    `background_change`), a cell read as bare board that has changed from the bare board
+    seen there by more than `CHANGED_BARE` gets the look too, however sure."""
     net = patch_network()
     top = probs.max(axis=1)
     rival = np.sort(probs[:, :UNKNOWN], axis=1)[:, -2]  # the second likeliest in view
-    unsure = np.flatnonzero(((top < SECOND_LOOK_P) | (rival > RIVAL_P))
-                            & (probs[:, UNKNOWN] < 0.5))
+    doubt = (top < SECOND_LOOK_P) | (rival > RIVAL_P)
+    if change is not None:
+        doubt |= ((probs.argmax(axis=1) == EMPTY) & (np.nan_to_num(change) > CHANGED_BARE)
+                  & ~_maybe_spanned(plan, probs))
+    unsure = np.flatnonzero(doubt & (probs[:, UNKNOWN] < 0.5))
     if net is None or not len(unsure):
         return probs
     if len(unsure) > SECOND_LOOKS and (probs[:, UNKNOWN] >= 0.5).any():
@@ -402,6 +408,30 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
     out = probs.copy()
     out[unsure] = net.steady_proba(patches, probs[unsure])
     return out
+
+
+def _maybe_spanned(plan: Plan, probs: np.ndarray) -> np.ndarray:
+    """(100,) the cells a bridge could pass over: between two cells read as tiles of one
+    colour at a bridge's reach. A deck over bare board changes its colour too."""
+    ends, under, _ = plan_tables(plan.bridges)
+    codes = probs.argmax(axis=1)
+    first = codes[ends[:, 0]]
+    tiles = (first == codes[ends[:, 1]]) & ((first == LIGHT) | (first == DARK))
+    out = np.zeros(SIZE * SIZE, bool)
+    out[under[tiles].ravel()] = True
+    return out
+
+
+CHANGED_BARE = 15.0
+"""Lab units (the median over a cell's sample boxes) by which a cell read as bare board must
+differ from the bare board seen there before to get a second look however sure the cell
+network is (see `_second_look`). A light tile in a window's or a dim room's light can look
+like the board to the box means yet not like the board that was there. Cells a bridge
+could pass over (`_maybe_spanned`) are left out: a deck changes them too. On the tuning
+seeds 2-5 (readers fresh from the calibration, as the evaluation's), 0.6 more cells a frame
+(1.9 with those a bridge could pass over; at 5 Lab units, 3.3), most in window light,
+where the light has moved since calibration; one more cell and one more bridge read
+right (a dim frame's light tile at a bridge's end), none read wrong."""
 
 
 def _overrule(probs: np.ndarray, reading: CellReading) -> np.ndarray:
