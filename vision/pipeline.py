@@ -429,7 +429,7 @@ network is (see `_second_look`). A light tile in a window's or a dim room's ligh
 like the board to the box means yet not like the board that was there. Cells a bridge
 could pass over (`_maybe_spanned`) are left out: a deck changes them too. On the tuning
 seeds 2-5 (readers fresh from the calibration, as the evaluation's), 0.6 more cells a frame
-(1.9 with those a bridge could pass over; at 5 Lab units, 3.3), most in window light,
+(1.9 with those a bridge could pass over; 3.3 with them at 5 Lab units), most in window light,
 where the light has moved since calibration; one more cell and one more bridge read
 right (a dim frame's light tile at a bridge's end), none read wrong."""
 
