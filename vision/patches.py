@@ -7,7 +7,8 @@ and the bare board beside it. What tells them apart is in the picture: a tile's 
 edges and corners, its side face, the grid line a shadow leaves visible.
 
 So each cell the network gives less than `SECOND_LOOK_P`, or more than `RIVAL_P` to its
-second likeliest state, gets a second look: a
+second likeliest state, gets a second look (so does a cell read as bare board that is
+unlike the bare board seen there, `vision.pipeline.CHANGED_BARE`): a
 convolutional network reads a patch of the top-down view around the cell (centred where
 its colour samples lie, half-way up a tile, with a third of a cell of its neighbours on
 every side), with the frame's light
@@ -15,7 +16,8 @@ field and the bare board's colour divided out, beside the same patch of the cali
 photo's view of the bare board (`with_reference`: what the light did to the board at that
 place before anything stood on it), together with the cell network's own
 probabilities, and its answer replaces them. Few cells need it (about six a frame in the
-evaluation's scenes, and one more for `RIVAL_P`), so it costs little.
+evaluation's scenes, one more for `RIVAL_P` and under one for `CHANGED_BARE`), so it costs
+little.
 
 Inference is plain numpy (`im2col` and one matrix product per layer). The network is
 trained on generated scenes (`python -m vision.train_patches`) and ships as
