@@ -393,8 +393,9 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
     rival = np.sort(probs[:, :UNKNOWN], axis=1)[:, -2]  # the second likeliest in view
     doubt = (top < SECOND_LOOK_P) | (rival > RIVAL_P)
     if change is not None:
-        doubt |= ((probs.argmax(axis=1) == EMPTY) & (np.nan_to_num(change) > CHANGED_BARE)
-                  & ~_maybe_spanned(plan, probs))
+        changed = (probs.argmax(axis=1) == EMPTY) & (np.nan_to_num(change) > CHANGED_BARE)
+        if changed.any():
+            doubt |= changed & ~_maybe_spanned(plan, probs)
     unsure = np.flatnonzero(doubt & (probs[:, UNKNOWN] < 0.5))
     if net is None or not len(unsure):
         return probs
