@@ -205,12 +205,20 @@ def test_watch_waits_for_a_camera_that_is_not_there_yet(tmp_path: Path) -> None:
     cam_port, web_port = _free_port(), _free_port()
     url = f"http://127.0.0.1:{cam_port}/video.mjpg"
     root = Path(__file__).resolve().parents[1]
-    proc = subprocess.Popen(
-        # (-X faulthandler: should it ever hang, SIGABRT makes it print every thread's stack)
-        [sys.executable, "-X", "faulthandler", "-m", "ponte", "watch", "--source", url,
-         "--port", str(web_port), "--data", str(tmp_path / "data")],
-        cwd=root, stderr=subprocess.PIPE, text=True,
-    )
+    # A shell starts a background job with SIGINT ignored, and a child inherits that: run
+    # under `... &`, the watch would never see the Ctrl-C. Any handler here (not "ignore")
+    # makes the child start with the default, as from a terminal.
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(
+            # (-X faulthandler: should it ever hang, SIGABRT makes it print every thread's
+            # stack)
+            [sys.executable, "-X", "faulthandler", "-m", "ponte", "watch", "--source", url,
+             "--port", str(web_port), "--data", str(tmp_path / "data")],
+            cwd=root, stderr=subprocess.PIPE, text=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, before)
     lines: list[str] = []
     assert proc.stderr is not None
     reader = threading.Thread(target=lambda: lines.extend(proc.stderr or []), daemon=True)
