@@ -59,6 +59,9 @@ class SamplingPlan:
     """(n,) how much of the outer half a leaning tile can cover at most."""
     cell_xy: np.ndarray
     """(100, 2) board coordinates of the cell centres."""
+    cell_mid_xy: np.ndarray
+    """(100, 2) where each cell's centre appears half-way up a tile (the sub-boxes' centre
+    and the patches' of `vision.patches`)."""
     geometry: BoardGeometry
 
 
@@ -120,7 +123,7 @@ def plan_sampling(
     outer_share = np.clip((reach - mid) / (RING_OUT - mid), 0.0, 1.0)
     return SamplingPlan(
         map_x, map_y, side, cell_boxes, outer_boxes, edge_boxes, ring_boxes, ring_xy, leaned,
-        share, lean_out, outer_ring_boxes, outer_xy, outer_share, centres,
+        share, lean_out, outer_ring_boxes, outer_xy, outer_share, centres, raised,
         geometry,
     )
 

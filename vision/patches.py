@@ -271,7 +271,7 @@ def cell_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,
         return out
     px, margin = settings.cell_px, settings.margin_cells
     xy = plan.cell_xy[cells]
-    top = plan.geometry.raised(xy, settings.tile_height_cells / 2)
+    top = plan.cell_mid_xy[cells]
     bare = cv2.cvtColor(np.array(model.empty, np.float32).reshape(1, 1, 3),
                         cv2.COLOR_Lab2BGR).reshape(3) * 255.0
     scale = field_at(light_coef, xy) * np.maximum(bare, 8.0)
