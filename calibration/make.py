@@ -176,8 +176,17 @@ def _bare_board(
 ) -> tuple[tuple[float, ...] | None, ...] | None:
     """Per cell, the Lab of its sample boxes where the photo shows bare board (read as
     such, with no bridge over it and nothing hiding it; with `empty`, wherever nothing
-    hides it), else None."""
+    hides it), else None.
+
+    With `empty`, the cells the reading flags as hidden are left out only when it takes
+    some cell for hidden and something crosses the border (an arm reaching over the
+    board: the border's odd samples). Otherwise the photo's light misled the reading: a
+    dim far edge or a lamp's glare reads as a wide group of one tile colour (taken for a
+    sleeve), or as hidden with the border clear, on a board that nothing hides. Left out,
+    such cells had no bare view, and the second look, which learnt that a cell without one
+    had a tile on it at calibration, read them as tiles."""
     from vision.cells import SIZE, CellState, cell_name
+    from vision.classify import UNKNOWN
     from vision.pipeline import bare_cells, observe
 
     obs, reading, _ = observe(settings, plan, m, colours)
@@ -191,8 +200,9 @@ def _bare_board(
                 f"tiles ({', '.join(tiles[:6])}{'...' if len(tiles) > 6 else ''}): photograph "
                 "the board with nothing on it, or calibrate without --empty")
         bare = np.ones(SIZE * SIZE, bool)
-        for f, r in obs.occluded_cells:
-            bare[r * SIZE + f] = False
+        if (reading.codes == UNKNOWN).any() and m.ring_outliers.any():
+            for f, r in obs.occluded_cells:
+                bare[r * SIZE + f] = False
     else:
         bare = bare_cells(obs, reading)
     return tuple(

@@ -206,3 +206,44 @@ def test_calibration_learns_board_corners_and_colours() -> None:
              if ch != "."}
     known = {i for i, row in enumerate(cal.board) if row is not None}
     assert known and not known & tiles and len(known) >= 100 - len(tiles) - 3
+
+
+@pytest.mark.parametrize(
+    ("hidden", "arm", "left_out"),
+    [
+        (False, True, False),  # a wide group of tile colour (a dim far edge), no cell hidden
+        (True, False, False),  # cells read as hidden, but nothing crosses the border
+        (True, True, True),  # hidden cells and an arm across the border: a hand
+    ],
+    ids=["tile-coloured-group", "hidden-border-clear", "hand"],
+)
+def test_an_empty_board_leaves_out_only_what_an_arm_over_it_hides(
+    monkeypatch: pytest.MonkeyPatch, hidden: bool, arm: bool, left_out: bool
+) -> None:
+    """The reading is faked here (what a dim far edge, a lamp's glare or a hand make of
+    it); `test_calibrating_on_a_board_said_to_be_empty_learns_every_cell_it_sees` shows
+    the real thing on a generated photo with a hand."""
+    from types import SimpleNamespace
+
+    from calibration import make
+    from vision import pipeline
+    from vision.cells import CellState
+    from vision.classify import EMPTY, LIGHT, UNKNOWN
+
+    flagged = {(f, 9) for f in range(10)} | {(f, 8) for f in range(4)}  # the far ranks
+    codes = np.full(100, EMPTY)
+    codes[[r * 10 + f for f, r in flagged]] = LIGHT
+    if hidden:
+        codes[99] = UNKNOWN
+    cells = tuple(tuple(CellState.EMPTY for _ in range(10)) for _ in range(10))
+    conf = tuple(tuple(0.6 for _ in range(10)) for _ in range(10))  # unsure: not "tiles"
+    obs = SimpleNamespace(cells=cells, confidence=conf, occluded_cells=frozenset(flagged))
+    reading = SimpleNamespace(codes=codes)
+    monkeypatch.setattr(pipeline, "observe", lambda *args: (obs, reading, None))
+    ring_outliers = np.zeros(40, bool)
+    ring_outliers[5] = arm
+    m = SimpleNamespace(sub_lab=np.full((100, 9, 3), 50.0), ring_outliers=ring_outliers)
+    board = make._bare_board(default_thresholds(), None, m, None, empty=True)
+    assert board is not None
+    unknown = {(i % 10, i // 10) for i, cell in enumerate(board) if cell is None}
+    assert unknown == (flagged if left_out else set())

@@ -324,6 +324,32 @@ def test_a_sure_bare_cell_unlike_the_bare_board_seen_there_gets_a_second_look_to
                           probs)
 
 
+def test_a_sure_bare_cell_in_a_burnt_out_picture_gets_a_second_look_too() -> None:
+    """Where a window's light burns the picture out, a white tile and the bare board look
+    alike to the box means: a cell read as bare there is looked at again."""
+    from dataclasses import replace
+
+    from vision import pipeline
+    from vision.features import integral
+
+    reader, plan, m, model = _scene()
+    probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))  # sure: bare board
+    assert np.array_equal(pipeline._second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
+                          probs)
+    boxes = plan.sampling.cell_boxes.reshape(100, 9, 4)[44]  # type: ignore[attr-defined]
+    topdown = m.topdown.copy()  # type: ignore[attr-defined]
+    topdown[boxes[:, 1].min():boxes[:, 3].max(), boxes[:, 0].min():boxes[:, 2].max()] = 250
+    burnt = replace(m, topdown=topdown, integral=integral(topdown))  # type: ignore[type-var]
+    got = pipeline._second_look(reader.settings, plan, burnt, model, probs)  # type: ignore[arg-type, attr-defined]
+    changed = np.flatnonzero(~np.all(np.isclose(got, probs, rtol=0, atol=1e-12), axis=1))
+    assert list(changed) == [44]
+    # bright, but not burnt out: no more looks
+    topdown[boxes[:, 1].min():boxes[:, 3].max(), boxes[:, 0].min():boxes[:, 2].max()] = 230
+    bright = replace(m, topdown=topdown, integral=integral(topdown))  # type: ignore[type-var]
+    assert np.array_equal(pipeline._second_look(reader.settings, plan, bright, model, probs),  # type: ignore[arg-type, attr-defined]
+                          probs)
+
+
 def run_training(command: Callable[[list[str]], int], model: Path, tmp_path: Path,
                  capsys: pytest.CaptureFixture[str], more: Sequence[str] = ()
                  ) -> tuple[PatchNetwork, str]:
