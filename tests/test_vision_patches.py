@@ -330,7 +330,7 @@ def test_a_sure_bare_cell_in_a_burnt_out_picture_gets_a_second_look_too() -> Non
     from dataclasses import replace
 
     from vision import pipeline
-    from vision.features import integral
+    from vision.features import cell_colours, integral
 
     reader, plan, m, model = _scene()
     probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))  # sure: bare board
@@ -339,13 +339,15 @@ def test_a_sure_bare_cell_in_a_burnt_out_picture_gets_a_second_look_too() -> Non
     boxes = plan.sampling.cell_boxes.reshape(100, 9, 4)[44]  # type: ignore[attr-defined]
     topdown = m.topdown.copy()  # type: ignore[attr-defined]
     topdown[boxes[:, 1].min():boxes[:, 3].max(), boxes[:, 0].min():boxes[:, 2].max()] = 250
-    burnt = replace(m, topdown=topdown, integral=integral(topdown))  # type: ignore[type-var]
+    burnt = replace(m, topdown=topdown, integral=integral(topdown),  # type: ignore[type-var]
+                    sub_bgr=cell_colours(integral(topdown), plan.sampling))  # type: ignore[attr-defined]
     got = pipeline._second_look(reader.settings, plan, burnt, model, probs)  # type: ignore[arg-type, attr-defined]
     changed = np.flatnonzero(~np.all(np.isclose(got, probs, rtol=0, atol=1e-12), axis=1))
     assert list(changed) == [44]
     # bright, but not burnt out: no more looks
     topdown[boxes[:, 1].min():boxes[:, 3].max(), boxes[:, 0].min():boxes[:, 2].max()] = 230
-    bright = replace(m, topdown=topdown, integral=integral(topdown))  # type: ignore[type-var]
+    bright = replace(m, topdown=topdown, integral=integral(topdown),  # type: ignore[type-var]
+                     sub_bgr=cell_colours(integral(topdown), plan.sampling))  # type: ignore[attr-defined]
     assert np.array_equal(pipeline._second_look(reader.settings, plan, bright, model, probs),  # type: ignore[arg-type, attr-defined]
                           probs)
 

@@ -150,6 +150,8 @@ class Measurement:
     slopes: Slopes | None = None
     """The integral images of the top-down view's grey level and its gradients (see
     `features.texture`)."""
+    sub_bgr: np.ndarray | None = None
+    """(100, 9, 3): BGR of each cell's sub-boxes as seen, before the light is evened out."""
 
 
 def make_plan(
@@ -180,15 +182,15 @@ def measure(settings: Thresholds, plan: Plan, image: np.ndarray, *, even: bool =
     ring = box_means(ii, plan.sampling.ring_boxes)
     coef, keep = light_field(ring, plan.sampling.ring_xy, settings.ring_outlier_error)
     if even:
-        sub_lab, rim_lab = _evened(plan, ii, coef)
+        sub_lab, rim_lab, subs = _evened(plan, ii, coef)
     else:
-        sub_lab, rim_lab = np.zeros((0, 9, 3)), np.zeros((0, 8, 3))
+        sub_lab, rim_lab, subs = np.zeros((0, 9, 3)), np.zeros((0, 8, 3)), None
     ring_lab = to_lab(ring[keep].mean(axis=0, keepdims=True))[0]
     grain, edges, slopes = texture(topdown, plan.sampling)
     return Measurement(
         median_along(sub_lab, 1), sub_lab, rim_lab, ring_lab, ring, ~keep, coef, ii, topdown,
         grain, edges, ring_outer_bgr=box_means(ii, plan.sampling.ring_outer_boxes),
-        slopes=slopes,
+        slopes=slopes, sub_bgr=subs,
     )
 
 
@@ -202,19 +204,21 @@ def _relit(settings: Thresholds, plan: Plan, m: Measurement, border: np.ndarray 
     if border is not None and changed.any():
         coef = light_field_against(m.ring_bgr, border, plan.sampling.ring_xy, changed,
                                    settings.ring_outlier_error)
-    sub_lab, rim_lab = _evened(plan, m.integral, coef)
+    sub_lab, rim_lab, subs = _evened(plan, m.integral, coef)
     return replace(m, cells_lab=median_along(sub_lab, 1), sub_lab=sub_lab, rim_lab=rim_lab,
-                   light_coef=coef)
+                   light_coef=coef, sub_bgr=subs)
 
 
-def _evened(plan: Plan, ii: np.ndarray, coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The cells' sub-box and rim-box colours (Lab) with the light field `coef` divided out."""
+def _evened(plan: Plan, ii: np.ndarray, coef: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cells' sub-box and rim-box colours (Lab) with the light field `coef` divided out,
+    and the sub-boxes' colours as seen (BGR)."""
     field = field_at(coef, plan.sampling.cell_xy)[:, None, :]
     subs = cell_colours(ii, plan.sampling)
     sub_lab = to_lab((subs / field).reshape(-1, 3)).reshape(subs.shape)
     rims = rim_colours(ii, plan.sampling)
     rim_lab = to_lab((rims / field).reshape(-1, 3)).reshape(rims.shape)
-    return sub_lab, rim_lab
+    return sub_lab, rim_lab, subs
 
 
 def observe(
@@ -397,11 +401,8 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
         changed = (probs.argmax(axis=1) == EMPTY) & (np.nan_to_num(change) > CHANGED_BARE)
         if changed.any():
             doubt |= changed & ~_maybe_spanned(plan, probs)
-    bare = np.flatnonzero((probs.argmax(axis=1) == EMPTY) & ~doubt)
-    if len(bare):
-        boxes = plan.sampling.cell_boxes.reshape(SIZE * SIZE, 9, 4)[bare].reshape(-1, 4)
-        raw = box_means(m.integral, boxes).reshape(len(bare), -1)
-        doubt[bare[raw.min(axis=1) >= SATURATED]] = True
+    subs = m.sub_bgr if m.sub_bgr is not None else cell_colours(m.integral, plan.sampling)
+    doubt |= (probs.argmax(axis=1) == EMPTY) & (subs.min(axis=(1, 2)) >= SATURATED)
     unsure = np.flatnonzero(doubt & (probs[:, UNKNOWN] < 0.5))
     if net is None or not len(unsure):
         return probs
