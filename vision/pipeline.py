@@ -397,12 +397,13 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
     top = probs.max(axis=1)
     rival = np.sort(probs[:, :UNKNOWN], axis=1)[:, -2]  # the second likeliest in view
     doubt = (top < SECOND_LOOK_P) | (rival > RIVAL_P)
+    bare = probs.argmax(axis=1) == EMPTY
     if change is not None:
-        changed = (probs.argmax(axis=1) == EMPTY) & (np.nan_to_num(change) > CHANGED_BARE)
+        changed = bare & (np.nan_to_num(change) > CHANGED_BARE)
         if changed.any():
             doubt |= changed & ~_maybe_spanned(plan, probs)
     subs = m.sub_bgr if m.sub_bgr is not None else cell_colours(m.integral, plan.sampling)
-    doubt |= (probs.argmax(axis=1) == EMPTY) & (subs.min(axis=(1, 2)) >= SATURATED)
+    doubt |= bare & (subs.min(axis=(1, 2)) >= SATURATED)
     unsure = np.flatnonzero(doubt & (probs[:, UNKNOWN] < 0.5))
     if net is None or not len(unsure):
         return probs
