@@ -352,6 +352,59 @@ def test_a_sure_bare_cell_in_a_burnt_out_picture_gets_a_second_look_too() -> Non
                           probs)
 
 
+def test_a_patch_is_as_far_from_its_bare_board_as_what_changed_there() -> None:
+    from vision.pipeline import bare_mismatch
+
+    rng = np.random.default_rng(3)
+    then = rng.uniform(-0.3, 0.3, (3, 2 * HALF, 2 * HALF, 3)).astype(np.float32)
+    now = then + np.array([0.2, 0.1, -0.05], np.float32)  # brighter and warmer since
+    now[1, 10:30, 10:30] += 0.5  # something put down there
+    now[2] += rng.normal(0, 0.05, now[2].shape).astype(np.float32)  # noise
+    gap = bare_mismatch(np.concatenate([now, then], axis=3))
+    assert gap[0] < 1e-6  # the light's change is taken out
+    assert abs(gap[1] - 0.1875) < 1e-5  # 0.375 over a quarter, -0.125 over the rest
+    assert 0.03 < gap[2] < 0.05  # 0.05 * sqrt(2 / pi) on average
+
+
+def test_a_looked_at_cell_just_like_its_bare_board_in_the_calibration_photo_is_bare(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A lamp's glare can make both networks take a bare cell for a light tile: where the
+    cell's patch is what the calibration photo showed there, it is bare whatever they say,
+    and it keeps its chance of being hidden."""
+    from dataclasses import replace
+
+    from vision import pipeline
+    from vision.cells import parse_cell
+    from vision.patches import BareView
+
+    class Fooled:
+        """Both networks fooled: every cell looked at is a light tile."""
+
+        channels = 6
+
+        def steady_proba(self, patches: np.ndarray, probs: np.ndarray) -> np.ndarray:
+            seen = np.tile([0.1, 0.85, 0.05], (len(patches), 1))
+            return np.column_stack([seen * (1 - probs[:, 3:]), probs[:, 3]])
+
+    reader, plan, m, model = _scene()
+    names = ["a3", "a9", "h1", "f10"]  # bare board, light, bare, dark (see BOARD)
+    cells = [parse_cell(n)[1] * 10 + parse_cell(n)[0] for n in names]
+    probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))
+    probs[cells] = [0.3, 0.6, 0.05, 0.05]
+    monkeypatch.setattr(pipeline, "patch_network", lambda: Fooled())
+    got = pipeline._second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    fooled = [0.095, 0.8075, 0.0475, 0.05]
+    assert np.allclose(got[cells], [[0.95, 0, 0, 0.05], fooled, [0.95, 0, 0, 0.05], fooled])
+    # no calibration photo, or a tile covered the cell in it: the look's answer stands
+    for view in (None, BareView(m.bare_view.image, m.bare_view.light,  # type: ignore[attr-defined]
+                                np.arange(100) != cells[0])):
+        got = pipeline._second_look(reader.settings, plan, replace(m, bare_view=view),  # type: ignore[arg-type, type-var]
+                                    model, probs)
+        assert np.allclose(got[cells[0]], fooled)
+        assert np.allclose(got[cells[2]], [0.95, 0, 0, 0.05] if view else fooled)
+
+
 def run_training(command: Callable[[list[str]], int], model: Path, tmp_path: Path,
                  capsys: pytest.CaptureFixture[str], more: Sequence[str] = ()
                  ) -> tuple[PatchNetwork, str]:
