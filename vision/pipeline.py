@@ -427,9 +427,11 @@ def bare_mismatch(patches: np.ndarray) -> np.ndarray:
     """(k,) how far each of `with_reference`'s patches is from its calibration photo's
     patch: the mean absolute difference over the patch's pixels and channels, each
     channel's mean difference (the room's light now against then) taken out first."""
-    diff = patches[..., :3] - patches[..., 3:]
-    diff -= diff.mean(axis=(1, 2), keepdims=True)
-    result: np.ndarray = np.abs(diff).mean(axis=(1, 2, 3))
+    # Channels first: numpy is slow over a last axis of 3 or 6 items.
+    planes = np.ascontiguousarray(patches.reshape(len(patches), -1, 6).transpose(0, 2, 1))
+    diff = planes[:, :3] - planes[:, 3:]
+    diff -= diff.mean(axis=2, keepdims=True)
+    result: np.ndarray = np.abs(diff, out=diff).mean(axis=(1, 2))
     return result
 
 
