@@ -441,8 +441,8 @@ neighbours) differs from the calibration photo's bare board there by less than t
 (`bare_mismatch`, in units of the bare board's colour) is bare board, whatever the
 networks say: nothing was put there or next to it. A lamp's glare can make a bare cell
 read as a light tile to both networks when it looks just as it did at calibration. Of
-38,932 tiles in 5,400 generated scenes (those the patch network learns from, seed 9000,
-scenes the shipped network never saw) none came below 4.6 / 128 (its own tile edges and
+38,932 tiles in 5,400 generated scenes (of the patch network's seed 9000, from scene
+40,000 on: it never learnt from them) none came below 4.6 / 128 (its own tile edges and
 shadow differ even where its colour is the board's); of their 78,739 bare cells 9% did
 below 3 / 128. On the tuning seeds 2-5, 13 -> 11 wrong cells (two bare cells in a warm
 lamp's glare, 2.4 / 128 from the photo), none broken."""
