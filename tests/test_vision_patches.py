@@ -353,7 +353,7 @@ def test_a_sure_bare_cell_in_a_burnt_out_picture_gets_a_second_look_too() -> Non
 
 
 def test_a_patch_is_as_far_from_its_bare_board_as_what_changed_there() -> None:
-    from vision.pipeline import bare_mismatch
+    from vision.patches import bare_mismatch
 
     rng = np.random.default_rng(3)
     then = rng.uniform(-0.3, 0.3, (3, 2 * HALF, 2 * HALF, 3)).astype(np.float32)

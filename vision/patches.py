@@ -259,6 +259,18 @@ def with_reference(settings: Thresholds, plan: SamplingPlan, patches: np.ndarray
     return out
 
 
+def bare_mismatch(patches: np.ndarray) -> np.ndarray:
+    """(k,) how far each of `with_reference`'s patches is from its calibration photo's
+    patch: the mean absolute difference over the patch's pixels and channels, each
+    channel's mean difference (the room's light now against then) taken out first."""
+    # Channels first: numpy is slow over a last axis of 3 or 6 items.
+    planes = np.ascontiguousarray(patches.reshape(len(patches), -1, 6).transpose(0, 2, 1))
+    diff = planes[:, :3] - planes[:, 3:]
+    diff -= diff.mean(axis=2, keepdims=True)
+    result: np.ndarray = np.abs(diff, out=diff).mean(axis=(1, 2))
+    return result
+
+
 def cell_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,
                  light_coef: np.ndarray, model: ColourModel, cells: np.ndarray) -> np.ndarray:
     """Patches of the top-down view around `cells` (flat indices), centred half-way up a

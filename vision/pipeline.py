@@ -93,6 +93,7 @@ from vision.patches import (
     SECOND_LOOK_P,
     SECOND_LOOKS,
     BareView,
+    bare_mismatch,
     cell_patches,
     patch_network,
     with_reference,
@@ -421,18 +422,6 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
         out[same, :UNKNOWN] = 0.0
         out[same, EMPTY] = 1.0 - out[same, UNKNOWN]
     return out
-
-
-def bare_mismatch(patches: np.ndarray) -> np.ndarray:
-    """(k,) how far each of `with_reference`'s patches is from its calibration photo's
-    patch: the mean absolute difference over the patch's pixels and channels, each
-    channel's mean difference (the room's light now against then) taken out first."""
-    # Channels first: numpy is slow over a last axis of 3 or 6 items.
-    planes = np.ascontiguousarray(patches.reshape(len(patches), -1, 6).transpose(0, 2, 1))
-    diff = planes[:, :3] - planes[:, 3:]
-    diff -= diff.mean(axis=2, keepdims=True)
-    result: np.ndarray = np.abs(diff, out=diff).mean(axis=(1, 2))
-    return result
 
 
 SAME_AS_BARE = 3.0 / 128.0
