@@ -353,6 +353,72 @@ def test_calibration_keeps_the_bare_border_and_the_tracker_uses_it() -> None:
     assert reader.read(over.encoded).occluded
 
 
+def _border_reader() -> tuple[BoardReader, Measurement]:
+    """A reader calibrated on an empty board, and a measurement of the same board by it
+    (before the border is judged), whose border samples a test may replace."""
+    from vision.pipeline import measure
+
+    spec = _spec(elevation_deg=90.0)
+    empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
+    image = render(empty).image
+    reader = BoardReader(make_calibration(image))
+    assert reader._border is not None and reader._outer is not None
+    return reader, measure(reader.settings, reader._plan, reader._image(image), even=False)
+
+
+def _lit(m: Measurement, gain: np.ndarray) -> Measurement:
+    """`m` with its border's samples (and their outer halves) brightened by `gain`, one
+    factor a sample."""
+    assert m.ring_outer_bgr is not None
+    return replace(m, ring_bgr=m.ring_bgr * gain[:, None],
+                   ring_outer_bgr=m.ring_outer_bgr * gain[:, None])
+
+
+def test_a_light_change_on_the_border_is_taken_in_even_when_samples_near_the_limit_flicker(
+) -> None:
+    from vision.pipeline import _BORDER_SETTLE_FRAMES
+
+    reader, m = _border_reader()
+    counts = []
+    for frame in range(_BORDER_SETTLE_FRAMES + 10):
+        gain = np.ones(len(m.ring_bgr))
+        gain[:3] = 1.3  # a lamp turned on lights part of one side
+        gain[3:5] = 1.11 if frame % 2 else 1.14  # and flickers on two samples near the limit
+        counts.append(int(reader._against_border(_lit(m, gain)).ring_outliers.sum()))
+    assert counts[:4] == [5, 3, 5, 3]  # the set of changed samples never settles ...
+    assert counts[-9:] == [0] * 9  # ... yet nothing moved: the border is taken as it is now
+
+
+def test_an_arm_moving_along_the_border_is_never_taken_for_the_light() -> None:
+    reader, m = _border_reader()
+    for frame in range(300):
+        gain = np.ones(len(m.ring_bgr))
+        start = (frame // 20) % (len(gain) - 4)  # it moves on every 20 frames
+        gain[start:start + 4] = 1.6
+        assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 4
+
+
+def test_an_arm_resting_on_the_border_is_not_taken_in_while_the_cells_beside_it_changed(
+) -> None:
+    from vision.pipeline import _BORDER_SETTLE_FRAMES, LIGHT, REACH
+
+    reader, m = _border_reader()
+    sampling = reader._plan.sampling
+    gain = np.ones(len(m.ring_bgr))
+    gain[:3] = 1.6  # an arm resting across the border: as still as a lamp's light
+    apart = np.abs(sampling.cell_xy[:, None] - sampling.ring_xy[None, :3]).max(axis=2).min(axis=1)
+    beside, far = int(np.argmin(apart)), int(np.argmax(apart))
+    assert apart[far] > REACH
+    reader._clear_codes = np.zeros(100, np.int64)  # the board as read before it came: bare
+    reader._last_codes = reader._clear_codes.copy()
+    reader._last_codes[beside] = LIGHT  # its sleeve, read as a tile next to where it crosses
+    for _ in range(3 * _BORDER_SETTLE_FRAMES):
+        assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 3
+    reader._last_codes[beside] = 0
+    reader._last_codes[far] = LIGHT  # a tile put down across the board is no arm's doing
+    assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 0
+
+
 def test_tile_colours_are_refit_from_the_cells_the_network_is_sure_of() -> None:
     from calibration.format import ColourModel, default_thresholds
     from vision.pipeline import _refined

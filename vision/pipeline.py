@@ -810,6 +810,13 @@ class BoardReader:
         self._view = _view_of(calibration, self._plan.sampling.side)
         self._steady = 0
         self._last_odd: np.ndarray | None = None
+        self._still: np.ndarray | None = None
+        """The border's samples (and their outer halves) when its present difference
+        began, to tell whether anything on it has moved since (see `border_unmoved`)."""
+        self._clear_codes: np.ndarray | None = None
+        """The cells' reading (`CellReading.codes`) of the last frame nothing hid ..."""
+        self._last_codes: np.ndarray | None = None
+        """... and of the last frame read."""
 
     @property
     def corners(self) -> np.ndarray:
@@ -839,6 +846,9 @@ class BoardReader:
         with one_blas_thread():
             plan, m, model = self.measure_frame(frame)
             obs, reading, model = observe(self.settings, plan, m, model)
+        self._last_codes = reading.codes.copy()
+        if not obs.occluded:
+            self._clear_codes = self._last_codes
         if self.model is None:
             self.model = model
         elif not obs.occluded:
@@ -892,21 +902,48 @@ class BoardReader:
             if self._outer is not None and outer is not None:
                 self._outer = (1 - rate) * self._outer + rate * outer
             self._steady = 0
+            self._still = None
         else:
             # The same difference for a long time with nothing moving is the room's light
-            # changed (a lamp turned on), not an arm: take the border as it is now.
+            # changed (a lamp turned on, the sun moved), not an arm: take the border as it
+            # is now. Nothing moves while the same samples stay changed, or while the
+            # border looks as it did when the difference began: samples near the limit
+            # come and go with the camera's noise, so the set alone may never settle. An
+            # arm resting on the border is as still, but the cells it lies over do not
+            # read as they did before it came (`_unchanged_near`).
             changed = odd | shadows
-            self._steady = self._steady + 1 if self._last_odd is not None and np.array_equal(
-                changed, self._last_odd) else 0
-            if self._steady >= _BORDER_SETTLE_FRAMES:
+            seen = m.ring_bgr if outer is None else np.concatenate([m.ring_bgr, outer])
+            same = self._last_odd is not None and np.array_equal(changed, self._last_odd)
+            still = self._still is not None and border_unmoved(seen, self._still)
+            self._steady = self._steady + 1 if same or still else 0
+            if not still:
+                self._still = seen.copy()
+            if outer_odd is not None:
+                changed = changed | outer_odd
+            if self._steady >= _BORDER_SETTLE_FRAMES and self._unchanged_near(changed):
                 self._border = m.ring_bgr.copy()
                 self._outer = None if outer is None else outer.copy()
                 self._steady = 0
+                self._still = None
                 odd = np.zeros_like(odd)
                 shadows = np.zeros_like(shadows)
                 outer_odd = None
         self._last_odd = odd | shadows
         return replace(m, ring_outliers=odd, ring_shadows=shadows, ring_outer_odd=outer_odd)
+
+    def _unchanged_near(self, changed: np.ndarray) -> bool:
+        """Whether the cells within `REACH` of these border samples read as they did on
+        the last frame nothing hid (the frame before this one is the one compared: the
+        border has been still for seconds). A hand or an arm that rests over the border
+        lies over the cells next to where it crosses, and is read as tiles or as hidden
+        there; a lamp turned on changes the border and none of the cells. Without a clear
+        frame yet (a calibration made in another day's light) there is nothing to ask."""
+        if self._clear_codes is None or self._last_codes is None:
+            return True
+        sampling = self._plan.sampling
+        far = np.abs(sampling.cell_xy[:, None] - sampling.ring_xy[changed][None]).max(axis=2)
+        near = (far <= REACH).any(axis=1)
+        return bool(np.array_equal(self._last_codes[near], self._clear_codes[near]))
 
     def _relocate(self, image: np.ndarray) -> None:
         self.bumps += 1
@@ -915,6 +952,8 @@ class BoardReader:
         self._plan = make_plan(self.settings, corners, self._size, self._k, self._dist)
         self._border = None
         self._outer = None
+        self._steady = 0
+        self._still = None
         # The light falls on the board differently now: learn the bare board again.
         self._background = np.full_like(self._background, np.nan)
         self._view = None
@@ -943,6 +982,28 @@ def _view_of(calibration: Calibration, side: int) -> BareView | None:
 
 
 _BORDER_SETTLE_FRAMES = 90  # frames (3 s at 30 fps) of one unchanging border difference
+REACH = 2.5
+"""Board units (the larger of across and along) from a changed border sample within which
+the cells must read as on the last clear frame before a lasting difference of the border
+is taken for the room's light (see `BoardReader._unchanged_near`)."""
+STILL_SHARE = 0.05
+"""A border sample has not moved while it stays within this share of its brightness of
+where it was (a third of `ring_outlier_error`, the change that makes it odd; frames of
+one scene in window light, each with noise of 2 grey levels and JPEG-encoded again, moved
+the samples by up to 3% and 1.9 levels) ..."""
+STILL_LEVELS = 6.0
+"""... or within this many grey levels (a dark border's samples are noisy for their
+brightness)."""
+
+
+def border_unmoved(seen: np.ndarray, before: np.ndarray) -> bool:
+    """Whether the border's (n, 3) samples are where they were `before`, up to the
+    camera's noise and its exposure (the median change of every channel is taken out):
+    an arm or a hand moves, a lamp turned on and left on does not."""
+    gain = np.median(np.maximum(seen, 1.0) / np.maximum(before, 1.0), axis=0)
+    expected = before * gain
+    diff = np.abs(seen - expected).max(axis=1)
+    return bool((diff <= np.maximum(STILL_SHARE * expected.mean(axis=1), STILL_LEVELS)).all())
 
 
 def _background_of(calibration: Calibration) -> np.ndarray:
