@@ -419,6 +419,31 @@ def test_an_arm_resting_on_the_border_is_not_taken_in_while_the_cells_beside_it_
     assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 0
 
 
+def test_a_hand_resting_still_over_the_board_is_never_read_as_the_board() -> None:
+    from vision.evaluate import tracker_for
+    from vision.pipeline import _BORDER_SETTLE_FRAMES
+    from vision.synth import random_spec
+
+    rng = np.random.default_rng([4242, 24])  # a hand scene the border flags at once
+    spec = random_spec(rng, "hands")
+    clear, hand = render(replace(spec, hands=())), render(spec)
+    reader = tracker_for(spec, hand)
+    assert reader is not None
+
+    def frame(image: np.ndarray) -> bytes:  # the camera's noise, then its JPEG
+        noisy = np.clip(image + rng.normal(0.0, 2.0, image.shape), 0, 255).astype(np.uint8)
+        return bytes(cv2.imencode(".jpg", noisy)[1].tobytes())
+
+    for _ in range(10):
+        assert not reader.read(frame(clear.image)).occluded
+    for _ in range(_BORDER_SETTLE_FRAMES + 20):
+        obs = reader.read(frame(hand.image))
+        assert obs.occluded or (obs.board_rows() == list(clear.board)
+                                and _bridges(obs.bridge_names()) == set(clear.bridges))
+    # still for longer than a lamp's light needs to be taken in, and not taken in
+    assert reader._steady >= _BORDER_SETTLE_FRAMES
+
+
 def test_tile_colours_are_refit_from_the_cells_the_network_is_sure_of() -> None:
     from calibration.format import ColourModel, default_thresholds
     from vision.pipeline import _refined
