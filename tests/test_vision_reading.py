@@ -226,6 +226,18 @@ def test_a_leaning_tile_is_on_the_way_from_border_to_tile_colour_and_a_sleeve_is
     assert list(_between(half, border, tile, np.array([0.6, 0.1]))) == [True, False]
 
 
+def _tiles_as_learned(codes: np.ndarray, model: ColourModel) -> np.ndarray:
+    """(100, 3) cell colours as the model learned them: each tile its colour's, the rest the
+    bare board's (the `cells_lab` of a measurement where every tile looks like a tile)."""
+    from vision.classify import DARK, LIGHT
+
+    out = np.tile(np.array(model.empty, np.float64), (100, 1))
+    for cls, centre in ((LIGHT, model.light), (DARK, model.dark)):
+        if centre is not None:
+            out[codes == cls] = centre
+    return out
+
+
 def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None:
     from calibration.format import ColourModel, default_thresholds
     from vision.classify import DARK, LIGHT
@@ -263,7 +275,7 @@ def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None
     def measured(outer: np.ndarray | None) -> SimpleNamespace:
         return SimpleNamespace(ring_outliers=outliers, ring_shadows=shadows,
                                ring_bgr=ring, light_coef=coef, ring_lab=np.array(model.ring),
-                               ring_outer_odd=outer)
+                               ring_outer_odd=outer, cells_lab=_tiles_as_learned(codes, model))
 
     spanned = np.zeros(100, bool)
     # The outer halves are still the bare border: tiles leaning over it, and nothing over
@@ -302,7 +314,7 @@ def test_a_tinted_shadow_beside_a_tile_is_a_shadow_unless_the_outer_border_chang
     def measured(outer: np.ndarray) -> SimpleNamespace:
         return SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
                                ring_bgr=ring, light_coef=coef, ring_lab=border_lab,
-                               ring_outer_odd=outer)
+                               ring_outer_odd=outer, cells_lab=_tiles_as_learned(codes, model))
 
     spanned = np.zeros(100, bool)
     unchanged = np.zeros(len(xy), bool)
@@ -584,7 +596,8 @@ def test_a_change_beside_a_bridge_is_excused_only_where_its_deck_can_lean_over_t
         m = SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
                             ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
-                            ring_outer_odd=outliers)
+                            ring_outer_odd=outliers,
+                            cells_lab=_tiles_as_learned(codes, model))
         return _ring_hit(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
 
     assert not hit(xy[:, 1] > 10)  # the far side: a deck may lean over it
