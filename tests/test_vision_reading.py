@@ -287,6 +287,47 @@ def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None
                      model)
 
 
+def test_a_change_of_the_outer_border_alone_counts_beside_a_hidden_cell_or_an_unlike_tile(
+) -> None:
+    from calibration.format import ColourModel, default_thresholds
+    from vision.classify import LIGHT, UNKNOWN
+    from vision.pipeline import _ring_hit, make_plan
+
+    settings = default_thresholds()
+    corners = np.array([[440.0, 640.0], [840.0, 640.0], [800.0, 300.0], [480.0, 300.0]])
+    plan = make_plan(settings, corners, (1280, 720))
+    xy = plan.sampling.ring_xy
+    # two samples on the near side, whose outer halves no tile's lean reaches
+    hit = np.flatnonzero((xy[:, 1] < 0) & (plan.sampling.ring_outer_share < 0.3))[:2]
+    assert len(hit) == 2
+    cells = np.clip(np.floor(xy[hit]).astype(int), 0, 9)
+    beside = cells[:, 1] * 10 + cells[:, 0]
+    model = ColourModel(empty=(50.0, 0.0, -20.0), ring=(20.0, 5.0, -20.0),
+                        light=(95.0, 0.0, 2.0), dark=(35.0, 40.0, 25.0))
+    coef = np.zeros((6, 3))
+    coef[0] = 100.0
+    outer = np.zeros(len(xy), bool)
+    outer[hit] = True  # a hand held high: only the outer halves of the border changed
+
+    def ring_hit(codes: np.ndarray, lab: np.ndarray) -> bool:
+        m = SimpleNamespace(ring_outliers=np.zeros(len(xy), bool),
+                            ring_shadows=np.zeros(len(xy), bool),
+                            ring_bgr=np.tile([60.0, 40.0, 30.0], (len(xy), 1)),
+                            light_coef=coef, ring_lab=np.array(model.ring),
+                            ring_outer_odd=outer, cells_lab=lab)
+        return _ring_hit(settings, plan, m, codes, np.zeros(100, bool),  # type: ignore[arg-type]
+                         model)
+
+    codes = np.zeros(100, np.int64)
+    codes[beside] = LIGHT
+    assert not ring_hit(codes, _tiles_as_learned(codes, model))  # tiles, their shadows
+    skin = _tiles_as_learned(codes, model)
+    skin[beside] = (70.0, 15.0, 25.0)  # read as light tiles, but unlike the light tiles
+    assert ring_hit(codes, skin)
+    codes[beside] = UNKNOWN  # read as hidden (then as strays, the likeliest colour)
+    assert ring_hit(codes, _tiles_as_learned(codes, model))
+
+
 def test_a_tinted_shadow_beside_a_tile_is_a_shadow_unless_the_outer_border_changed() -> None:
     from calibration.format import ColourModel, default_thresholds
     from vision.classify import DARK
