@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.format import CalibrationError, ColourModel
+from calibration.format import CalibrationError, ColourModel, Thresholds
 from calibration.make import make_calibration
 from vision.cells import parse_cell
 from vision.errors import CalibrationMismatch, ImageUnreadable
@@ -226,6 +226,17 @@ def test_a_leaning_tile_is_on_the_way_from_border_to_tile_colour_and_a_sleeve_is
     assert list(_between(half, border, tile, np.array([0.6, 0.1]))) == [True, False]
 
 
+def _angled_plan() -> tuple[Thresholds, Plan]:
+    """The default thresholds and the plan of a board seen at an angle in a 1280 x 720 frame
+    (its far side narrower), for the border's rules."""
+    from calibration.format import default_thresholds
+    from vision.pipeline import make_plan
+
+    settings = default_thresholds()
+    corners = np.array([[440.0, 640.0], [840.0, 640.0], [800.0, 300.0], [480.0, 300.0]])
+    return settings, make_plan(settings, corners, (1280, 720))
+
+
 def _tiles_as_learned(codes: np.ndarray, model: ColourModel) -> np.ndarray:
     """(100, 3) cell colours as the model learned them: each tile its colour's, the rest the
     bare board's (the `cells_lab` of a measurement where every tile looks like a tile)."""
@@ -239,13 +250,11 @@ def _tiles_as_learned(codes: np.ndarray, model: ColourModel) -> np.ndarray:
 
 
 def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None:
-    from calibration.format import ColourModel, default_thresholds
+    from calibration.format import ColourModel
     from vision.classify import DARK, LIGHT
-    from vision.pipeline import _ring_hit, make_plan
+    from vision.pipeline import _ring_hit
 
-    settings = default_thresholds()
-    corners = np.array([[440.0, 640.0], [840.0, 640.0], [800.0, 300.0], [480.0, 300.0]])
-    plan = make_plan(settings, corners, (1280, 720))
+    settings, plan = _angled_plan()
     sampling = plan.sampling
     # boxes a tile on the far rank may lean over, without reaching their outer halves
     far = np.flatnonzero(sampling.ring_leaned & (sampling.ring_outer_share < 0.3)
@@ -289,13 +298,11 @@ def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None
 
 def test_a_change_of_the_outer_border_alone_counts_beside_a_hidden_cell_or_an_unlike_tile(
 ) -> None:
-    from calibration.format import ColourModel, default_thresholds
+    from calibration.format import ColourModel
     from vision.classify import LIGHT, UNKNOWN
-    from vision.pipeline import _ring_hit, make_plan
+    from vision.pipeline import _ring_hit
 
-    settings = default_thresholds()
-    corners = np.array([[440.0, 640.0], [840.0, 640.0], [800.0, 300.0], [480.0, 300.0]])
-    plan = make_plan(settings, corners, (1280, 720))
+    settings, plan = _angled_plan()
     xy = plan.sampling.ring_xy
     # two samples on the near side, whose outer halves no tile's lean reaches
     hit = np.flatnonzero((xy[:, 1] < 0) & (plan.sampling.ring_outer_share < 0.3))[:2]
@@ -329,14 +336,12 @@ def test_a_change_of_the_outer_border_alone_counts_beside_a_hidden_cell_or_an_un
 
 
 def test_a_tinted_shadow_beside_a_tile_is_a_shadow_unless_the_outer_border_changed() -> None:
-    from calibration.format import ColourModel, default_thresholds
+    from calibration.format import ColourModel
     from vision.classify import DARK
     from vision.features import to_lab
-    from vision.pipeline import _ring_hit, make_plan
+    from vision.pipeline import _ring_hit
 
-    settings = default_thresholds()
-    corners = np.array([[440.0, 640.0], [840.0, 640.0], [800.0, 300.0], [480.0, 300.0]])
-    plan = make_plan(settings, corners, (1280, 720))
+    settings, plan = _angled_plan()
     xy = plan.sampling.ring_xy
     near_side = np.flatnonzero(xy[:, 1] < 0)[:3]
     codes = np.zeros(100, np.int64)
@@ -612,13 +617,11 @@ def test_the_background_follows_bare_cells_and_learns_cells_no_longer_covered() 
 
 def test_a_change_beside_a_bridge_is_excused_only_where_its_deck_can_lean_over_the_border(
 ) -> None:
-    from calibration.format import ColourModel, default_thresholds
+    from calibration.format import ColourModel
     from vision.classify import LIGHT
-    from vision.pipeline import _ring_hit, make_plan
+    from vision.pipeline import _ring_hit
 
-    settings = default_thresholds()
-    corners = np.array([[440.0, 640.0], [840.0, 640.0], [800.0, 300.0], [480.0, 300.0]])
-    plan = make_plan(settings, corners, (1280, 720))
+    settings, plan = _angled_plan()
     xy = plan.sampling.ring_xy
     model = ColourModel(empty=(50.0, 0.0, -20.0), ring=(20.0, 5.0, -20.0),
                         light=(95.0, 0.0, 2.0), dark=(35.0, 40.0, 25.0))
