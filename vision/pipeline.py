@@ -628,7 +628,12 @@ def _ring_hit(
                                             / settings.tile_height_cells) + TILE_REACH
     deck_share = (deck_reach - RING_IN) / (RING_OUT - RING_IN)
     odd = m.ring_outliers & ~(spanned[index] & (deck_share >= _DECK_SHARE))
-    unlike = _unlike_tiles(m, model, beside, index)
+    # (Only where something changed on the border does it matter what the tiles look like.)
+    changed = [m.ring_outliers, m.ring_shadows, m.ring_outer_odd]
+    if any(c is not None and c.any() for c in changed):
+        unlike = _unlike_tiles(m, model, beside, index)
+    else:
+        unlike = np.zeros(len(xy), bool)
     if m.ring_outer_odd is not None:
         # Held high, a hand's picture can leave the border's inner half as it was and
         # change only the outer half, where no tile leans: beside a cell read as hidden,
@@ -1032,10 +1037,16 @@ def border_unmoved(seen: np.ndarray, before: np.ndarray) -> bool:
     """Whether the border's (n, 3) samples are where they were `before`, up to the
     camera's noise and its exposure (the median change of every channel is taken out):
     an arm or a hand moves, a lamp turned on and left on does not."""
+    expected, diff = _off_exposure(seen, before)
+    return bool((diff <= np.maximum(STILL_SHARE * expected.mean(axis=1), STILL_LEVELS)).all())
+
+
+def _off_exposure(seen: np.ndarray, before: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n, 3) border samples `before`, as the camera's exposure now shows them (the median
+    change of every channel), and (n,) how far `seen` is from them (the largest channel)."""
     gain = np.median(np.maximum(seen, 1.0) / np.maximum(before, 1.0), axis=0)
     expected = before * gain
-    diff = np.abs(seen - expected).max(axis=1)
-    return bool((diff <= np.maximum(STILL_SHARE * expected.mean(axis=1), STILL_LEVELS)).all())
+    return expected, np.abs(seen - expected).max(axis=1)
 
 
 def _background_of(calibration: Calibration) -> np.ndarray:
@@ -1104,9 +1115,7 @@ def border_changes(
     tile's or a bridge's shadow under a low lamp falls across the border, and so does a
     hand's); otherwise it is an outlier (a hand, an arm, a sleeve changes the colour).
     """
-    gain = np.median(np.maximum(ring, 1.0) / np.maximum(reference, 1.0), axis=0)
-    expected = reference * gain
-    diff = np.abs(ring - expected).max(axis=1)
+    expected, diff = _off_exposure(ring, reference)
     odd = (diff > limit * np.maximum(expected.mean(axis=1), 1.0)) & (diff > MIN_ODD_LEVELS)
     ratio = np.maximum(ring, 1.0) / np.maximum(expected, 1.0)
     top, bottom = ratio.max(axis=1), ratio.min(axis=1)
