@@ -297,6 +297,12 @@ def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
     assert np.array_equal(got[sure], probs[sure])
     assert np.allclose(got[unsure, 3], probs[unsure, 3])
     assert not np.allclose(got[unsure], probs[unsure])
+    # a cell sure of its state in view, unsure only whether it is hidden, is left alone:
+    # the look could not change that chance
+    probs[[30, 31]] = [[0.9, 0.00002, 0.00002, 0.09996], [0.00003, 0.85, 0.00003, 0.14994]]
+    again = pipeline._second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    assert np.array_equal(again[[30, 31]], probs[[30, 31]])
+    assert np.allclose(again[unsure], got[unsure])
     # without the model file the cell network's answer stands
     monkeypatch.setattr(pipeline, "patch_network", lambda: None)
     assert got is not probs

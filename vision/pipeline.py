@@ -395,8 +395,10 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
     seen there by more than `CHANGED_BARE` gets the look too, however sure; so does a cell
     read as bare board in a burnt-out picture (`SATURATED`)."""
     net = patch_network()
-    top = probs.max(axis=1)
-    rival = np.sort(probs[:, :UNKNOWN], axis=1)[:, -2]  # the second likeliest in view
+    # Doubt among what the cell can be in view: the look cannot change the chance that
+    # it is hidden, so a cell sure of its state but for that chance gains nothing by it.
+    ranked = np.sort(in_view(probs), axis=1)
+    top, rival = ranked[:, -1], ranked[:, -2]
     doubt = (top < SECOND_LOOK_P) | (rival > RIVAL_P)
     bare = probs.argmax(axis=1) == EMPTY
     if change is not None:
@@ -422,6 +424,14 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
         out[same, :UNKNOWN] = 0.0
         out[same, EMPTY] = 1.0 - out[same, UNKNOWN]
     return out
+
+
+def in_view(probs: np.ndarray) -> np.ndarray:
+    """(n, 4) cell probabilities as (n, 3): empty, light, dark, given that the cell is in
+    view (each row's chance of being hidden taken out)."""
+    seen = probs[:, :UNKNOWN]
+    result: np.ndarray = seen / np.maximum(seen.sum(axis=1, keepdims=True), 1e-12)
+    return result
 
 
 SAME_AS_BARE = 3.0 / 128.0
