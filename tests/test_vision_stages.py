@@ -11,7 +11,7 @@ from tests.vision_drawing import draw_board, place_in_scene
 from vision.cells import CellState, bridge_kind, cell_name, cells_under, parse_cell
 from vision.errors import BoardNotFound, ImageTooSmall, ImageUnreadable
 from vision.geometry import board_geometry
-from vision.imageio import _turbo_decoded, decode_image
+from vision.imageio import decode_image
 from vision.locate import locate_board, order_visually, orient_corners
 from vision.markers import marker_sheet
 from vision.pipeline import read_board
@@ -99,29 +99,6 @@ def test_bad_bytes_and_tiny_images_raise_typed_errors() -> None:
         decode_image(png.tobytes())
 
 
-@pytest.mark.parametrize("size", [(1280, 720), (641, 363)])
-@pytest.mark.parametrize("sampling", [cv2.IMWRITE_JPEG_SAMPLING_FACTOR_444,
-                                      cv2.IMWRITE_JPEG_SAMPLING_FACTOR_422,
-                                      cv2.IMWRITE_JPEG_SAMPLING_FACTOR_420])
-@pytest.mark.parametrize("progressive", [0, 1])
-def test_jpeg_decodes_to_opencvs_pixels_at_every_reduction(
-        size: tuple[int, int], sampling: int, progressive: int) -> None:
-    w, h = size
-    image, _ = place_in_scene(draw_board(ROWS), [(0.3 * w, 0.1 * h), (0.7 * w, 0.12 * h),
-                                                 (0.72 * w, 0.9 * h), (0.28 * w, 0.88 * h)],
-                              size)
-    image = cv2.add(image, np.random.default_rng(5).integers(0, 12, image.shape, np.uint8))
-    data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_SAMPLING_FACTOR, sampling,
-                                        cv2.IMWRITE_JPEG_PROGRESSIVE, progressive])[1].tobytes()
-    for reduce, flag in ((1, cv2.IMREAD_COLOR), (2, cv2.IMREAD_REDUCED_COLOR_2),
-                         (4, cv2.IMREAD_REDUCED_COLOR_4)):
-        quick = _turbo_decoded(data, reduce)
-        assert quick is not None  # the quicker decoder did the work ...
-        opencv = cv2.imdecode(np.frombuffer(data, np.uint8), flag)
-        assert quick.shape == opencv.shape and np.array_equal(quick, opencv)  # ... alike
-        assert np.array_equal(decode_image(data, reduce=reduce), opencv)
-
-
 def test_jpeg_turned_by_its_exif_block_is_turned_and_a_cut_one_is_an_error() -> None:
     image = np.zeros((80, 120, 3), np.uint8)
     image[:20, :40] = 255  # a white corner, top left
@@ -130,7 +107,7 @@ def test_jpeg_turned_by_its_exif_block_is_turned_and_a_cut_one_is_an_error() -> 
             + (0x0112).to_bytes(2, "big") + (3).to_bytes(2, "big") + (1).to_bytes(4, "big")
             + (6).to_bytes(2, "big") + bytes(2) + bytes(4))  # orientation 6: turn right
     exif = b"\xff\xe1" + (2 + 6 + len(tiff)).to_bytes(2, "big") + b"Exif\x00\x00" + tiff
-    turned = decode_image(data[:2] + exif + data[2:], reduce=2)
+    turned = decode_image(data[:2] + exif + data[2:], reduce=2)  # a phone's photo
     assert turned.shape == (60, 40, 3)
     assert turned[:20, -10:].mean() > 200 and turned[:10, :10].mean() < 50  # now top right
     assert decode_image(data, reduce=2).shape == (40, 60, 3)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-import simplejpeg
 
 from vision.errors import ImageTooSmall, ImageUnreadable
 
@@ -29,55 +28,12 @@ def decode_image(data: bytes, *, reduce: int = 1, source: str = "image") -> np.n
     }
     if reduce not in flags:
         raise ValueError(f"reduce must be 1, 2, 4 or 8, not {reduce}")
-    image = _turbo_decoded(data, reduce)
-    if image is None:
-        image = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), flags[reduce])
+    buf = np.frombuffer(data, dtype=np.uint8)
+    image = cv2.imdecode(buf, flags[reduce])
     if image is None:
         raise ImageUnreadable(f"{source}: not an image OpenCV can decode")
     check_image(image, source=source, reduce=reduce)
     return image
-
-
-def _turbo_decoded(data: bytes, reduce: int) -> np.ndarray | None:
-    """A baseline or progressive JPEG decoded by libjpeg-turbo through `simplejpeg`, at
-    1/`reduce` size; None for anything else, or where OpenCV must decide.
-
-    The pixels are OpenCV's to the last bit (the same library, the same DCT and
-    upsampling: `tests/test_vision_stages.py` checks each sampling, size and reduction),
-    but a camera's 1280 x 720 frame at half size takes about two thirds of the time
-    (1.67 against 2.49 ms on this machine): OpenCV spends the rest around the library.
-    A file whose Exif block may turn the picture is left to OpenCV, which turns it as
-    the Exif says; so is a file the library only half reads (OpenCV keeps what it can).
-    """
-    if not data.startswith(b"\xff\xd8") or _has_exif(data):
-        return None
-    try:
-        height, width, _, _ = simplejpeg.decode_jpeg_header(data)
-        size = (-(-int(height) // reduce), -(-int(width) // reduce))
-        image = simplejpeg.decode_jpeg(data, colorspace="BGR", min_height=size[0],
-                                       min_width=size[1])
-    except ValueError:
-        return None
-    if image.shape != (*size, 3) or image.dtype != np.uint8:
-        return None
-    return image
-
-
-def _has_exif(data: bytes) -> bool:
-    """Whether a JPEG's header segments (before its first scan) hold an Exif block."""
-    at = 2
-    while at + 4 <= len(data) and data[at] == 0xFF:
-        marker = data[at + 1]
-        if marker == 0xDA:  # start of scan: no more header segments
-            return False
-        if marker == 0xFF:  # fill byte
-            at += 1
-            continue
-        length = int.from_bytes(data[at + 2:at + 4], "big")
-        if marker == 0xE1 and data[at + 4:at + 10] == b"Exif\x00\x00":
-            return True
-        at += 2 + length
-    return False
 
 
 def read_image(path: str | Path, *, reduce: int = 1) -> np.ndarray:
