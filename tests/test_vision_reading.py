@@ -477,6 +477,51 @@ def test_an_arm_resting_on_the_border_is_not_taken_in_while_the_cells_beside_it_
     assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 0
 
 
+def test_without_a_clear_frame_a_still_difference_is_taken_in_only_where_cells_are_readable(
+) -> None:
+    from vision.pipeline import _BORDER_SETTLE_FRAMES, LIGHT, REACH, UNKNOWN
+
+    reader, m = _border_reader()
+    sampling = reader._plan.sampling
+    gain = np.ones(len(m.ring_bgr))
+    gain[:3] = 1.6  # the border changed since calibration, and stays so
+    apart = np.abs(sampling.cell_xy[:, None] - sampling.ring_xy[None, :3]).max(axis=2).min(axis=1)
+    beside, far = int(np.argmin(apart)), int(np.argmax(apart))
+    assert apart[far] > REACH
+    assert reader._clear_codes is None  # nothing read clear yet
+    reader._last_codes = np.zeros(100, np.int64)
+    reader._last_codes[[beside, far]] = LIGHT, UNKNOWN  # a tile there, a cell far away unread
+    for _ in range(_BORDER_SETTLE_FRAMES):
+        assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 3
+    assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 0  # a lamp's light
+    reader, m = _border_reader()
+    reader._last_codes = np.zeros(100, np.int64)
+    reader._last_codes[beside] = UNKNOWN  # a hand resting over the border hides that cell
+    for _ in range(3 * _BORDER_SETTLE_FRAMES):
+        assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 3
+
+
+def test_a_hand_still_over_the_board_from_the_first_frame_is_never_read_as_the_board(
+) -> None:
+    from vision.pipeline import _BORDER_SETTLE_FRAMES
+    from vision.synth import random_spec
+
+    rng = np.random.default_rng([2, 15])  # a hand scene whose border a reader took in
+    spec = random_spec(rng, "hands")
+    empty = replace(spec, board=tuple("." * spec.size for _ in range(spec.size)), bridges=(),
+                    hands=())
+    reader = BoardReader(make_calibration(render(empty).image, empty=True))
+    clear, hand = render(replace(spec, hands=())), render(spec)
+    for _ in range(_BORDER_SETTLE_FRAMES + 10):  # with the camera's noise, then its JPEG
+        noisy = np.clip(hand.image.astype(np.float32) + rng.normal(0.0, 2.0, hand.image.shape),
+                        0, 255)
+        obs = reader.read(cv2.imencode(".jpg", noisy.astype(np.uint8),
+                                       [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes())
+        assert obs.occluded or (obs.board_rows() == list(clear.board)
+                                and _bridges(obs.bridge_names()) == set(clear.bridges))
+    assert reader._clear_codes is None and reader._steady >= _BORDER_SETTLE_FRAMES
+
+
 def test_a_hand_resting_still_over_the_board_is_never_read_as_the_board() -> None:
     from vision.evaluate import tracker_for
     from vision.pipeline import _BORDER_SETTLE_FRAMES

@@ -983,13 +983,20 @@ class BoardReader:
         the last frame nothing hid (the frame before this one is the one compared: the
         border has been still for seconds). A hand or an arm that rests over the border
         lies over the cells next to where it crosses, and is read as tiles or as hidden
-        there; a lamp turned on changes the border and none of the cells. Without a clear
-        frame yet (a calibration made in another day's light) there is nothing to ask."""
-        if self._clear_codes is None or self._last_codes is None:
+        there; a lamp turned on changes the border and none of the cells.
+
+        Without a clear frame yet (a calibration made in another day's light, or a hand
+        there from the first frame) there is no reading to compare with: then none of
+        those cells may be one the colour votes cannot read (`UNKNOWN`). A hand resting
+        over the border leaves some of them unreadable; a lamp's light leaves them
+        readable."""
+        if self._last_codes is None:
             return True
         sampling = self._plan.sampling
         far = np.abs(sampling.cell_xy[:, None] - sampling.ring_xy[changed][None]).max(axis=2)
         near = (far <= REACH).any(axis=1)
+        if self._clear_codes is None:
+            return not bool((self._last_codes[near] == UNKNOWN).any())
         return bool(np.array_equal(self._last_codes[near], self._clear_codes[near]))
 
     def _relocate(self, image: np.ndarray) -> None:
@@ -1031,8 +1038,9 @@ def _view_of(calibration: Calibration, side: int) -> BareView | None:
 _BORDER_SETTLE_FRAMES = 90  # frames (3 s at 30 fps) of one unchanging border difference
 REACH = 2.5
 """Board units (the larger of across and along) from a changed border sample within which
-the cells must read as on the last clear frame before a lasting difference of the border
-is taken for the room's light (see `BoardReader._unchanged_near`)."""
+the cells must read as on the last clear frame (without one: must all be readable) before
+a lasting difference of the border is taken for the room's light (see
+`BoardReader._unchanged_near`)."""
 STILL_SHARE = 0.05
 """A border sample has not moved while it stays within this share of its brightness of
 where it was (a third of `ring_outlier_error`, the change that makes it odd; frames of
