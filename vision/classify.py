@@ -74,7 +74,10 @@ def learn_colours(
     a cluster with a group larger than `tile_max_group` is not tiles (the board in other
     light, a sleeve). Tile clusters take the name of the nearest hint colour; without one,
     of two the lighter is light, and a single one is light when lighter than the board.
-    Colours this image does not show are kept from the hint.
+    Colours this image does not show are kept from the hint. The hint's board colour is
+    compared as lighter or darker by as much as the border (`ring`) is than the hint's:
+    when the whole frame is darker than the calibration photo, the light tiles can lie
+    nearer to the board's old colour than the board itself.
 
     Given the bare board as seen before (`background`, (100, 9, 3) Lab, NaN where not known:
     tracking), cells that look like it in a shadow (`bare_in_shadow`) are left out, and when
@@ -107,7 +110,10 @@ def learn_colours(
         lab = lab[rest]
     empty = centres[board]
     if hint is not None:
-        gaps = [float(colour_distance(np.array([c]), hint.empty)[0]) for c in centres]
+        # The hint's board as it would look in this frame's exposure: as much lighter or
+        # darker as the border is (a camera's exposure can change with what else it sees).
+        was = (hint.empty[0] + ring[0] - hint.ring[0], hint.empty[1], hint.empty[2])
+        gaps = [float(colour_distance(np.array([c]), was)[0]) for c in centres]
         if min(gaps) <= settings.match_distance:
             board = int(np.argmin(gaps))
             empty = centres[board]
