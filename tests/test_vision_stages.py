@@ -313,6 +313,36 @@ def test_white_tiles_on_a_pale_board_are_not_taken_for_the_board() -> None:
     assert near(lit.empty, (80.0, -7.0, -8.0)) and near(lit.light, (94.0, -4.5, -1.0))
 
 
+def test_a_frame_darker_than_the_calibration_photo_keeps_its_light_tiles() -> None:
+    """The camera's exposure fell since calibration (a hand near the lens): board, tiles and
+    border are all darker, and the light tiles now lie nearer the board's old colour than
+    the board does. Compared in this frame's exposure, the board is still the board."""
+    from calibration.format import ColourModel
+    from vision.classify import colour_distance, learn_colours
+
+    rng = np.random.default_rng(8)
+    board, light, dark = (46.0, -4.3, -5.5), (60.0, -1.5, 8.8), (12.0, 1.6, -5.0)
+    now = np.tile(np.array(board), (100, 9, 1)) + rng.normal(0, 0.5, (100, 9, 3))
+    lights = [i for i in range(100) if (i // 10) % 3 == 0 and i % 10 in (1, 2, 6, 7)]
+    darks = [i for i in range(100) if (i // 10) % 3 == 1 and i % 10 in (4, 8)]
+    now[lights] = np.array(light) + rng.normal(0, 0.5, (len(lights), 9, 3))
+    now[darks] = np.array(dark) + rng.normal(0, 0.5, (len(darks), 9, 3))
+    hint = ColourModel(empty=(68.6, -6.7, -7.0), ring=(59.4, -0.5, 5.5), light=None,
+                       dark=None)  # the empty board's photo, brighter
+    settings = default_thresholds()
+
+    def near(colour: tuple[float, float, float] | None, want: tuple[float, float, float]
+             ) -> bool:
+        return colour is not None and float(colour_distance(np.array([colour]), want)[0]) < 3.0
+
+    assert (float(colour_distance(np.array([light]), hint.empty)[0])
+            < float(colour_distance(np.array([board]), hint.empty)[0]))
+    model = learn_colours(settings, now, (40.6, -0.4, 3.7), hint)  # the border: 19 darker
+    assert near(model.empty, board) and near(model.light, light) and near(model.dark, dark)
+    same = learn_colours(settings, now, hint.ring, hint)  # the border as bright as before
+    assert near(same.empty, light) and same.light is None  # the light tiles taken for board
+
+
 def test_a_black_tile_on_a_grey_board_is_not_taken_for_its_shadow() -> None:
     from vision.classify import bare_in_shadow
 
