@@ -42,14 +42,20 @@ def colour_distance(lab: np.ndarray, centre: Lab | np.ndarray) -> np.ndarray:
 
 def median_along(values: np.ndarray, axis: int) -> np.ndarray:
     """`np.median(values, axis=axis)` for values without NaN: the same numbers. Along an
-    odd count it is the middle value of a partial sort, as numpy's own; taken directly,
-    without np.median's checks and its mean of one value, it costs a third less, which
-    shows at the twenty-odd medians of nine sample boxes a frame takes."""
+    odd count it is the middle value of a partial sort, as numpy's own; along an even
+    count the mean of the two middle values, summed and halved as numpy's mean of two
+    does. Taken directly, without np.median's checks and its mean, it costs a third less,
+    which shows at the twenty-odd medians of a few sample boxes a frame takes."""
     count = values.shape[axis]
-    if count % 2 == 0:
-        even: np.ndarray = np.median(values, axis=axis)
-        return even
+    if count == 0:
+        empty: np.ndarray = np.median(values, axis=axis)
+        return empty
     middle = count // 2
+    if count % 2 == 0:
+        part = np.partition(values, (middle - 1, middle), axis=axis)
+        even: np.ndarray = (np.take(part, middle - 1, axis=axis)
+                            + np.take(part, middle, axis=axis)) / 2
+        return even
     result: np.ndarray = np.take(np.partition(values, middle, axis=axis), middle, axis=axis)
     return result
 

@@ -95,6 +95,12 @@ def deck_frames(settings: Thresholds, plan: SamplingPlan, pairs: np.ndarray) -> 
     return result
 
 
+_ALONG = np.linspace(0.0, 1.0 + 2 * BEFORE, LONG)
+"""Where a deck patch's samples lie along the bridge, in lengths of the bridge ..."""
+_ACROSS = np.linspace(ACROSS, -ACROSS, WIDE)
+"""... and across it, in cells, from its left."""
+
+
 def deck_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,
                  light_coef: np.ndarray, model: ColourModel, pairs: np.ndarray,
                  frames: np.ndarray | None = None) -> np.ndarray:
@@ -113,11 +119,9 @@ def deck_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,
     origin = frames[:, 0]
     step_long = frames[:, 1] - origin
     step_across = frames[:, 2] - origin
-    s = np.linspace(0.0, 1.0 + 2 * BEFORE, LONG)  # in lengths of the bridge
-    t = np.linspace(ACROSS, -ACROSS, WIDE)  # in cells, from the left
     # x and y apart: numpy is slow over a last axis of 2 (or 3, below) items.
-    maps = [(origin[:, None, None, i] + s[None, None, :] * step_long[:, None, None, i]
-             + t[None, :, None] * step_across[:, None, None, i]
+    maps = [(origin[:, None, None, i] + _ALONG[None, None, :] * step_long[:, None, None, i]
+             + _ACROSS[None, :, None] * step_across[:, None, None, i]
              ).reshape(k * WIDE, LONG).astype(np.float32) for i in (0, 1)]
     sampled = cv2.remap(topdown, maps[0], maps[1], cv2.INTER_LINEAR,
                         borderMode=cv2.BORDER_REPLICATE)

@@ -15,6 +15,7 @@ import cv2
 import numpy as np
 
 from calibration.format import Thresholds
+from vision.classify import median_along
 from vision.geometry import SIZE, BoardGeometry, topdown_matrix, topdown_size
 
 
@@ -253,10 +254,11 @@ def light_field(
     then modelled as a quadratic in x and y over the board (a lamp's falloff), fitted to
     the other samples.
     """
-    keep = ~_odd_ones_out(ring_bgr, ring_xy, outlier_error)
+    layout = _ring_layout(ring_xy)
+    keep = ~_odd_ones_out(ring_bgr, layout, outlier_error)
     if keep.sum() < 12:
         keep = np.ones(len(ring_xy), bool)
-    design = design_at(ring_xy)
+    design = layout.design
     coef, *_ = np.linalg.lstsq(design[keep], ring_bgr[keep], rcond=None)
     result: np.ndarray = coef
     return result, keep
@@ -277,7 +279,7 @@ def light_field_against(
     """
     ratio = np.maximum(ring_bgr, 1.0) / np.maximum(reference, 1.0)
     keep = ~changed
-    plane = design_at(ring_xy)[:, :3]
+    plane = _ring_layout(ring_xy).design[:, :3]
     if keep.sum() >= 12:
         gain, *_ = np.linalg.lstsq(plane[keep], ratio[keep], rcond=None)
     else:
@@ -291,18 +293,47 @@ MIN_ODD_LEVELS = 15.0
 """Grey levels: a border sample differing by less is noise or a soft shadow, not an arm."""
 
 
-def _odd_ones_out(ring_bgr: np.ndarray, ring_xy: np.ndarray, limit: float) -> np.ndarray:
-    n = len(ring_xy)
-    order = np.argsort(np.arctan2(ring_xy[:, 1] - SIZE / 2, ring_xy[:, 0] - SIZE / 2))
-    ordered = ring_bgr[order]
-    span = min(4, (n - 1) // 2)
-    steps = np.array([k for k in range(-span, span + 1) if k != 0])
-    near = (np.arange(n)[:, None] + steps[None, :]) % n
-    ref = np.median(ordered[near], axis=1)
+@dataclass(frozen=True)
+class _RingLayout:
+    """What `light_field` needs of the ring's points alone, worked out once per board
+    position (the reader's ring stays put from frame to frame)."""
+
+    order: np.ndarray
+    """The samples in their order around the ring."""
+    near: np.ndarray
+    """(n, 8) per place in that order, the places of its neighbours, four each way."""
+    design: np.ndarray
+    """The samples' `design_at`."""
+
+
+_RING_LAYOUTS: dict[bytes, _RingLayout] = {}
+
+
+def _ring_layout(ring_xy: np.ndarray) -> _RingLayout:
+    key = np.ascontiguousarray(ring_xy, np.float64).tobytes()
+    layout = _RING_LAYOUTS.get(key)
+    if layout is None:
+        n = len(ring_xy)
+        order = np.argsort(np.arctan2(ring_xy[:, 1] - SIZE / 2, ring_xy[:, 0] - SIZE / 2))
+        span = min(4, (n - 1) // 2)
+        steps = np.array([k for k in range(-span, span + 1) if k != 0], np.int64)
+        near = (np.arange(n)[:, None] + steps[None, :]) % n
+        layout = _RingLayout(order, near, design_at(ring_xy))
+        for table in (order, near, layout.design):
+            table.setflags(write=False)
+        if len(_RING_LAYOUTS) >= 16:  # a few board positions at a time at most
+            _RING_LAYOUTS.clear()
+        _RING_LAYOUTS[key] = layout
+    return layout
+
+
+def _odd_ones_out(ring_bgr: np.ndarray, layout: _RingLayout, limit: float) -> np.ndarray:
+    ordered = ring_bgr[layout.order]
+    ref = median_along(ordered[layout.near], 1)
     diff = np.abs(ordered - ref).max(axis=1)
     flags = (diff > limit * np.maximum(ref.mean(axis=1), 1.0)) & (diff > MIN_ODD_LEVELS)
-    odd = np.zeros(n, bool)
-    odd[order] = flags
+    odd = np.zeros(len(ordered), bool)
+    odd[layout.order] = flags
     return odd
 
 

@@ -307,16 +307,9 @@ def observe(
             for f, r in (a, b, *cells_under(a, b)):
                 if (f, r) not in held:
                     codes[r * SIZE + f] = reading.codes[r * SIZE + f]
-    cells = tuple(
-        tuple(
-            CellState.EMPTY if codes[r * SIZE + f] == UNKNOWN else _STATES[int(codes[r * SIZE + f])]
-            for f in range(SIZE)
-        )
-        for r in range(SIZE)
-    )
-    conf = tuple(
-        tuple(float(reading.confidence[r * SIZE + f]) for f in range(SIZE)) for r in range(SIZE)
-    )
+    states = [_STATES.get(code, CellState.EMPTY) for code in codes.tolist()]
+    cells = tuple(tuple(states[r * SIZE:(r + 1) * SIZE]) for r in range(SIZE))
+    conf = tuple(tuple(row) for row in reading.confidence.reshape(SIZE, SIZE).tolist())
     corners = tuple((float(x), float(y)) for x, y in plan.corners)
     obs = Observation(cells, tuple(sorted(kept)), conf, occluded_cells, occluded, corners)
     return obs, reading, model
