@@ -196,8 +196,14 @@ def warp_topdown(plan: SamplingPlan, image: np.ndarray) -> np.ndarray:
 
 
 def integral(topdown: np.ndarray) -> np.ndarray:
-    """The integral image of a BGR top-down view (float64, one extra row and column)."""
-    result: np.ndarray = cv2.integral(topdown, sdepth=cv2.CV_64F)
+    """The integral image of a BGR top-down view (float64, one extra row and column).
+
+    Summed in 32-bit integers and then converted: the sums of 8-bit pixels are whole
+    numbers either way (exact in float64 up to 2^53), and OpenCV's integer path is faster."""
+    if topdown.dtype != np.uint8:
+        wide: np.ndarray = cv2.integral(topdown, sdepth=cv2.CV_64F)
+        return wide
+    result: np.ndarray = cv2.integral(topdown, sdepth=cv2.CV_32S).astype(np.float64)
     return result
 
 
@@ -382,8 +388,15 @@ def texture(
     grey level's and its gradients' integral images (for the edges along a bridge's deck,
     see `bridges.measure_deck_edges`).
     """
-    grey = cv2.cvtColor(topdown, cv2.COLOR_BGR2GRAY).astype(np.float32)
-    total, squares = cv2.integral2(grey, sdepth=cv2.CV_64F)
+    grey8 = cv2.cvtColor(topdown, cv2.COLOR_BGR2GRAY)
+    grey = grey8.astype(np.float32)
+    # Every sum here is of whole numbers small enough to be exact in any order (8-bit
+    # levels and their squares; the Sobel gradients of such levels, whose sums telescope
+    # and stay below 2^24), so OpenCV's quick paths give the same numbers as slow ones:
+    # 8-bit input summed in integers, and one channel at a time (a two-channel float
+    # integral takes several times as long as two one-channel ones).
+    total32, squares = cv2.integral2(grey8, sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
+    total = total32.astype(np.float64)
     mean = box_means(total, plan.cell_boxes)
     var = np.maximum(box_means(squares, plan.cell_boxes) - mean ** 2, 0.0)
     spread = (np.sqrt(var) / np.maximum(mean, 8.0)).reshape(SIZE * SIZE, 9)
@@ -392,5 +405,6 @@ def texture(
     mag = cv2.integral(cv2.magnitude(gx, gy), sdepth=cv2.CV_64F)
     level = np.maximum(mean.reshape(SIZE * SIZE, 9).mean(axis=1, keepdims=True), 8.0)
     edges = box_means(mag, plan.edge_boxes).reshape(SIZE * SIZE, 5) / level
-    gradients = cv2.integral(cv2.merge([gx, gy]), sdepth=cv2.CV_32F)
+    gradients = cv2.merge([cv2.integral(gx, sdepth=cv2.CV_32F),
+                           cv2.integral(gy, sdepth=cv2.CV_32F)])
     return spread, edges, Slopes(total, gradients)
