@@ -1059,7 +1059,7 @@ def border_unmoved(seen: np.ndarray, before: np.ndarray) -> bool:
 def _off_exposure(seen: np.ndarray, before: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(n, 3) border samples `before`, as the camera's exposure now shows them (the median
     change of every channel), and (n,) how far `seen` is from them (the largest channel)."""
-    gain = np.median(np.maximum(seen, 1.0) / np.maximum(before, 1.0), axis=0)
+    gain = median_along(np.maximum(seen, 1.0) / np.maximum(before, 1.0), 0)
     expected = before * gain
     return expected, np.abs(seen - expected).max(axis=1)
 
