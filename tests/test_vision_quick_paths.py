@@ -1,0 +1,115 @@
+"""The reader's quick paths give the numbers of the plain ones they stand in for."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from calibration.format import default_thresholds
+from tests.vision_drawing import draw_board, place_in_scene
+from vision.classify import median_along
+from vision.features import (
+    box_means,
+    design_at,
+    integral,
+    light_field,
+    texture,
+    warp_topdown,
+)
+from vision.patches import _BIAS_ROWS, Conv
+from vision.pipeline import make_plan
+
+BOARD = ["L.D.......", "L.D.......", "..........", "....LL..DD", "D.........",
+         "D......L..", "D......L..", "..........", "L........D", ".........."]
+QUAD = [(300, 60), (980, 80), (1010, 700), (270, 690)]
+
+
+def _scene() -> tuple[np.ndarray, np.ndarray]:
+    """A drawn board with camera noise, and its grid corners in a1, j1, j10, a10 order."""
+    image, grid = place_in_scene(draw_board(BOARD), QUAD)
+    noise = np.random.default_rng(5).normal(0, 6, image.shape)
+    tl, tr, br, bl = grid.astype(np.float64)
+    return np.clip(image + noise, 0, 255).astype(np.uint8), np.array([bl, br, tr, tl])
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(0, 6), count=st.integers(1, 12), axis=st.integers(0, 1),
+       wide=st.booleans(), seed=st.integers(0, 2**16))
+def test_median_along_is_numpy_s_median(rows: int, count: int, axis: int, wide: bool,
+                                        seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    shape = (count, rows + 1, 3) if axis == 0 else (rows + 1, count, 3)
+    values = rng.normal(50, 30, shape).astype(np.float64 if wide else np.float32)
+    values[..., 0] = np.round(values[..., 0])  # ties, as whole grey levels have
+    got, want = median_along(values, axis), np.median(values, axis=axis)
+    assert got.dtype == want.dtype
+    assert np.array_equal(got, want)
+
+
+def test_the_top_down_view_s_sums_are_those_of_the_plain_float_paths() -> None:
+    image, corners = _scene()
+    plan = make_plan(default_thresholds(), corners, (image.shape[1], image.shape[0]))
+    sampling = plan.sampling
+    assert sampling.fixed_maps is not None
+    topdown = warp_topdown(sampling, image)
+    assert np.array_equal(topdown, cv2.remap(image, sampling.map_x, sampling.map_y,
+                                             cv2.INTER_LINEAR))
+    assert np.array_equal(integral(topdown), cv2.integral(topdown, sdepth=cv2.CV_64F))
+
+    spread, edges, slopes = texture(topdown, sampling)
+    grey = cv2.cvtColor(topdown, cv2.COLOR_BGR2GRAY)
+    total, squares = cv2.integral2(grey.astype(np.float32), sdepth=cv2.CV_64F)
+    assert slopes.grey.dtype == np.float64
+    assert np.array_equal(slopes.grey, total)
+    assert slopes.image is not None and np.array_equal(slopes.image, grey)
+    gx = cv2.Sobel(grey.astype(np.float32), cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(grey.astype(np.float32), cv2.CV_32F, 0, 1, ksize=3)
+    assert np.array_equal(slopes.gradients,
+                          cv2.integral(cv2.merge([gx, gy]), sdepth=cv2.CV_32F))
+    mean = box_means(total, sampling.cell_boxes)
+    variance = np.maximum(box_means(squares, sampling.cell_boxes) - mean ** 2, 0.0)
+    assert np.array_equal(spread, (np.sqrt(variance) / np.maximum(mean, 8.0)).reshape(100, 9))
+    assert edges.shape == (100, 5) and np.isfinite(edges).all()
+
+
+def test_the_light_field_is_the_same_for_a_ring_seen_again_or_another_ring() -> None:
+    k = np.arange(10) + 0.5
+    ring = np.concatenate([np.column_stack(p) for p in
+                           ((k, np.full(10, -0.2)), (k, np.full(10, 10.2)),
+                            (np.full(10, -0.2), k), (np.full(10, 10.2), k))])
+    truth = np.array([[120.0, 130.0, 140.0], [-30.0, -25.0, -20.0], [10.0, 12.0, 8.0],
+                      [5.0, 0.0, 0.0], [0.0, 3.0, 0.0], [0.0, 0.0, -4.0]])
+    seen = design_at(ring) @ truth
+    seen[7] += 80.0  # an arm over one sample
+    first, keep = light_field(seen, ring)
+    again, keep_again = light_field(seen.copy(), ring.copy())
+    assert np.array_equal(first, again) and np.array_equal(keep, keep_again)
+    assert not keep[7] and keep.sum() == len(ring) - 1
+    assert np.allclose(first, truth)
+    # Another ring (fewer samples, in another order) is worked out anew, not taken from
+    # the first one's.
+    other = ring[::-1][:30]
+    fitted, kept = light_field(design_at(other) @ truth, other)
+    assert kept.all() and np.allclose(fitted, truth)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_a_convolution_over_more_pixels_than_its_bias_is_laid_out_for(stride: int) -> None:
+    rng = np.random.default_rng(stride)
+    x = rng.normal(size=(3, 40, 40, 4)).astype(np.float32)
+    weight = rng.normal(size=(8, 4, 3, 3)).astype(np.float32)
+    bias = rng.normal(size=8).astype(np.float32)
+    got = Conv(weight, bias, stride)(x)
+    pixels = got.shape[0] * got.shape[1] * got.shape[2]
+    assert stride == 2 or pixels > _BIAS_ROWS
+    padded = np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    want = np.zeros(got.shape)
+    for dy in range(3):
+        for dx in range(3):
+            window = padded[:, dy:dy + 40:stride, dx:dx + 40:stride]
+            want += np.einsum("nhwc,oc->nhwo", window, weight[:, :, dy, dx])
+    want = np.maximum(want + bias, 0.0)
+    assert np.allclose(got, want, atol=1e-4)
