@@ -235,12 +235,6 @@ def cell_colours(ii: np.ndarray, plan: SamplingPlan) -> np.ndarray:
     return result
 
 
-def rim_colours(ii: np.ndarray, plan: SamplingPlan) -> np.ndarray:
-    """Per cell, the mean colours of its 8 rim boxes, (100, 8, 3) BGR."""
-    result: np.ndarray = box_means(ii, plan.outer_boxes).reshape(SIZE * SIZE, 8, 3)
-    return result
-
-
 def design_at(xy: np.ndarray) -> np.ndarray:
     """Quadratic terms in board coordinates scaled to about -0.5..0.5, (n, 2) -> (n, 6):
     what `field_of` needs of board points (worth keeping for points that stay put)."""
