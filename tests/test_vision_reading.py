@@ -107,6 +107,39 @@ def test_a_bridge_dropped_for_a_hidden_end_leaves_its_cells_to_their_own_reading
         assert obs.board_rows()[9 - r][f] == "."
 
 
+@pytest.mark.parametrize("cell", ["a5", "j10", "e5"])
+def test_a_cell_taken_for_hidden_at_the_edge_flags_the_frame(
+    monkeypatch: pytest.MonkeyPatch, cell: str,
+) -> None:
+    """A hand comes in over the board's edge: one cell there taken for hidden flags the
+    frame, even when the border beside it has not changed (a hand over a border of its own
+    colour). The cell keeps the stray cell's reading, and nothing else changes. One such
+    cell inside the board is a stray cell on a board nothing hides, as before."""
+    from vision import pipeline
+
+    frame = render(_spec(elevation_deg=90.0))
+    plain = read_board(frame.image)
+    assert not plain.occluded
+    f, r = parse_cell(cell)
+    looked = pipeline.looked_cells
+
+    def hiding(*args: object, **kwargs: object) -> tuple[object, ...]:
+        probs, *rest = looked(*args, **kwargs)  # type: ignore[arg-type]
+        probs = probs.copy()
+        probs[r * 10 + f] = (0.3, 0.0, 0.0, 0.7)  # hidden, else most likely bare board
+        return (probs, *rest)
+
+    monkeypatch.setattr(pipeline, "looked_cells", hiding)
+    obs = read_board(frame.image)
+    at_edge = cell != "e5"
+    assert obs.occluded is at_edge
+    assert obs.occluded_cells == (frozenset({(f, r)}) if at_edge else frozenset())
+    assert obs.board_rows() == plain.board_rows() == list(frame.board)
+    assert obs.bridges == plain.bridges
+    monkeypatch.setattr(pipeline, "EDGE_HIDDEN", False)
+    assert not read_board(frame.image).occluded
+
+
 def test_tracker_reads_jpeg_frames_after_calibrating_on_the_empty_board() -> None:
     spec = _spec(elevation_deg=70.0, azimuth_deg=-15.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
