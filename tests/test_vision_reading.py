@@ -580,6 +580,32 @@ def test_a_hand_resting_still_over_the_board_is_never_read_as_the_board() -> Non
     assert reader._steady >= _BORDER_SETTLE_FRAMES
 
 
+def test_a_dark_hand_over_a_border_of_its_colour_is_not_taken_for_a_tiles_shadow() -> None:
+    """A brown hand holding a bridge over a brown wooden frame: beside it the border is
+    darker and tinted, as a tile's shadow in window light is, and its fingers are read as
+    dark tiles. One of them is unlike every tile, so the change beside it is not excused as
+    that tile's shadow, and the frame is flagged (it read as a board with two dark tiles
+    too many, unflagged, before)."""
+    from vision.evaluate import tracker_for
+    from vision.synth import random_spec
+
+    rng = np.random.default_rng([9999, 183])
+    spec = random_spec(rng, "hands")
+    hand = render(spec)
+    reader = tracker_for(spec, hand)
+    assert reader is not None
+    assert hand.encoded is not None
+    obs = reader.read(hand.encoded)
+    assert obs.occluded
+    assert obs.board_rows() != list(hand.board)  # what it flags is a wrong board
+    clear = render(replace(spec, hands=()))
+    assert clear.encoded is not None
+    fresh = tracker_for(spec, clear)
+    assert fresh is not None
+    seen = fresh.read(clear.encoded)
+    assert not seen.occluded and seen.board_rows() == list(clear.board)
+
+
 def test_tile_colours_are_refit_from_the_cells_the_network_is_sure_of() -> None:
     from calibration.format import ColourModel, default_thresholds
     from vision.pipeline import _refined

@@ -664,8 +664,10 @@ def _ring_hit(
         # A tile's shadow in window light is lit by the sky: darker than the border, but
         # tinted, so not a shadow to `border_changes`. Beside a tile or a bridge, with the
         # border's outer half unchanged, it counts as one: an arm reaches in from outside
-        # the board and changes the outer half too.
-        tinted = odd & m.ring_outliers & near[index] & ~m.ring_outer_odd
+        # the board and changes the outer half too. Not beside a tile unlike every tile:
+        # that "tile" may be the hand itself (a brown hand over a brown frame is darker
+        # than the border, and tinted).
+        tinted = odd & m.ring_outliers & near[index] & ~m.ring_outer_odd & ~unlike
         if tinted.any():
             seen = to_lab(m.ring_bgr[tinted] / field_at(m.light_coef, xy[tinted]))
             tinted[tinted] = seen[:, 0] < float(m.ring_lab[0]) - _TINTED_DARKER
