@@ -701,8 +701,8 @@ UNLIKE_TILE = 30.0
 """Lab units (`colour_distance`) from its colour's learned tile colour beyond which a cell
 read as a tile may be something else: skin, a sleeve. Such a tile beside a changed border
 sample is not excused as leaning over it nor as casting a tinted shadow on it, and a change
-of the outer half alone beside it counts (see `_ring_hit`). On the tuning seeds 2-5, 23 -> 25 clean frames flagged at 30
-(27 at 24, 28 at 20)."""
+of the outer half alone beside it counts (see `_ring_hit`). On the tuning seeds 2-5,
+23 -> 25 clean frames flagged at 30 (27 at 24, 28 at 20)."""
 
 
 def _unlike_tiles(m: Measurement, model: ColourModel, beside: np.ndarray,
