@@ -310,6 +310,35 @@ def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
                           probs)
 
 
+def test_a_sure_tile_that_has_not_changed_its_cell_gets_a_second_look(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from vision import pipeline
+    from vision.pipeline import UNCHANGED_TILE
+
+    reader, plan, m, model = _scene()
+    probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))  # sure: bare board
+    probs[60:] = [0.00003, 0.9999, 0.00004, 0.00003]  # sure: light tiles
+    change = np.full(100, 2.0)
+    change[60:] = 25.0  # a tile put down changes its cell ...
+    change[[65, 80]] = UNCHANGED_TILE - 1  # ... but these look as the bare board did
+    change[90] = np.nan  # the board was never seen there
+    change[91] = UNCHANGED_TILE + 1
+    looked: list[list[int]] = []
+    patches = pipeline.cell_patches
+
+    def recorded(*args: object) -> object:
+        looked.append([int(i) for i in args[-1]])  # type: ignore[attr-defined]
+        return patches(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "cell_patches", recorded)
+    pipeline._second_look(reader.settings, plan, m, model, probs, change)  # type: ignore[arg-type, attr-defined]
+    assert looked == [[65, 80]]
+    looked.clear()
+    pipeline._second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    assert looked == []  # nothing known of the bare board: no look
+
+
 def test_a_sure_bare_cell_unlike_the_bare_board_seen_there_gets_a_second_look_too() -> None:
     from vision import pipeline
     from vision.pipeline import CHANGED_BARE
@@ -319,6 +348,7 @@ def test_a_sure_bare_cell_unlike_the_bare_board_seen_there_gets_a_second_look_to
     probs[60:] = [0.00003, 0.9999, 0.00004, 0.00003]  # sure: light tiles
     probs[[10, 12]] = probs[60]  # a2 and c2: light tiles a bridge could join over b2
     change = np.full(100, 2.0)
+    change[probs[:, 1] > 0.5] = CHANGED_BARE + 5  # a tile put down changes its cell
     change[[4, 71]] = CHANGED_BARE + 10  # bare or a tile, unlike the board seen there
     change[11] = CHANGED_BARE + 10  # b2: a deck over it would change it too
     change[9] = CHANGED_BARE - 1
