@@ -650,6 +650,23 @@ def test_a_cell_read_as_a_tile_but_unchanged_since_calibration_is_looked_at_agai
     assert obs.board_rows() == list(frame.board) and not obs.occluded
 
 
+def test_a_window_frame_whose_border_is_seen_bare_on_one_side_only_reads_right() -> None:
+    """Window light with shadows over three sides of the border: the light field fitted
+    from the one bare side (and a sample round its corner) ran below zero over most of the
+    board, and the far four ranks read as dark tiles, 29 cells wrong and 6 bridges lost
+    (the frame flagged). The border's change is now kept within what the bare side
+    shows, and the board reads right."""
+    from vision.evaluate import tracker_for
+
+    spec = _scene(15, "window-daylight", 237)
+    frame = render(spec)
+    reader = tracker_for(spec, frame)
+    assert reader is not None and frame.encoded is not None
+    obs = reader.read(frame.encoded)
+    assert obs.board_rows() == list(frame.board)
+    assert _bridges(obs.bridge_names()) == set(frame.bridges)
+
+
 def test_cells_a_hand_surely_hides_are_not_read_as_tiles() -> None:
     """Fingers over b1-c2 (no border change beside them): the cell network is sure the
     cells are hidden (0.99), so the frame is flagged and they are left empty, not read as

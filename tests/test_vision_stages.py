@@ -224,6 +224,36 @@ def test_light_field_against_the_bare_border_ignores_a_shadow_along_one_side() -
     assert err_against < 0.02
 
 
+def test_light_field_against_the_bare_border_seen_along_one_side_only_stays_in_bounds() -> None:
+    # A window's shadows over three sides of the border: the samples seen bare lie along
+    # the fourth and one just round its corner, which is all that fixes the slope across
+    # the board. The border's change where it is seen bare (1.0, and 0.7 round the
+    # corner) bounds it elsewhere, so the field stays a light field; fitted as a free
+    # plane it ran below zero over most of the board (a window frame read with 29 cells
+    # wrong, its far ranks all dark tiles).
+    from vision.features import design_at, field_at, light_field_against
+
+    k = np.arange(10) + 0.5
+    edge = np.full(10, -0.2)
+    far = np.full(10, 10.2)
+    xy = np.concatenate([np.column_stack(p) for p in
+                         ((k, edge), (k, far), (edge, k), (far, k))])
+    truth = np.array([[120.0, 130.0, 140.0], [-30.0, -25.0, -20.0], [10.0, 12.0, 8.0],
+                      [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    bare = design_at(xy) @ truth
+    now = bare.copy()
+    seen = xy[:, 1] < 0  # the near side ...
+    seen[20] = True  # ... and the left side's first sample, in a soft shadow
+    now[~seen] *= np.linspace(0.2, 0.6, int((~seen).sum()))[:, None]
+    now[20] *= 0.7
+    cells = np.array([(f + 0.5, r + 0.5) for r in range(10) for f in range(10)])
+    field = field_at(light_field_against(now, bare, xy, ~seen), cells)
+    # the light is the bare border's (only shadows fell), but one bare side cannot show
+    # that: the field is only kept near it (0.53 off with the free plane, 0.23 now)
+    assert np.abs(field - field_at(truth, cells)).max() < 0.3
+    assert field.min() > 0.75 and field.max() < 1.3
+
+
 def _shadowed_board_scene() -> tuple[np.ndarray, np.ndarray, list[int], list[int], list[int]]:
     """Lab sample boxes of a blue board with cream and black tiles, most of its bare cells
     in a window's deep shadow, and the bare board as calibration saw it."""

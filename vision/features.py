@@ -279,8 +279,8 @@ def light_field_against(
     border; fitted as light, it would make that side of the board look brighter than it
     is. So the border's change since `reference` (its bare look, from the calibration) is
     modelled as a plane per channel over the unchanged samples, and a changed sample
-    (`changed`: a shadow, a hand) counts as its reference times that change. The field
-    is then fitted as `light_field` does.
+    (`changed`: a shadow, a hand) counts as its reference times that change, kept within
+    the change the unchanged samples show. The field is then fitted as `light_field` does.
     """
     ratio = np.maximum(ring_bgr, 1.0) / np.maximum(reference, 1.0)
     keep = ~changed
@@ -290,7 +290,12 @@ def light_field_against(
     else:
         gain = np.zeros((3, 3))
         gain[0] = np.median(ratio, axis=0)
-    filled = np.where(keep[:, None], ring_bgr, reference * (plane @ gain))
+    # Where the border is seen changed, its light has changed no more and no less than
+    # where it is seen bare: samples seen bare along one side only fit a plane that
+    # runs wild across the board.
+    seen = ratio[keep] if keep.any() else ratio
+    change = np.clip(plane @ gain, seen.min(axis=0), seen.max(axis=0))
+    filled = np.where(keep[:, None], ring_bgr, reference * change)
     return light_field(filled, ring_xy, outlier_error)[0]
 
 
