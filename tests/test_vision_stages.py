@@ -198,10 +198,10 @@ def test_bridges_never_overlap_one_another() -> None:
     assert len(found) == 2
 
 
-def test_light_field_against_the_bare_border_ignores_a_shadow_along_one_side() -> None:
-    # A lamp's smooth falloff across the board, seen on the border ring; then tiles'
-    # shadows under a low window darken most of the left side of the border.
-    from vision.features import design_at, field_at, light_field, light_field_against
+def _lamp_ring() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The border ring's sample points (40, just outside the grid), a lamp's smooth
+    falloff as light-field coefficients, the bare border it lights, and the cells' centres."""
+    from vision.features import design_at
 
     k = np.arange(10) + 0.5
     edge = np.full(10, -0.2)
@@ -210,11 +210,19 @@ def test_light_field_against_the_bare_border_ignores_a_shadow_along_one_side() -
                          ((k, edge), (k, far), (edge, k), (far, k))])
     truth = np.array([[120.0, 130.0, 140.0], [-30.0, -25.0, -20.0], [10.0, 12.0, 8.0],
                       [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
-    bare = design_at(xy) @ truth
+    cells = np.array([(f + 0.5, r + 0.5) for r in range(10) for f in range(10)])
+    return xy, truth, design_at(xy) @ truth, cells
+
+
+def test_light_field_against_the_bare_border_ignores_a_shadow_along_one_side() -> None:
+    # A lamp's smooth falloff across the board, seen on the border ring; then tiles'
+    # shadows under a low window darken most of the left side of the border.
+    from vision.features import field_at, light_field, light_field_against
+
+    xy, truth, bare, cells = _lamp_ring()
     now = bare * 1.1  # the exposure changed a little since calibration
     shadow = (xy[:, 0] < 0) & (xy[:, 1] > 1)
     now[shadow] *= 0.45
-    cells = np.array([(f + 0.5, r + 0.5) for r in range(10) for f in range(10)])
     want = field_at(truth, cells)
     fitted, _ = light_field(now, xy)
     against = light_field_against(now, bare, xy, shadow)
@@ -231,22 +239,14 @@ def test_light_field_against_the_bare_border_seen_along_one_side_only_stays_in_b
     # corner) bounds it elsewhere, so the field stays a light field; fitted as a free
     # plane it ran below zero over most of the board (a window frame read with 29 cells
     # wrong, its far ranks all dark tiles).
-    from vision.features import design_at, field_at, light_field_against
+    from vision.features import field_at, light_field_against
 
-    k = np.arange(10) + 0.5
-    edge = np.full(10, -0.2)
-    far = np.full(10, 10.2)
-    xy = np.concatenate([np.column_stack(p) for p in
-                         ((k, edge), (k, far), (edge, k), (far, k))])
-    truth = np.array([[120.0, 130.0, 140.0], [-30.0, -25.0, -20.0], [10.0, 12.0, 8.0],
-                      [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
-    bare = design_at(xy) @ truth
+    xy, truth, bare, cells = _lamp_ring()
     now = bare.copy()
     seen = xy[:, 1] < 0  # the near side ...
     seen[20] = True  # ... and the left side's first sample, in a soft shadow
     now[~seen] *= np.linspace(0.2, 0.6, int((~seen).sum()))[:, None]
     now[20] *= 0.7
-    cells = np.array([(f + 0.5, r + 0.5) for r in range(10) for f in range(10)])
     field = field_at(light_field_against(now, bare, xy, ~seen), cells)
     # the light is the bare border's (only shadows fell), but one bare side cannot show
     # that: the field is only kept near it (0.53 off with the free plane, 0.23 now)
