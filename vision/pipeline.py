@@ -420,12 +420,13 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
     ranked = np.sort(in_view(probs), axis=1)
     top, rival = ranked[:, -1], ranked[:, -2]
     doubt = (top < SECOND_LOOK_P) | (rival > RIVAL_P)
-    bare = probs.argmax(axis=1) == EMPTY
+    best = probs.argmax(axis=1)
+    bare = best == EMPTY
     if change is not None:
         changed = bare & (np.nan_to_num(change) > CHANGED_BARE)
         if changed.any():
             doubt |= changed & ~_maybe_spanned(plan, probs)
-        tile = (probs.argmax(axis=1) == LIGHT) | (probs.argmax(axis=1) == DARK)
+        tile = (best == LIGHT) | (best == DARK)
         doubt |= tile & (np.where(np.isnan(change), np.inf, change) < UNCHANGED_TILE)
     subs = m.sub_bgr if m.sub_bgr is not None else cell_colours(m.integral, plan.sampling)
     doubt |= bare & (subs.min(axis=(1, 2)) >= SATURATED)
