@@ -292,7 +292,7 @@ def observe(
     # A hand comes in over the board's edge: a cell there taken for hidden may be a
     # fingertip, even where the border beside it looks as it did (a hand over a table or
     # a border of its own colour). The frame is flagged; the cell is read as a stray cell.
-    at_edge = faint or (EDGE_HIDDEN and not occluded and bool((unknown & _EDGE).any()))
+    flagged_strays = faint or (EDGE_HIDDEN and not occluded and bool((unknown & _EDGE).any()))
     if occluded:
         # Next to what is hidden, a cell read without conviction is hidden too (a sleeve's
         # edge, a finger's shadow).
@@ -303,7 +303,7 @@ def observe(
         # read it, with no confidence, as the colour the cell network finds likeliest, or
         # as the nearest colour when there is no network or it gives the three almost no
         # chance (see `STRAY_SEEN_P`).
-        occluded_grid = unknown.copy() if at_edge else np.zeros_like(unknown)
+        occluded_grid = unknown.copy() if flagged_strays else np.zeros_like(unknown)
         for i in np.flatnonzero(codes == UNKNOWN):
             codes[i] = stray_class(m.cells_lab[i], model,
                                    None if learned is None else probs[i])
@@ -325,7 +325,7 @@ def observe(
     cells = tuple(tuple(states[r * SIZE:(r + 1) * SIZE]) for r in range(SIZE))
     conf = tuple(tuple(row) for row in reading.confidence.reshape(SIZE, SIZE).tolist())
     corners = tuple((float(x), float(y)) for x, y in plan.corners)
-    obs = Observation(cells, tuple(sorted(kept)), conf, occluded_cells, occluded or at_edge,
+    obs = Observation(cells, tuple(sorted(kept)), conf, occluded_cells, occluded or flagged_strays,
                       corners)
     return obs, reading, model
 
