@@ -301,6 +301,72 @@ def test_colour_model_keeps_the_board_when_a_window_shadow_covers_most_of_it() -
                 and near(blind.dark, model.dark))
 
 
+def _tile_shadows_scene(dark: tuple[float, float, float]) -> tuple[np.ndarray, list[int]]:
+    """Lab sample boxes of a pale grey board under a low window: cream tiles, four tiles of
+    the colour `dark`, and sixteen bare cells in the tiles' deep shadows (0.45 times as
+    light), in groups of at most three. Returns the boxes and the dark tiles' cells."""
+    rng = np.random.default_rng(11)
+    board, cream = (70.0, -6.0, -8.0), (94.0, -4.0, 18.0)
+    now = np.tile(np.array(board), (100, 9, 1)) + rng.normal(0, 0.5, (100, 9, 3))
+    creams = [0, 1, 4, 5, 22, 23, 26, 27, 60, 61, 64, 65, 82, 83, 86, 87]
+    darks = [44, 45, 48, 49]
+    shade = [10, 11, 14, 15, 32, 33, 36, 37, 70, 71, 74, 75, 92, 93, 96, 97]
+    now[creams] = np.array(cream) + rng.normal(0, 0.6, (len(creams), 9, 3))
+    now[darks] = np.array(dark) + rng.normal(0, 0.6, (len(darks), 9, 3))
+    shaded = now[shade].copy()
+    shaded[..., 0] = (shaded[..., 0] + 16.0) * 0.45 - 16.0
+    shaded[..., 1:] *= 0.45
+    now[shade] = shaded
+    return now, darks
+
+
+def test_a_red_tile_colour_is_learnt_without_the_deep_shadows_clustered_with_it() -> None:
+    """A pale grey board's deep shadows are as dark as red tiles and far more of them: one
+    cluster holds both, and its median is a shadow. On a neutral board `bare_in_shadow`
+    cannot leave shadows out (a black tile looks like one), but the red tiles' own colour
+    is unlike the board's, so the dark tile colour is theirs."""
+    from calibration.format import ColourModel
+    from vision.classify import colour_distance, learn_colours
+
+    settings = default_thresholds()
+    hint = ColourModel(empty=(70.0, -6.0, -8.0), ring=(30.0, 0.0, -20.0), light=None, dark=None)
+    red = (37.0, 18.0, 22.0)
+    now, _ = _tile_shadows_scene(red)
+    model = learn_colours(settings, now, (30.0, 0.0, -20.0), hint)
+    assert model.dark is not None
+    assert float(colour_distance(np.array([model.dark]), red)[0]) < 4.0
+    # Black tiles look like the board in a shadow: they and the shadows stay one colour.
+    black = (14.0, 1.0, -1.0)
+    now, _ = _tile_shadows_scene(black)
+    model = learn_colours(settings, now, (30.0, 0.0, -20.0), hint)
+    assert model.dark is not None and model.dark[0] < 25.0
+    assert abs(model.dark[1]) < 4.0 and abs(model.dark[2]) < 5.0
+
+
+def test_the_board_in_a_shadow_is_never_taken_for_the_light_tiles() -> None:
+    """Red tiles and a few deep shadows on a pale grey board, no light tile yet: the
+    shadows, lighter than the red tiles, made a cluster of their own, and of two tile
+    colours the lighter was taken for the light one. A colour like the board's in a shadow
+    is no light tile."""
+    from calibration.format import ColourModel
+    from vision.classify import colour_distance, learn_colours
+
+    rng = np.random.default_rng(12)
+    board, red = (70.0, -6.0, -8.0), (33.0, 45.0, 30.0)
+    now = np.tile(np.array(board), (100, 9, 1)) + rng.normal(0, 0.5, (100, 9, 3))
+    reds = [44, 45, 48, 49, 81, 82]
+    shade = [10, 11, 14, 15, 32, 33, 36, 37, 70, 71, 74, 75]
+    now[reds] = np.array(red) + rng.normal(0, 0.6, (len(reds), 9, 3))
+    shaded = now[shade].copy()
+    shaded[..., 0] = (shaded[..., 0] + 16.0) * 0.6 - 16.0
+    shaded[..., 1:] *= 0.6
+    now[shade] = shaded
+    hint = ColourModel(empty=board, ring=(30.0, 0.0, -20.0), light=None, dark=None)
+    model = learn_colours(default_thresholds(), now, (30.0, 0.0, -20.0), hint)
+    assert model.light is None
+    assert model.dark is not None and float(colour_distance(np.array([model.dark]), red)[0]) < 4.0
+
+
 def test_white_tiles_on_a_pale_board_are_not_taken_for_the_board() -> None:
     """A nearly full board under a window: no bare cell is left uniform (shadow edges cross
     them all), and white tiles lie near enough the pale board's colour to pass for it. The

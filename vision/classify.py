@@ -85,6 +85,10 @@ def learn_colours(
     when the whole frame is darker than the calibration photo, the light tiles can lie
     nearer to the board's old colour than the board itself.
 
+    A cluster that looks like the board in a shadow can hold a few tiles of a colour of
+    their own (four red tiles among sixteen deep shadows on a grey board): their colour is
+    named too (see `_colour_of_its_own`).
+
     Given the bare board as seen before (`background`, (100, 9, 3) Lab, NaN where not known:
     tracking), cells that look like it in a shadow (`bare_in_shadow`) are left out, and when
     no cluster matches the hint's board colour, that colour is kept: a window's shadows over
@@ -136,7 +140,16 @@ def learn_colours(
             # Tracking, with the board's colour seen before: a board mostly in shadow (left
             # out above) may show too little of its lit colour to make a cluster; keep it.
             board, empty = -1, hint.empty
-    tiles = [c for i, c in enumerate(centres) if i != board and spans[i] <= settings.tile_max_group]
+    chosen = [i for i in range(len(centres)) if i != board and spans[i] <= settings.tile_max_group]
+    tiles = [centres[i] for i in chosen]
+    if chosen:
+        # A tile colour can hide in a cluster of the board's shadows (see
+        # `_colour_of_its_own`): it is one more to name.
+        owner = np.argmin(np.stack([colour_distance(lab, c) for c in centres], axis=1), axis=1)
+        for i in chosen:
+            own = _colour_of_its_own(settings, lab[owner == i], centres[i], empty)
+            if own is not None:
+                tiles.append(own)
     light, dark = _name_tiles(settings, tiles, empty, hint)
     if hint is not None:
         light = light if light is not None else hint.light
@@ -220,6 +233,48 @@ def shade_free_change(now: np.ndarray, then: np.ndarray) -> np.ndarray:
     return out
 
 
+TILE_TONE = 0.4
+"""How far (a and b over L + 16) a colour hidden in a cluster of the board's shadows must
+lie from the board's own to count as a tile colour (see `_colour_of_its_own`). Under the
+evaluation's window light, red and brown tiles lay 0.46-1.03 from the board's; the grey of
+bridges and the bluish shade of the board under them, 0.27-0.32."""
+
+
+def _shadow_like(lab: np.ndarray, board: Lab) -> np.ndarray:
+    """(n,) colours that could be the board's colour (`board`) in a shadow: 0.2 to 0.85
+    times as light (L + 16), with its shade-free colour (see `SHADOW_TONE`)."""
+    ratio = (lab[:, 0] + 16.0) / (board[0] + 16.0)
+    result: np.ndarray = (_tone_gap(lab, board) < SHADOW_TONE) & (ratio > 0.2) & (ratio < 0.85)
+    return result
+
+
+def _tone_gap(lab: np.ndarray, board: Lab) -> np.ndarray:
+    """(n,) how far colours' shade-free colour (a and b over L + 16) lies from `board`'s."""
+    light, light_board = lab[:, 0] + 16.0, board[0] + 16.0
+    result: np.ndarray = np.hypot(lab[:, 1] / light - board[1] / light_board,
+                                  lab[:, 2] / light - board[2] / light_board)
+    return result
+
+
+def _colour_of_its_own(settings: Thresholds, members: np.ndarray, centre: Lab,
+                       board: Lab) -> Lab | None:
+    """A tile colour hidden in a cluster (`centre`, the median of its `members`, (n, 3)
+    Lab) that looks like the board in a shadow: the median of its members that do not,
+    when at least two agree on a colour whose shade-free colour lies further from the
+    board's than `TILE_TONE` (no shadow's tint, no bridge's grey comes so far). None when
+    there is none."""
+    if len(members) < 2 or not _shadow_like(np.array([centre], np.float64), board)[0]:
+        return None
+    rest = members[~_shadow_like(members, board)]
+    if len(rest) < 2:
+        return None
+    mid = median_along(rest, 0)
+    if (float(colour_distance(rest, mid).max()) > settings.uniform_spread
+            or float(_tone_gap(mid[None, :], board)[0]) <= TILE_TONE):
+        return None
+    return (float(mid[0]), float(mid[1]), float(mid[2]))
+
+
 def _name_tiles(
     settings: Thresholds, tiles: list[Lab], empty: Lab, hint: ColourModel | None
 ) -> tuple[Lab | None, Lab | None]:
@@ -229,19 +284,35 @@ def _name_tiles(
     a cluster like neither takes the name still free if its lightness fits (a dark tile
     colour darker than the light one). Without a hint, of two the lighter is light, and a
     single one is light when lighter than the board.
+
+    A colour like the board's in a shadow (`_shadow_like`) is never light, and without a
+    hint it is dark only when no other cluster is: under a low window, the tiles' shadows
+    on a grey board were taken for light tiles when no light tile showed, and for dark ones
+    beside red tiles a little darker than they. (A black tile on a grey board looks like the
+    board in a shadow too: it is still dark.)
     """
     known: dict[str, Lab] = {}
     if hint is not None:
         known = {n: c for n, c in (("light", hint.light), ("dark", hint.dark)) if c is not None}
+    shaded = (_shadow_like(np.array(tiles, np.float64), empty) if tiles
+              else np.zeros(0, bool))
     if not known:
-        ordered = sorted(tiles, key=lambda c: -c[0])[:2]
-        if len(ordered) == 2:
-            return ordered[0], ordered[1]
-        if len(ordered) == 1:
+        # The board's colour in a shadow (or a black tile on a grey board: the two look
+        # alike) is no light tile, and the dark one only when no other colour can be.
+        lit = [c for c, s in zip(tiles, shaded, strict=True) if not s]
+        ordered = sorted(lit, key=lambda c: -c[0])
+        light: Lab | None = None
+        dark: Lab | None = None
+        if len(ordered) >= 2:
+            light, dark = ordered[0], ordered[1]
+        elif len(ordered) == 1:
             if ordered[0][0] > empty[0] + settings.light_vs_board_lightness:
-                return ordered[0], None
-            return None, ordered[0]
-        return None, None
+                light = ordered[0]
+            else:
+                dark = ordered[0]
+        if dark is None and shaded.any():
+            dark = min((c for c in tiles if c not in lit), key=lambda c: c[0])
+        return light, dark
     named: dict[str, Lab] = {}
     pairs = sorted(
         ((float(colour_distance(np.array([c]), ref)[0]), name, i)
@@ -260,7 +331,8 @@ def _name_tiles(
         if "dark" not in named and light_ref is not None and centre[0] < light_ref[0]:
             named["dark"] = centre
             used.add(i)
-        elif "light" not in named and dark_ref is not None and centre[0] > dark_ref[0]:
+        elif ("light" not in named and dark_ref is not None and centre[0] > dark_ref[0]
+              and not shaded[i]):
             named["light"] = centre
             used.add(i)
     return named.get("light"), named.get("dark")
