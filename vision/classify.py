@@ -142,12 +142,14 @@ def learn_colours(
             board, empty = -1, hint.empty
     chosen = [i for i in range(len(centres)) if i != board and spans[i] <= settings.tile_max_group]
     tiles = [centres[i] for i in chosen]
-    if chosen:
+    shadows = [i for i, s in zip(chosen, _shadow_like(np.array(tiles).reshape(-1, 3), empty),
+                                 strict=True) if s]
+    if shadows:
         # A tile colour can hide in a cluster of the board's shadows (see
         # `_colour_of_its_own`): it is one more to name.
         owner = np.argmin(np.stack([colour_distance(lab, c) for c in centres], axis=1), axis=1)
-        for i in chosen:
-            own = _colour_of_its_own(settings, lab[owner == i], centres[i], empty)
+        for i in shadows:
+            own = _colour_of_its_own(settings, lab[owner == i], empty)
             if own is not None:
                 tiles.append(own)
     light, dark = _name_tiles(settings, tiles, empty, hint)
@@ -256,15 +258,11 @@ def _tone_gap(lab: np.ndarray, board: Lab) -> np.ndarray:
     return result
 
 
-def _colour_of_its_own(settings: Thresholds, members: np.ndarray, centre: Lab,
-                       board: Lab) -> Lab | None:
-    """A tile colour hidden in a cluster (`centre`, the median of its `members`, (n, 3)
-    Lab) that looks like the board in a shadow: the median of its members that do not,
-    when at least two agree on a colour whose shade-free colour lies further from the
-    board's than `TILE_TONE` (no shadow's tint, no bridge's grey comes so far). None when
-    there is none."""
-    if len(members) < 2 or not _shadow_like(np.array([centre], np.float64), board)[0]:
-        return None
+def _colour_of_its_own(settings: Thresholds, members: np.ndarray, board: Lab) -> Lab | None:
+    """A tile colour hidden in a cluster whose median looks like the board in a shadow
+    (`members`, (n, 3) Lab): the median of its members that do not, when at least two agree
+    on a colour whose shade-free colour lies further from the board's than `TILE_TONE` (no
+    shadow's tint, no bridge's grey comes so far). None when there is none."""
     rest = members[~_shadow_like(members, board)]
     if len(rest) < 2:
         return None
