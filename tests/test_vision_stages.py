@@ -365,6 +365,11 @@ def test_the_board_in_a_shadow_is_never_taken_for_the_light_tiles() -> None:
     model = learn_colours(default_thresholds(), now, (30.0, 0.0, -20.0), hint)
     assert model.light is None
     assert model.dark is not None and float(colour_distance(np.array([model.dark]), red)[0]) < 4.0
+    # Tracking, with the red tiles' colour known: the shadows, lighter than it and like no
+    # colour known, are not named light for their lightness either.
+    known = ColourModel(empty=board, ring=(30.0, 0.0, -20.0), light=None, dark=red)
+    model = learn_colours(default_thresholds(), now, (30.0, 0.0, -20.0), known)
+    assert model.light is None and model.dark is not None
 
 
 def test_white_tiles_on_a_pale_board_are_not_taken_for_the_board() -> None:
