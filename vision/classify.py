@@ -239,7 +239,8 @@ TILE_TONE = 0.4
 """How far (a and b over L + 16) a colour hidden in a cluster of the board's shadows must
 lie from the board's own to count as a tile colour (see `_colour_of_its_own`). Under the
 evaluation's window light, red and brown tiles lay 0.46-1.03 from the board's; the grey of
-bridges and the bluish shade of the board under them, 0.27-0.32."""
+bridges and the bluish shade of the board under them, 0.27-0.32 (and one brown edition's
+tiles, deep in a shadow, 0.20: theirs is not found this way)."""
 
 
 def _shadow_like(lab: np.ndarray, board: Lab) -> np.ndarray:
@@ -285,7 +286,7 @@ def _name_tiles(
 
     A colour like the board's in a shadow (`_shadow_like`) is never light, and without a
     hint it is dark only when no other cluster is: under a low window, the tiles' shadows
-    on a grey board were taken for light tiles when no light tile showed, and for dark ones
+    on a pale board were taken for light tiles when no light tile showed, and for dark ones
     beside red tiles a little darker than they. (A black tile on a grey board looks like the
     board in a shadow too: it is still dark.)
     """
