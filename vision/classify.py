@@ -181,8 +181,8 @@ def bare_in_shadow(sub_lab: np.ndarray, background: np.ndarray | None) -> np.nda
     ratio = np.exp(change[:, 2])
     light_then = then[..., 0] + 16.0
     board = median_along(np.hypot(then[..., 1] / light_then, then[..., 2] / light_then), 1)
-    out[known] = ((np.hypot(change[:, 0], change[:, 1]) < SHADOW_TONE) & (ratio > 0.2)
-                  & (ratio < 0.85) & (board >= SHADOW_BOARD_TONE))
+    out[known] = ((np.hypot(change[:, 0], change[:, 1]) < SHADOW_TONE) & _shadow_depth(ratio)
+                  & (board >= SHADOW_BOARD_TONE))
     return out
 
 
@@ -247,7 +247,13 @@ def _shadow_like(lab: np.ndarray, board: Lab) -> np.ndarray:
     """(n,) colours that could be the board's colour (`board`) in a shadow: 0.2 to 0.85
     times as light (L + 16), with its shade-free colour (see `SHADOW_TONE`)."""
     ratio = (lab[:, 0] + 16.0) / (board[0] + 16.0)
-    result: np.ndarray = (_tone_gap(lab, board) < SHADOW_TONE) & (ratio > 0.2) & (ratio < 0.85)
+    result: np.ndarray = (_tone_gap(lab, board) < SHADOW_TONE) & _shadow_depth(ratio)
+    return result
+
+
+def _shadow_depth(ratio: np.ndarray) -> np.ndarray:
+    """Whether lightness ratios (L + 16, shadowed over lit) are a shadow's: 0.2 to 0.85."""
+    result: np.ndarray = (ratio > 0.2) & (ratio < 0.85)
     return result
 
 
