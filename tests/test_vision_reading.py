@@ -409,6 +409,40 @@ def test_a_tinted_shadow_beside_a_tile_is_a_shadow_unless_the_outer_border_chang
                      spanned, model)
 
 
+def test_a_tiles_shadow_counts_with_a_change_of_the_border_only_beside_it() -> None:
+    from calibration.format import ColourModel
+    from vision.classify import LIGHT
+    from vision.pipeline import _ring_hit
+
+    settings, plan = _angled_plan()
+    xy = plan.sampling.ring_xy
+    model = ColourModel(empty=(50.0, 0.0, -20.0), ring=(20.0, 5.0, -20.0),
+                        light=(95.0, 0.0, 2.0), dark=(35.0, 40.0, 25.0))
+    coef = np.zeros((6, 3))
+    coef[0] = 100.0
+    near_side = np.flatnonzero(xy[:, 1] < 0)
+    near_side = near_side[np.argsort(xy[near_side, 0])]  # a1's side, file by file
+    changed = near_side[0]  # one box changed (skin-coloured, say), beside a tile
+    codes = np.zeros(100, np.int64)
+    codes[np.floor(xy[near_side, 0]).astype(int)] = LIGHT  # tiles all along that side
+    outliers = np.zeros(len(xy), bool)
+    outliers[changed] = True
+
+    def hit(shadowed: np.ndarray) -> bool:
+        shadows = np.zeros(len(xy), bool)
+        shadows[shadowed] = True  # the tiles' shadows on the border
+        m = SimpleNamespace(ring_outliers=outliers, ring_shadows=shadows,
+                            ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
+                            light_coef=coef, ring_lab=np.array(model.ring),
+                            ring_outer_odd=outliers,
+                            cells_lab=_tiles_as_learned(codes, model))
+        return _ring_hit(settings, plan, m, codes, np.zeros(100, bool),  # type: ignore[arg-type]
+                         model)
+
+    assert not hit(near_side[5:8])  # across the board from it: the tiles' own shadows
+    assert hit(near_side[1:4])  # next to it: the shadow of what changed it
+
+
 def test_a_calibration_photo_with_a_hard_shadow_on_the_border_still_keeps_it() -> None:
     spec = _spec(elevation_deg=70.0, azimuth_deg=-15.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
