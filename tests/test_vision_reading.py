@@ -409,17 +409,23 @@ def test_a_tinted_shadow_beside_a_tile_is_a_shadow_unless_the_outer_border_chang
                      spanned, model)
 
 
-def test_a_tiles_shadow_counts_with_a_change_of_the_border_only_beside_it() -> None:
-    from calibration.format import ColourModel
-    from vision.classify import LIGHT
-    from vision.pipeline import _ring_hit
-
+def _border_scene() -> tuple[Thresholds, Plan, ColourModel, np.ndarray]:
+    """The angled plan, a blue board with a dark border, white and red tiles learned, and an
+    even light: what the border tests of `_ring_hit` read against."""
     settings, plan = _angled_plan()
-    xy = plan.sampling.ring_xy
     model = ColourModel(empty=(50.0, 0.0, -20.0), ring=(20.0, 5.0, -20.0),
                         light=(95.0, 0.0, 2.0), dark=(35.0, 40.0, 25.0))
     coef = np.zeros((6, 3))
-    coef[0] = 100.0
+    coef[0] = 100.0  # an even light
+    return settings, plan, model, coef
+
+
+def test_a_tiles_shadow_counts_with_a_change_of_the_border_only_beside_it() -> None:
+    from vision.classify import LIGHT
+    from vision.pipeline import _ring_hit
+
+    settings, plan, model, coef = _border_scene()
+    xy = plan.sampling.ring_xy
     near_side = np.flatnonzero(xy[:, 1] < 0)
     near_side = near_side[np.argsort(xy[near_side, 0])]  # a1's side, file by file
     changed = near_side[0]  # one box changed (skin-coloured, say), beside a tile
@@ -854,16 +860,11 @@ def test_the_background_follows_bare_cells_and_learns_cells_no_longer_covered() 
 
 def test_a_change_beside_a_bridge_is_excused_only_where_its_deck_can_lean_over_the_border(
 ) -> None:
-    from calibration.format import ColourModel
     from vision.classify import LIGHT
     from vision.pipeline import _ring_hit
 
-    settings, plan = _angled_plan()
+    settings, plan, model, coef = _border_scene()
     xy = plan.sampling.ring_xy
-    model = ColourModel(empty=(50.0, 0.0, -20.0), ring=(20.0, 5.0, -20.0),
-                        light=(95.0, 0.0, 2.0), dark=(35.0, 40.0, 25.0))
-    coef = np.zeros((6, 3))
-    coef[0] = 100.0
 
     def hit(side: np.ndarray) -> bool:
         boxes = np.flatnonzero(side)[:3]
