@@ -225,14 +225,21 @@ def shade_free_change(now: np.ndarray, then: np.ndarray) -> np.ndarray:
     """(n, 3) per cell, the median over its sample boxes ((n, boxes, 3) Lab each) of how
     what a shadow does not change has changed: a and b over L + 16, and the log of the
     lightness ratio (L + 16)."""
+    out: np.ndarray = median_along(_shade_free(now, then), 1)  # one median for all three
+    return out
+
+
+def _shade_free(now: np.ndarray, then: np.ndarray | Lab) -> np.ndarray:
+    """(..., 3) per Lab colour of `now` against `then` (broadcast), what a shadow does not
+    change: the differences of a and b over L + 16, and the log of the lightness ratio."""
+    then = np.asarray(then, np.float64)
     light_now, light_then = now[..., 0] + 16.0, then[..., 0] + 16.0
-    change = np.stack([
+    result: np.ndarray = np.stack([
         now[..., 1] / light_now - then[..., 1] / light_then,
         now[..., 2] / light_now - then[..., 2] / light_then,
         np.log(np.maximum(light_now, 1e-3) / np.maximum(light_then, 1e-3)),
     ], axis=-1)
-    out: np.ndarray = median_along(change, 1)  # one median for all three: quicker
-    return out
+    return result
 
 
 TILE_TONE = 0.4
@@ -259,9 +266,8 @@ def _shadow_depth(ratio: np.ndarray) -> np.ndarray:
 
 def _tone_gap(lab: np.ndarray, board: Lab) -> np.ndarray:
     """(n,) how far colours' shade-free colour (a and b over L + 16) lies from `board`'s."""
-    light, light_board = lab[:, 0] + 16.0, board[0] + 16.0
-    result: np.ndarray = np.hypot(lab[:, 1] / light - board[1] / light_board,
-                                  lab[:, 2] / light - board[2] / light_board)
+    change = _shade_free(lab, board)
+    result: np.ndarray = np.hypot(change[:, 0], change[:, 1])
     return result
 
 
