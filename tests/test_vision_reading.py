@@ -827,6 +827,9 @@ def test_a_bridge_whose_foot_hides_its_tile_counts_only_when_the_network_is_sure
     doubt = (BRIDGE_MIN_P + FOOT_P) / 2
     assert _learned_bridges(reader.settings, plan, m, model, probs, _saying(doubt), None,
                             change) == ([], [])
+    # The false pair of tuning seed 11 (a bare end in a tile's shadow) came to 0.76.
+    assert _learned_bridges(reader.settings, plan, m, model, probs, _saying(0.76), None,
+                            change) == ([], [])
     sure = (FOOT_P + 1.0) / 2
     found = _learned_bridges(reader.settings, plan, m, model, probs, _saying(sure), None, change)
     assert found == ([((0, 0), (2, 0))], [LIGHT])
