@@ -675,6 +675,23 @@ def test_cells_a_lamps_glare_half_hides_are_read_though_the_frame_is_flagged() -
     assert obs.board_rows() == list(frame.board)
 
 
+def test_a_bare_cell_in_a_tiles_shadow_is_not_taken_for_a_bridges_foot() -> None:
+    """In window light, e10 is bare but lies in a red tile's shadow, so it has changed since
+    calibration, and the pair c10-e10 (c10 a cream tile) is asked about as a bridge whose
+    foot may hide its tile. The deck network gives it 0.76: below `FOOT_P`, so no bridge
+    c10-e10 is reported and e10 is not read as a light tile (both were, at 0.7)."""
+    from vision.evaluate import tracker_for
+
+    spec = _scene(11, "window-daylight", 20)
+    frame = render(spec)
+    reader = tracker_for(spec, frame)
+    assert reader is not None and frame.encoded is not None
+    obs = reader.read(frame.encoded)
+    assert not obs.occluded
+    assert obs.bridges == () and frame.bridges == ()
+    assert obs.board_rows() == list(frame.board)
+
+
 def test_a_cell_read_as_a_tile_but_unchanged_since_calibration_is_looked_at_again() -> None:
     """Under a warm lamp, the bare corner j1 of a teal board with a beige border looks as it
     did in the calibration photo (0.9 Lab units apart), yet the cell network read it as a
