@@ -1,9 +1,17 @@
-"""The evaluation's tally (vision.evaluate): what it counts on clean and hand frames."""
+"""The evaluation (vision.evaluate): what its tally counts on clean and hand frames, and
+the mistakes it lists behind the counts."""
 
 from __future__ import annotations
 
+import csv
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
 from vision.cells import SIZE, CellState
-from vision.evaluate import COLUMNS, Tally
+from vision.evaluate import COLUMNS, MISTAKE_COLUMNS, Tally, evaluate, mistakes, scene
 from vision.observation import Observation
 
 TRUTH = tuple("." * SIZE for _ in range(SIZE))
@@ -34,3 +42,55 @@ def test_wrong_cells_are_counted_on_every_clean_frame_and_apart_on_unflagged_one
     assert row["cells_unflagged"] == 200 and row["cells_wrong_unflagged"] == 1
     assert row["hand_frames"] == 1 and row["hand_frames_wrong_unflagged"] == 1
     assert row["errors"] == 1
+
+
+def test_mistakes_name_each_wrong_cell_and_bridge_and_an_unflagged_hand() -> None:
+    light = replace(_obs(2, occluded=False), bridges=(((0, 0), (1, 0)),))
+    truth_bridges = {("c1", "e1")}
+    assert mistakes(TRUTH, truth_bridges, False, light) == [
+        ("cell", "a1", ".", "L", "0"), ("cell", "b1", ".", "L", "0"),
+        ("missed", "c1-e1", "bridge", "", "0"), ("false", "a1-b1", "", "bridge", "0")]
+    assert mistakes(TRUTH, set(), False, _obs(1, occluded=True)) == [
+        ("cell", "a1", ".", "L", "1")]  # a flagged frame's mistakes are listed, flagged
+    assert mistakes(TRUTH, set(), True, _obs(1, occluded=False)) == [("hand", "", "", "", "0")]
+    assert mistakes(TRUTH, set(), True, _obs(1, occluded=True)) == []  # flagged: as counted
+    assert mistakes(TRUTH, set(), False, _obs(0, occluded=False)) == []
+    assert mistakes(TRUTH, set(), False, None, "no board") == [("error", "", "", "no board", "")]
+
+
+def test_a_scene_is_drawn_as_the_evaluation_draws_it() -> None:
+    from vision.synth import SETUPS, random_spec
+
+    rng = np.random.default_rng([5, list(SETUPS).index("markers")])
+    drawn = [random_spec(rng, "markers") for _ in range(3)]
+    assert [scene(5, "markers", i) for i in range(3)] == drawn
+    with pytest.raises(ValueError, match="unknown setup"):
+        scene(5, "no-such-setup", 0)
+
+
+def test_the_listing_holds_every_mistake_the_table_counts(tmp_path: Path) -> None:
+    """One frame of each setup (tuning seed 2), read both ways: the listed mistakes add up
+    to the table's counts, mode by mode. (Read from scratch, the wide-angle frame's far
+    edge is read wrong, so there is something to list.)"""
+    table, listing = tmp_path / "eval.csv", tmp_path / "mistakes.csv"
+    assert evaluate(9, table, seed=2, listing=listing) == 0
+    with table.open(newline="", encoding="utf-8") as handle:
+        totals = {row["mode"]: row for row in csv.DictReader(handle) if row["setup"] == "all"}
+    with listing.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        assert tuple(reader.fieldnames or ()) == MISTAKE_COLUMNS
+        lines = list(reader)
+    assert lines
+    for mode, row in totals.items():
+        mine = [line for line in lines if line["mode"] == mode]
+        assert all(line["seed"] == "2" for line in mine)
+        cells = [line for line in mine if line["kind"] == "cell"]
+        assert len(cells) == int(row["cells_wrong"])
+        assert sum(line["flagged"] == "0" for line in cells) == int(row["cells_wrong_unflagged"])
+        missed = sum(line["kind"] == "missed" for line in mine)
+        false = sum(line["kind"] == "false" for line in mine)
+        assert int(row["bridges_true"]) - missed == int(row["bridges_matched"])
+        assert int(row["bridges_found"]) - false == int(row["bridges_matched"])
+        assert sum(line["kind"] == "hand" for line in mine) == int(
+            row["hand_frames_wrong_unflagged"])
+        assert sum(line["kind"] == "error" for line in mine) == int(row["errors"])

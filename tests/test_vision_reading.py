@@ -649,12 +649,9 @@ def test_a_dark_hand_over_a_border_of_its_colour_is_not_taken_for_a_tiles_shadow
 def _scene(seed: int, setup: str, index: int) -> SceneSpec:
     """The `index`-th scene of `setup` drawn from seed `seed` (as `ponte eval vision` and
     the tuning sets draw them: one generator per seed and setup)."""
-    from vision.synth import SETUPS, random_spec
+    from vision.evaluate import scene
 
-    rng = np.random.default_rng([seed, list(SETUPS).index(setup)])
-    for _ in range(index + 1):
-        spec = random_spec(rng, setup)
-    return spec
+    return scene(seed, setup, index)
 
 
 def test_cells_a_lamps_glare_half_hides_are_read_though_the_frame_is_flagged() -> None:

@@ -14,6 +14,10 @@ occluded flag; frames that raised an error; milliseconds per frame (the median);
 cells read and cells wrong on the clean frames the reader did not flag occluded (the only
 frames the live loop commits: a flagged frame's cells, those it marks hidden among them,
 are not vouched for).
+
+With a listing file, every mistake behind those counts is written there too, one per line
+(`MISTAKE_COLUMNS`): the frame (seed, setup and its index within the setup, so that
+`scene` draws it again), the mode, what is wrong, and whether the frame was flagged.
 """
 
 from __future__ import annotations
@@ -23,15 +27,20 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
 
 from calibration.format import Calibration, CalibrationError, Lens
 from calibration.make import make_calibration
+from vision.cells import SIZE, cell_name
 from vision.errors import VisionError
 from vision.observation import Observation
 from vision.pipeline import BoardReader, read_board
+
+if TYPE_CHECKING:
+    from vision.synth import SceneSpec
 
 COLUMNS = (
     "setup", "mode", "frames", "clean_frames", "cells", "cells_wrong", "cell_error_rate",
@@ -39,6 +48,14 @@ COLUMNS = (
     "clean_flagged_occluded", "hand_frames", "hand_frames_wrong_unflagged", "errors",
     "ms_per_frame", "cells_unflagged", "cells_wrong_unflagged",
 )
+
+MISTAKE_COLUMNS = ("seed", "setup", "index", "mode", "kind", "where", "truth", "read",
+                   "flagged")
+"""The listing's columns. `kind`: `cell` (`where` a cell, `truth` and `read` its states as
+'.', 'L' or 'D'), `missed` or `false` (a bridge, as "a1-c2"), on frames without a hand;
+`hand` (a hand frame read as a wrong board without the flag; `where` empty); `error` (the
+frame could not be read; `read` the error). `flagged`: 1 when the reader flagged the frame
+`occluded`."""
 
 
 @dataclass
@@ -102,6 +119,41 @@ class Tally:
         ]
 
 
+def mistakes(truth_board: tuple[str, ...], truth_bridges: set[tuple[str, str]],
+             occluded: bool, obs: Observation | None, error: str = "") -> list[tuple[str, ...]]:
+    """What a reading got wrong, as `MISTAKE_COLUMNS`' (kind, where, truth, read, flagged):
+    what `Tally.add` counts (a hand frame's mistakes only when the frame is not flagged)."""
+    if obs is None:
+        return [("error", "", "", error, "")]
+    flagged = "1" if obs.occluded else "0"
+    rows = obs.board_rows()
+    wrong = [(cell_name(f, SIZE - 1 - r), a, b)
+             for r, (ra, rb) in enumerate(zip(truth_board, rows, strict=True))
+             for f, (a, b) in enumerate(zip(ra, rb, strict=True)) if a != b]
+    got = {(a, b) for a, b in obs.bridge_names()}
+    if occluded:
+        return ([("hand", "", "", "", flagged)]
+                if (wrong or got != truth_bridges) and not obs.occluded else [])
+    out = [("cell", name, a, b, flagged) for name, a, b in wrong]
+    out += [("missed", f"{a}-{b}", "bridge", "", flagged) for a, b in sorted(truth_bridges - got)]
+    out += [("false", f"{a}-{b}", "", "bridge", flagged) for a, b in sorted(got - truth_bridges)]
+    return out
+
+
+def scene(seed: int, setup: str, index: int) -> SceneSpec:
+    """The `index`-th scene (from 0) of `setup` that `evaluate` draws with `seed`: one
+    generator per seed and setup, as the listing's lines name frames."""
+    from vision.synth import SETUPS, random_spec
+
+    if setup not in SETUPS:
+        raise ValueError(f"unknown setup {setup!r}")
+    rng = np.random.default_rng([seed, list(SETUPS).index(setup)])
+    spec = random_spec(rng, setup)
+    for _ in range(index):
+        spec = random_spec(rng, setup)
+    return spec
+
+
 def _lens_of(frame_camera: np.ndarray, dist: tuple[float, ...], size: tuple[int, int]) -> Lens:
     return Lens(
         camera_matrix=tuple(tuple(float(v) for v in row) for row in frame_camera),
@@ -110,8 +162,9 @@ def _lens_of(frame_camera: np.ndarray, dist: tuple[float, ...], size: tuple[int,
     )
 
 
-def evaluate(count: int, out: Path, *, seed: int = 1) -> int:
-    """Read `count` generated frames spread over all setups; write the CSV table to `out`."""
+def evaluate(count: int, out: Path, *, seed: int = 1, listing: Path | None = None) -> int:
+    """Read `count` generated frames spread over all setups; write the CSV table to `out`,
+    and with `listing` every mistake behind it (see `MISTAKE_COLUMNS`)."""
     from vision.synth import SETUPS, random_spec, render
 
     cv2.setNumThreads(1)
@@ -120,33 +173,40 @@ def evaluate(count: int, out: Path, *, seed: int = 1) -> int:
                  for i in range(len(names))]
     rows: list[list[object]] = []
     totals = {"read": Tally(), "tracker": Tally()}
+    found: list[tuple[object, ...]] = []
     for index, (name, n) in enumerate(zip(names, per_setup, strict=True)):
         rng = np.random.default_rng([seed, index])
         tallies = {"read": Tally(), "tracker": Tally()}
-        for _ in range(n):
+        for number in range(n):
             spec = random_spec(rng, name)
             frame = render(spec)
             truth_bridges = {(a, b) for a, b in frame.bridges}
             data = frame.encoded or cv2.imencode(".jpg", frame.image)[1].tobytes()
             image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
             start = time.perf_counter()
+            problem = ""
             try:
                 obs: Observation | None = read_board(image)
-            except VisionError:
-                obs = None
+            except VisionError as exc:
+                obs, problem = None, str(exc)
             ms = (time.perf_counter() - start) * 1000
             tallies["read"].add(frame.board, truth_bridges, frame.occluded, obs, ms)
+            found += [(seed, name, number, "read", *m) for m in
+                      mistakes(frame.board, truth_bridges, frame.occluded, obs, problem)]
             reader = tracker_for(spec, frame)
             obs = None
             ms = 0.0
+            problem = "no calibration could be made of the empty board"
             if reader is not None:
                 start = time.perf_counter()
                 try:
                     obs = reader.read(data)
-                except VisionError:
-                    obs = None
+                except VisionError as exc:
+                    obs, problem = None, str(exc)
                 ms = (time.perf_counter() - start) * 1000
             tallies["tracker"].add(frame.board, truth_bridges, frame.occluded, obs, ms)
+            found += [(seed, name, number, "tracker", *m) for m in
+                      mistakes(frame.board, truth_bridges, frame.occluded, obs, problem)]
         for mode, tally in tallies.items():
             rows.append(tally.row(name, mode))
             _merge(totals[mode], tally)
@@ -160,6 +220,13 @@ def evaluate(count: int, out: Path, *, seed: int = 1) -> int:
         writer.writerows(rows)
     _print_table(rows)
     print(f"written to {out}", file=sys.stderr)
+    if listing is not None:
+        listing.parent.mkdir(parents=True, exist_ok=True)
+        with listing.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(MISTAKE_COLUMNS)
+            writer.writerows(found)
+        print(f"{len(found)} mistakes listed in {listing}", file=sys.stderr)
     return 0
 
 

@@ -54,6 +54,9 @@ def register(subparsers: Any) -> None:
     v.add_argument("--count", type=int, default=630, help="frames in all (default 630)")
     v.add_argument("--out", default="results/vision_eval.csv", metavar="FILE")
     v.add_argument("--seed", type=int, default=1)
+    v.add_argument("--mistakes", metavar="FILE",
+                   help="also list every mistake, one per line (CSV): the frame (seed, setup, "
+                        "index), the mode, the cell or bridge, truth and reading")
     v.set_defaults(handler=run_eval)
 
 
@@ -161,4 +164,5 @@ def run_eval(args: argparse.Namespace) -> int:
 
     if args.count < 1:
         raise CommandError("--count must be at least 1")
-    return evaluate(args.count, Path(args.out), seed=args.seed)
+    return evaluate(args.count, Path(args.out), seed=args.seed,
+                    listing=None if args.mistakes is None else Path(args.mistakes))
