@@ -78,33 +78,34 @@ class Tally:
     ms: list[float] = field(default_factory=list)
 
     def add(self, truth_board: tuple[str, ...], truth_bridges: set[tuple[str, str]],
-            occluded: bool, obs: Observation | None, ms: float) -> None:
+            occluded: bool, obs: Observation | None, ms: float, error: str = ""
+            ) -> list[tuple[str, ...]]:
+        """Count one frame's reading (`error`: why there is none); returns its mistakes
+        (see `mistakes`), which are what it counts."""
         self.frames += 1
         self.ms.append(ms)
         if occluded:
             self.hand_frames += 1
+        found = mistakes(truth_board, truth_bridges, occluded, obs, error)
+        kinds = [m[0] for m in found]
         if obs is None:
             self.errors += 1
-            return
-        got_bridges = {(a, b) for a, b in obs.bridge_names()}
-        wrong = sum(
-            a != b for ra, rb in zip(truth_board, obs.board_rows(), strict=True)
-            for a, b in zip(ra, rb, strict=True)
-        )
+            return found
         if occluded:
-            if (wrong or got_bridges != truth_bridges) and not obs.occluded:
-                self.hand_wrong_unflagged += 1
-            return
+            self.hand_wrong_unflagged += kinds.count("hand")
+            return found
+        wrong, missed = kinds.count("cell"), kinds.count("missed")
         self.clean += 1
         self.cells += 100
         self.wrong += wrong
         self.bridges_true += len(truth_bridges)
-        self.bridges_found += len(got_bridges)
-        self.matched += len(truth_bridges & got_bridges)
+        self.matched += len(truth_bridges) - missed
+        self.bridges_found += len(truth_bridges) - missed + kinds.count("false")
         self.clean_flagged += int(obs.occluded)
         if not obs.occluded:
             self.cells_unflagged += 100
             self.wrong_unflagged += wrong
+        return found
 
     def row(self, setup: str, mode: str) -> list[object]:
         return [
@@ -190,9 +191,8 @@ def evaluate(count: int, out: Path, *, seed: int = 1, listing: Path | None = Non
             except VisionError as exc:
                 obs, problem = None, str(exc)
             ms = (time.perf_counter() - start) * 1000
-            tallies["read"].add(frame.board, truth_bridges, frame.occluded, obs, ms)
-            found += [(seed, name, number, "read", *m) for m in
-                      mistakes(frame.board, truth_bridges, frame.occluded, obs, problem)]
+            found += [(seed, name, number, "read", *m) for m in tallies["read"].add(
+                frame.board, truth_bridges, frame.occluded, obs, ms, problem)]
             reader = tracker_for(spec, frame)
             obs = None
             ms = 0.0
@@ -204,9 +204,8 @@ def evaluate(count: int, out: Path, *, seed: int = 1, listing: Path | None = Non
                 except VisionError as exc:
                     obs, problem = None, str(exc)
                 ms = (time.perf_counter() - start) * 1000
-            tallies["tracker"].add(frame.board, truth_bridges, frame.occluded, obs, ms)
-            found += [(seed, name, number, "tracker", *m) for m in
-                      mistakes(frame.board, truth_bridges, frame.occluded, obs, problem)]
+            found += [(seed, name, number, "tracker", *m) for m in tallies["tracker"].add(
+                frame.board, truth_bridges, frame.occluded, obs, ms, problem)]
         for mode, tally in tallies.items():
             rows.append(tally.row(name, mode))
             _merge(totals[mode], tally)
