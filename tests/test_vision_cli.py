@@ -139,6 +139,28 @@ def test_markers_writes_a_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert image is not None and image.shape[0] > 1000
 
 
+def test_eval_refuses_outputs_it_cannot_write_before_reading_any_frame(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An evaluation runs for minutes: a table or a listing it could not write at the end
+    would lose them, so such paths are refused at once, with a message and no traceback."""
+    import vision.evaluate
+
+    def never(*args: object, **kwargs: object) -> int:
+        raise AssertionError("the evaluation ran")
+
+    monkeypatch.setattr(vision.evaluate, "evaluate", never)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    for extra in (["--out", str(blocker / "eval.csv")],  # its folder cannot be made
+                  ["--out", str(tmp_path / "ok.csv"), "--mistakes", str(tmp_path)]):
+        assert ponte.cli.main(["eval", "vision", "--count", "9", *extra]) == 2
+        err = capsys.readouterr().err
+        assert "cannot write" in err or "is a folder" in err
+        assert "Traceback" not in err
+    assert not (tmp_path / "ok.csv").exists()
+
+
 def test_calibrate_lens_writes_a_lens_file_calibrate_can_use(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -164,5 +165,24 @@ def run_eval(args: argparse.Namespace) -> int:
 
     if args.count < 1:
         raise CommandError("--count must be at least 1")
-    return evaluate(args.count, Path(args.out), seed=args.seed,
-                    listing=None if args.mistakes is None else Path(args.mistakes))
+    out = Path(args.out)
+    listing = None if args.mistakes is None else Path(args.mistakes)
+    for path in (out, listing):
+        if path is not None:
+            _check_writable(path)  # before the run, not after minutes of it
+    try:
+        return evaluate(args.count, out, seed=args.seed, listing=listing)
+    except OSError as exc:
+        raise CommandError(f"cannot write {exc.filename or out}: {exc.strerror}") from None
+
+
+def _check_writable(path: Path) -> None:
+    """A CommandError unless a file can be written at `path` (its folder is made)."""
+    if path.is_dir():
+        raise CommandError(f"{path}: is a folder; give a file to write")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CommandError(f"cannot write {path}: {exc.strerror}") from None
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise CommandError(f"cannot write {path}: permission denied")
