@@ -80,6 +80,33 @@ def test_calibrate_then_read_with_the_calibration(
     assert json.loads(capsys.readouterr().out)["board"] == ROWS
 
 
+def test_read_with_a_calibration_reads_as_the_live_loop_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A photo read with a calibration gets the live loop's reader (`read_calibrated`),
+    # with the calibration photo's bare board and border, not only its corners and
+    # colours. In this frame of window light (seed 11, a tuning seed), a reading with
+    # those alone took five cells wrong, missed a bridge and flagged the frame as hidden.
+    from dataclasses import replace
+
+    from vision.evaluate import scene
+    from vision.synth import render
+
+    spec = scene(11, "window-daylight", 165)
+    frame = render(spec)
+    empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=(), hands=())
+    photo, shot, cal = tmp_path / "empty.png", tmp_path / "frame.jpg", tmp_path / "cal.json"
+    cv2.imwrite(str(photo), render(empty).image)
+    shot.write_bytes(frame.encoded or cv2.imencode(".jpg", frame.image)[1].tobytes())
+    assert ponte.cli.main(["calibrate", str(photo), "--empty", "--out", str(cal)]) == 0
+    capsys.readouterr()
+    assert ponte.cli.main(["read", "--json", "--calibration", str(cal), str(shot)]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["board"] == list(frame.board)
+    assert got["bridges"] == sorted(sorted(pair) for pair in frame.bridges)
+    assert got["occluded"] is False
+
+
 def test_calibrate_with_a1_top_right_turns_the_board(
     images: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

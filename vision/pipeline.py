@@ -853,7 +853,10 @@ def read_board(
     calibration: Calibration | None = None,
     settings: Thresholds | None = None,
 ) -> Observation:
-    """Read one image from scratch (locating the board unless a calibration is given)."""
+    """Read one image from scratch (locating the board unless a calibration is given).
+
+    With a calibration this takes only its corners, colours and bare board's colours;
+    `read_calibrated` reads an image as the live loop does, with all of it."""
     check_image(image)
     h, w = image.shape[:2]
     if calibration is not None:
@@ -873,6 +876,15 @@ def read_board(
     model = learn_colours(settings, m.sub_lab, _lab3(m.ring_lab), hint, m.background)
     obs, _, _ = observe(settings, plan, m, model)
     return obs
+
+
+def read_calibrated(image: np.ndarray | bytes, calibration: Calibration) -> Observation:
+    """Read one image (a BGR array at the calibration's size, or its encoded bytes) as the
+    live loop reads a frame: by a `BoardReader` made from the calibration, which also
+    knows the bare board's border and, from `ponte calibrate --empty`, every cell's bare
+    board (what `ponte eval vision`'s `tracker` mode measures). A new reader for each
+    image: no image's reading depends on another's."""
+    return BoardReader(calibration).read(image)
 
 
 def _lab3(v: np.ndarray) -> tuple[float, float, float]:

@@ -15,7 +15,9 @@ from ponte.cli import CommandError
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("read", help="read the board, tiles and bridges from images")
     p.add_argument("images", nargs="+", metavar="IMAGE")
-    p.add_argument("--calibration", metavar="FILE", help="calibration file (else locate board)")
+    p.add_argument("--calibration", metavar="FILE",
+                   help="calibration file: read each image as the live loop reads a frame "
+                        "(else locate the board in each)")
     p.add_argument("--json", action="store_true", help="one JSON object per image per line")
     p.set_defaults(handler=run_read)
 
@@ -65,7 +67,7 @@ def run_read(args: argparse.Namespace) -> int:
     from calibration.format import CalibrationError, load_calibration
     from vision.errors import VisionError
     from vision.imageio import read_image
-    from vision.pipeline import read_board
+    from vision.pipeline import read_board, read_calibrated
 
     calibration = None
     if args.calibration:
@@ -77,7 +79,8 @@ def run_read(args: argparse.Namespace) -> int:
     for path in args.images:
         record: dict[str, Any] = {"image": path}
         try:
-            obs = read_board(read_image(path), calibration)
+            image = read_image(path)
+            obs = read_board(image) if calibration is None else read_calibrated(image, calibration)
         except VisionError as exc:
             failed += 1
             record.update(board=None, bridges=None, occluded=None, error=_message(exc))
