@@ -188,6 +188,39 @@ def test_eval_refuses_outputs_it_cannot_write_before_reading_any_frame(
     assert not (tmp_path / "ok.csv").exists()
 
 
+def test_eval_scene_writes_a_listed_frame_that_ponte_reads_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "scene"
+    assert ponte.cli.main(["eval", "scene", "11", "window-daylight", "165",
+                           "--out", str(folder)]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0] == "seed,setup,index,mode,kind,where,truth,read,flagged"
+    assert all(line.startswith("11,window-daylight,165,") for line in lines[1:])
+    assert not [line for line in lines if ",tracker," in line]
+    assert "calibration.json" in err and "ponte read --json --calibration" in err
+    truth = json.loads((folder / "truth.json").read_text())
+    assert ponte.cli.main(["read", "--json", "--calibration", str(folder / "calibration.json"),
+                           str(folder / "frame.jpg")]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["board"], got["bridges"], got["occluded"]) == (
+        truth["board"], truth["bridges"], truth["occluded"])
+
+
+def test_eval_scene_refuses_what_it_cannot_draw_or_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    for args, said in ((["2", "no-such-setup", "0", "--out", str(tmp_path)], "unknown setup"),
+                       (["2", "markers", "-1", "--out", str(tmp_path)], "INDEX"),
+                       (["2", "markers", "0", "--out", str(a_file)], "is a file")):
+        assert ponte.cli.main(["eval", "scene", *args]) == 2
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err
+
+
 def test_calibrate_lens_writes_a_lens_file_calibrate_can_use(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

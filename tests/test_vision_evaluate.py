@@ -4,15 +4,29 @@ the mistakes it lists behind the counts."""
 from __future__ import annotations
 
 import csv
+import json
 from dataclasses import replace
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
-from vision.cells import SIZE, CellState
-from vision.evaluate import COLUMNS, MISTAKE_COLUMNS, Tally, evaluate, mistakes, scene
+from calibration.format import load_calibration
+from vision.cells import SIZE, CellState, parse_cell
+from vision.evaluate import (
+    COLUMNS,
+    MISTAKE_COLUMNS,
+    Tally,
+    evaluate,
+    mistakes,
+    scene,
+    show_scene,
+    tracker_for,
+)
+from vision.imageio import decode_image
 from vision.observation import Observation
+from vision.pipeline import BoardReader
 
 TRUTH = tuple("." * SIZE for _ in range(SIZE))
 
@@ -71,7 +85,9 @@ def test_a_scene_is_drawn_as_the_evaluation_draws_it() -> None:
 def test_the_listing_holds_every_mistake_the_table_counts(tmp_path: Path) -> None:
     """One frame of each setup (tuning seed 2), read both ways: the listed mistakes add up
     to the table's counts, mode by mode. (Read from scratch, the wide-angle frame's far
-    edge is read wrong, so there is something to list.)"""
+    edge is read wrong, so there is something to list.) That frame, written out by
+    `show_scene`, has the same mistakes, and its files read it again: the calibration
+    file makes the reader the evaluation made."""
     table, listing = tmp_path / "eval.csv", tmp_path / "mistakes.csv"
     assert evaluate(9, table, seed=2, listing=listing) == 0
     with table.open(newline="", encoding="utf-8") as handle:
@@ -94,3 +110,33 @@ def test_the_listing_holds_every_mistake_the_table_counts(tmp_path: Path) -> Non
         assert sum(line["kind"] == "hand" for line in mine) == int(
             row["hand_frames_wrong_unflagged"])
         assert sum(line["kind"] == "error" for line in mine) == int(row["errors"])
+    wide = [tuple(line.values()) for line in lines if line["setup"] == "wide-angle-distorted"]
+    assert wide
+    folder = tmp_path / "scene"
+    shown = show_scene(2, "wide-angle-distorted", 0, folder)
+    assert [tuple(str(v) for v in row) for row in shown] == wide
+    truth = json.loads((folder / "truth.json").read_text())
+    assert set(truth) == {"board", "bridges", "occluded"} and len(truth["board"]) == SIZE
+    for line in lines:
+        if line["setup"] == "wide-angle-distorted" and line["kind"] == "cell":
+            f, r = parse_cell(line["where"])
+            assert truth["board"][SIZE - 1 - r][f] == line["truth"]
+    frame = cv2.imread(str(folder / "tracker.png"))
+    data = (folder / "frame.jpg").read_bytes()
+    assert frame is not None and frame.shape == decode_image(data).shape
+    assert (folder / "lens.json").exists() and cv2.imread(str(folder / "empty.png")) is not None
+    obs = BoardReader(load_calibration(folder / "calibration.json")).read(data)
+    made = tracker_for(scene(2, "wide-angle-distorted", 0), None)
+    assert made is not None
+    first = made.read(data)
+    assert (first.cells, first.bridges, first.occluded_cells, first.occluded) == (
+        obs.cells, obs.bridges, obs.occluded_cells, obs.occluded)
+    # The file keeps the corners to a thousandth of a pixel: the confidences barely move.
+    assert np.allclose(first.confidence, obs.confidence, atol=1e-3)
+    assert np.allclose(first.corners, obs.corners, atol=0.01)
+    again = mistakes(tuple(truth["board"]), {(a, b) for a, b in truth["bridges"]},
+                     truth["occluded"], obs)
+    assert [("tracker", *m) for m in again] == [
+        (line["mode"], line["kind"], line["where"], line["truth"], line["read"],
+         line["flagged"]) for line in lines
+        if line["setup"] == "wide-angle-distorted" and line["mode"] == "tracker"]

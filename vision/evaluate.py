@@ -23,6 +23,7 @@ With a listing file, every mistake behind those counts is written there too, one
 from __future__ import annotations
 
 import csv
+import json
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -32,15 +33,15 @@ from typing import TYPE_CHECKING
 import cv2
 import numpy as np
 
-from calibration.format import Calibration, CalibrationError, Lens
-from calibration.make import make_calibration
-from vision.cells import SIZE, cell_name
+from calibration.format import Calibration, CalibrationError, Lens, save_calibration
+from calibration.make import make_calibration, save_lens
+from vision.cells import SIZE, cell_name, parse_cell
 from vision.errors import VisionError
 from vision.observation import Observation
 from vision.pipeline import BoardReader, read_board
 
 if TYPE_CHECKING:
-    from vision.synth import SceneSpec
+    from vision.synth import Frame, SceneSpec
 
 COLUMNS = (
     "setup", "mode", "frames", "clean_frames", "cells", "cells_wrong", "cell_error_rate",
@@ -182,30 +183,9 @@ def evaluate(count: int, out: Path, *, seed: int = 1, listing: Path | None = Non
             spec = random_spec(rng, name)
             frame = render(spec)
             truth_bridges = {(a, b) for a, b in frame.bridges}
-            data = frame.encoded or cv2.imencode(".jpg", frame.image)[1].tobytes()
-            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-            start = time.perf_counter()
-            problem = ""
-            try:
-                obs: Observation | None = read_board(image)
-            except VisionError as exc:
-                obs, problem = None, str(exc)
-            ms = (time.perf_counter() - start) * 1000
-            found += [(seed, name, number, "read", *m) for m in tallies["read"].add(
-                frame.board, truth_bridges, frame.occluded, obs, ms, problem)]
-            reader = tracker_for(spec, frame)
-            obs = None
-            ms = 0.0
-            problem = "no calibration could be made of the empty board"
-            if reader is not None:
-                start = time.perf_counter()
-                try:
-                    obs = reader.read(data)
-                except VisionError as exc:
-                    obs, problem = None, str(exc)
-                ms = (time.perf_counter() - start) * 1000
-            found += [(seed, name, number, "tracker", *m) for m in tallies["tracker"].add(
-                frame.board, truth_bridges, frame.occluded, obs, ms, problem)]
+            for mode, obs, ms, problem in read_both(spec, frame, _encoded(frame)):
+                found += [(seed, name, number, mode, *m) for m in tallies[mode].add(
+                    frame.board, truth_bridges, frame.occluded, obs, ms, problem)]
         for mode, tally in tallies.items():
             rows.append(tally.row(name, mode))
             _merge(totals[mode], tally)
@@ -229,18 +209,134 @@ def evaluate(count: int, out: Path, *, seed: int = 1, listing: Path | None = Non
     return 0
 
 
-def tracker_for(
-    spec: object, frame: object, relight: np.random.Generator | None = None
-) -> BoardReader | None:
-    """A BoardReader calibrated on the same scene with an empty board and no hands, as
-    `ponte calibrate --empty` calibrates (None when that fails).
+NO_CALIBRATION = "no calibration could be made of the empty board"
 
-    With `relight` (training), the calibration photo's light is a little different, as
-    it is when the room's light has changed since (exposure, the lamp's place, the
-    window's angle)."""
-    from vision.synth import SceneSpec, render
 
-    assert isinstance(spec, SceneSpec)
+def _encoded(frame: Frame) -> bytes:
+    """The frame's JPEG bytes, as a camera sends them."""
+    return frame.encoded or cv2.imencode(".jpg", frame.image)[1].tobytes()
+
+
+def read_both(spec: SceneSpec, frame: Frame, data: bytes
+              ) -> list[tuple[str, Observation | None, float, str]]:
+    """The frame (its JPEG bytes `data`) read both ways, as `evaluate` reads it: per mode,
+    the reading (None when there is none), the milliseconds it took and why it failed."""
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    start = time.perf_counter()
+    problem = ""
+    try:
+        obs: Observation | None = read_board(image)
+    except VisionError as exc:
+        obs, problem = None, str(exc)
+    out = [("read", obs, (time.perf_counter() - start) * 1000, problem)]
+    reader = tracker_for(spec, frame)
+    obs, ms, problem = None, 0.0, NO_CALIBRATION
+    if reader is not None:
+        start = time.perf_counter()
+        try:
+            obs, problem = reader.read(data), ""
+        except VisionError as exc:
+            obs, problem = None, str(exc)
+        ms = (time.perf_counter() - start) * 1000
+    out.append(("tracker", obs, ms, problem))
+    return out
+
+
+def show_scene(seed: int, setup: str, index: int, out: Path) -> list[tuple[object, ...]]:
+    """One frame of `evaluate` (see `scene`) written into the folder `out`, to be looked
+    at and read again with `ponte` itself: `frame.jpg` (the bytes the reader reads),
+    `empty.png` (the calibration photo: the same scene with nothing on the board),
+    `lens.json` for a wide-angle camera, `calibration.json` (`ponte calibrate --empty`
+    on that photo), `truth.json` (as `ponte read --json` prints a board) and
+    `tracker.png` (the frame with the calibrated reading's mistakes drawn on it).
+    Returns the frame's mistakes as `evaluate`'s listing has them."""
+    from vision.synth import render
+
+    spec = scene(seed, setup, index)
+    frame = render(spec)
+    data = _encoded(frame)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "frame.jpg").write_bytes(data)
+    truth = {"board": list(frame.board),
+             "bridges": sorted(sorted(pair) for pair in frame.bridges),
+             "occluded": frame.occluded}
+    (out / "truth.json").write_text(json.dumps(truth) + "\n", encoding="utf-8")
+    photo, lens = empty_photo(spec)
+    cv2.imwrite(str(out / "empty.png"), photo)
+    if lens is not None:
+        save_lens(lens, out / "lens.json")
+    calibration = _calibrated(photo, lens)
+    if calibration is not None:
+        save_calibration(calibration, out / "calibration.json")
+    truth_bridges = {(a, b) for a, b in frame.bridges}
+    found: list[tuple[object, ...]] = []
+    for mode, obs, _, problem in read_both(spec, frame, data):
+        rows = mistakes(frame.board, truth_bridges, frame.occluded, obs, problem)
+        found += [(seed, setup, index, mode, *m) for m in rows]
+        if mode == "tracker":
+            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+            cv2.imwrite(str(out / "tracker.png"), draw_mistakes(image, obs, rows))
+    return found
+
+
+def draw_mistakes(image: np.ndarray, obs: Observation | None,
+                  rows: list[tuple[str, ...]]) -> np.ndarray:
+    """`image` with the reading's grid and its mistakes (`mistakes`' rows) drawn on it: a
+    wrong cell outlined in red with its truth and reading ("L>."), a missed bridge as a red
+    line, a false one as an orange line; a hand frame read wrong without the flag, or no
+    reading at all, says so across the top. The grid is the board's plane seen through
+    its corners (a wide-angle lens bends it a little)."""
+    out = image.copy()
+    font = cv2.FONT_HERSHEY_SIMPLEX
+    notes = ["hand not flagged" if kind == "hand" else f"error: {read}"
+             for kind, _, _, read, _ in rows if kind in ("hand", "error")]
+    for k, note in enumerate(notes):
+        for colour, width in (((255, 255, 255), 5), ((0, 0, 255), 2)):
+            cv2.putText(out, note, (10, 30 + 30 * k), font, 0.8, colour, width, cv2.LINE_AA)
+    if obs is None:
+        return out
+    square = np.array([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]], np.float32)
+    to_image = cv2.getPerspectiveTransform(square, np.array(obs.corners, np.float32))
+
+    def at(points: list[tuple[float, float]]) -> np.ndarray:
+        flat = np.array(points, np.float32).reshape(-1, 1, 2)
+        return cv2.perspectiveTransform(flat, to_image).reshape(-1, 2).round().astype(np.int32)
+
+    def line(points: list[tuple[float, float]], colour: tuple[int, int, int], width: int
+             ) -> None:
+        a, b = at(points)
+        cv2.line(out, (int(a[0]), int(a[1])), (int(b[0]), int(b[1])), colour, width,
+                 cv2.LINE_AA)
+
+    for k in range(SIZE + 1):
+        line([(k, 0), (k, SIZE)], (0, 200, 200), 1)
+        line([(0, k), (SIZE, k)], (0, 200, 200), 1)
+    for kind, where, truth, read, _ in rows:
+        if kind == "cell":
+            f, r = parse_cell(where)
+            box = at([(f, r), (f + 1, r), (f + 1, r + 1), (f, r + 1)])
+            cv2.polylines(out, [box], True, (0, 0, 255), 2, cv2.LINE_AA)
+            x, y = box.min(axis=0)
+            for colour, width in (((255, 255, 255), 4), ((0, 0, 255), 2)):
+                cv2.putText(out, f"{truth}>{read}", (int(x) + 2, int(y) - 4), font, 0.6,
+                            colour, width, cv2.LINE_AA)
+        elif kind in ("missed", "false"):
+            ends = [parse_cell(name) for name in where.split("-")]
+            line([(f + 0.5, r + 0.5) for f, r in ends],
+                 (0, 0, 255) if kind == "missed" else (0, 140, 255), 3)
+    return out
+
+
+def empty_photo(spec: SceneSpec, relight: np.random.Generator | None = None
+                ) -> tuple[np.ndarray, Lens | None]:
+    """The calibration photo of a scene: the same scene with nothing on the board and no
+    hands (as `ponte calibrate --empty` wants it), and its camera's lens when it is a
+    wide-angle one (as `ponte calibrate-lens` measures it).
+
+    With `relight` (training), the photo's light is a little different, as it is when
+    the room's light has changed since (exposure, the lamp's place, the window's angle)."""
+    from vision.synth import render
+
     empty = replace(spec, board=tuple("." * spec.size for _ in range(spec.size)), bridges=(),
                     hands=())
     if relight is not None:
@@ -255,11 +351,27 @@ def tracker_for(
     lens = None
     if spec.camera.distorted:
         lens = _lens_of(shot.camera_matrix, tuple(shot.dist_coeffs), size)
+    return shot.image, lens
+
+
+def _calibrated(photo: np.ndarray, lens: Lens | None) -> Calibration | None:
     try:
-        calibration: Calibration = make_calibration(shot.image, lens=lens, empty=True)
+        return make_calibration(photo, lens=lens, empty=True)
     except (VisionError, CalibrationError):
         return None
-    return BoardReader(calibration)
+
+
+def tracker_for(
+    spec: object, frame: object, relight: np.random.Generator | None = None
+) -> BoardReader | None:
+    """A BoardReader calibrated on the same scene with an empty board and no hands, as
+    `ponte calibrate --empty` calibrates (None when that fails); `relight`: see
+    `empty_photo`."""
+    from vision.synth import SceneSpec
+
+    assert isinstance(spec, SceneSpec)
+    calibration = _calibrated(*empty_photo(spec, relight))
+    return None if calibration is None else BoardReader(calibration)
 
 
 def _merge(total: Tally, part: Tally) -> None:

@@ -61,6 +61,14 @@ def register(subparsers: Any) -> None:
                    help="also list every mistake, one per line (CSV): the frame (seed, setup, "
                         "index), the mode, the cell or bridge, truth and reading")
     v.set_defaults(handler=run_eval)
+    v = targets.add_parser(
+        "scene", help="one frame of `eval vision` (as its --mistakes names it) written out, "
+                      "read again, its mistakes drawn")
+    v.add_argument("seed", type=int, metavar="SEED")
+    v.add_argument("setup", metavar="SETUP")
+    v.add_argument("index", type=int, metavar="INDEX", help="the frame's index in its setup")
+    v.add_argument("--out", required=True, metavar="DIR", help="folder to write the files in")
+    v.set_defaults(handler=run_eval_scene)
 
 
 def run_read(args: argparse.Namespace) -> int:
@@ -177,6 +185,39 @@ def run_eval(args: argparse.Namespace) -> int:
         return evaluate(args.count, out, seed=args.seed, listing=listing)
     except OSError as exc:
         raise CommandError(f"cannot write {exc.filename or out}: {exc.strerror}") from None
+
+
+def run_eval_scene(args: argparse.Namespace) -> int:
+    import csv
+
+    from vision.evaluate import MISTAKE_COLUMNS, show_scene
+    from vision.synth import SETUPS
+
+    if args.setup not in SETUPS:
+        raise CommandError(f"unknown setup {args.setup!r}; known: {', '.join(SETUPS)}")
+    if args.index < 0:
+        raise CommandError("INDEX must be 0 or more")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CommandError(f"{out}: is a file; give a folder to write in")
+    _check_writable(out / "frame.jpg")
+    try:
+        found = show_scene(args.seed, args.setup, args.index, out)
+    except OSError as exc:
+        raise CommandError(f"cannot write {exc.filename or out}: {exc.strerror}") from None
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(MISTAKE_COLUMNS)
+    writer.writerows(found)
+    made = (out / "calibration.json").exists()
+    lens = " --lens lens.json" if (out / "lens.json").exists() else ""
+    print(f"{len(found)} mistake(s); written to {out}: frame.jpg, empty.png, truth.json, "
+          "tracker.png" + (", lens.json" if lens else "")
+          + (f", calibration.json (what `ponte calibrate empty.png --empty{lens}` makes)"
+             if made else "; no calibration could be made of empty.png"), file=sys.stderr)
+    print(f"read it again: ponte read --json {out / 'frame.jpg'}"
+          + (f"\n               ponte read --json --calibration {out / 'calibration.json'} "
+             f"{out / 'frame.jpg'}" if made else ""), file=sys.stderr)
+    return 0
 
 
 def _check_writable(path: Path) -> None:
