@@ -17,6 +17,7 @@ from vision.cells import SIZE, CellState, parse_cell
 from vision.evaluate import (
     COLUMNS,
     MISTAKE_COLUMNS,
+    MODES,
     Tally,
     evaluate,
     mistakes,
@@ -92,6 +93,7 @@ def test_the_listing_holds_every_mistake_the_table_counts(tmp_path: Path) -> Non
     assert evaluate(9, table, seed=2, listing=listing) == 0
     with table.open(newline="", encoding="utf-8") as handle:
         totals = {row["mode"]: row for row in csv.DictReader(handle) if row["setup"] == "all"}
+    assert tuple(totals) == MODES == ("read", "tracker", "live")
     with listing.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         assert tuple(reader.fieldnames or ()) == MISTAKE_COLUMNS

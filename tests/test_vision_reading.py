@@ -190,6 +190,20 @@ def test_tracker_rejects_frames_it_cannot_use() -> None:
         reader.read(np.zeros((480, 640, 3), np.uint8))
 
 
+def test_encoded_frames_of_an_odd_size_are_read_and_a_wrong_size_is_named() -> None:
+    # Decoded at half size, a frame of 1279 x 719 comes out 640 x 360 (JPEG) or 639 x 359
+    # (PNG): the reader takes its own size from the calibration's and the error the
+    # frame's real size, whatever the rounding.
+    image = render(_spec(elevation_deg=90.0)).image[:719, :1279].copy()
+    reader = BoardReader(make_calibration(image))
+    for ext in (".jpg", ".png"):
+        data = cv2.imencode(ext, image)[1].tobytes()
+        assert reader.read(data, source="odd").board_rows() == list(BOARD)
+        cut = cv2.imencode(ext, image[:701, :1001])[1].tobytes()
+        with pytest.raises(CalibrationMismatch, match="1001 x 701"):
+            reader.read(cut, source="cut")
+
+
 def test_reading_with_a_calibration_for_another_image_size_is_an_error() -> None:
     frame = render(_spec(elevation_deg=90.0))
     calibration = make_calibration(frame.image)
@@ -494,7 +508,7 @@ def _border_reader() -> tuple[BoardReader, Measurement]:
     image = render(empty).image
     reader = BoardReader(make_calibration(image))
     assert reader._border is not None and reader._outer is not None
-    return reader, measure(reader.settings, reader._plan, reader._image(image), even=False)
+    return reader, measure(reader.settings, reader._plan, reader._image(image, "frame"), even=False)
 
 
 def _lit(m: Measurement, gain: np.ndarray) -> Measurement:

@@ -1,11 +1,15 @@
 """Evaluation on synthetic frames (not a test): accuracy and speed per setup, as a CSV table.
 
-For each setup of `vision.synth.SETUPS`, frames are sampled with `random_spec` and read two
+For each setup of `vision.synth.SETUPS`, frames are sampled with `random_spec` and read three
 ways: `read` locates the board and learns the colours from the frame alone (what
 `ponte read IMAGE` does); `tracker` is the live loop's `BoardReader`, built from a
-calibration made on a photo of the same scene with the board empty (what `ponte calibrate`
-does once), reading the frame's JPEG bytes. Wide-angle frames are read with the lens
-calibration of their camera in the tracker mode (`ponte calibrate-lens` does that once).
+calibration made on a photo of the same scene with the board empty (what `ponte calibrate
+--empty` does once), reading the frame's JPEG bytes, decoded at half size (what `ponte
+read IMAGE --calibration FILE` and `ponte bench vision` do); `live` is another reader from
+the same calibration, reading the frame decoded whole, as the live loop gets frames from
+`cv2.VideoCapture` (it takes them down to half size itself). Wide-angle frames are read
+with the lens calibration of their camera in those two modes (`ponte calibrate-lens` does
+that once).
 
 Columns: frames; clean frames (no hand); cells read and cells wrong on clean frames, and
 the error rate; bridges in the truth, found, matched, recall and precision on clean frames;
@@ -26,6 +30,7 @@ import csv
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -174,16 +179,16 @@ def evaluate(count: int, out: Path, *, seed: int = 1, listing: Path | None = Non
     per_setup = [count // len(names) + (1 if i < count % len(names) else 0)
                  for i in range(len(names))]
     rows: list[list[object]] = []
-    totals = {"read": Tally(), "tracker": Tally()}
+    totals = {mode: Tally() for mode in MODES}
     found: list[tuple[object, ...]] = []
     for index, (name, n) in enumerate(zip(names, per_setup, strict=True)):
         rng = np.random.default_rng([seed, index])
-        tallies = {"read": Tally(), "tracker": Tally()}
+        tallies = {mode: Tally() for mode in MODES}
         for number in range(n):
             spec = random_spec(rng, name)
             frame = render(spec)
             truth_bridges = {(a, b) for a, b in frame.bridges}
-            for mode, obs, ms, problem in read_both(spec, frame, _encoded(frame)):
+            for mode, obs, ms, problem in read_modes(spec, frame, _encoded(frame)):
                 found += [(seed, name, number, mode, *m) for m in tallies[mode].add(
                     frame.board, truth_bridges, frame.occluded, obs, ms, problem)]
         for mode, tally in tallies.items():
@@ -217,28 +222,34 @@ def _encoded(frame: Frame) -> bytes:
     return frame.encoded or cv2.imencode(".jpg", frame.image)[1].tobytes()
 
 
-def read_both(spec: SceneSpec, frame: Frame, data: bytes
-              ) -> list[tuple[str, Observation | None, float, str]]:
-    """The frame (its JPEG bytes `data`) read both ways, as `evaluate` reads it: per mode,
-    the reading (None when there is none), the milliseconds it took and why it failed."""
+MODES = ("read", "tracker", "live")
+"""How `evaluate` reads each frame (see the module's docstring)."""
+
+
+def read_modes(spec: SceneSpec, frame: Frame, data: bytes
+               ) -> list[tuple[str, Observation | None, float, str]]:
+    """The frame (its JPEG bytes `data`) read in each of `MODES`, as `evaluate` reads it:
+    per mode, the reading (None when there is none), the milliseconds it took and why it
+    failed."""
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-    start = time.perf_counter()
-    problem = ""
-    try:
-        obs: Observation | None = read_board(image)
-    except VisionError as exc:
-        obs, problem = None, str(exc)
-    out = [("read", obs, (time.perf_counter() - start) * 1000, problem)]
-    reader = tracker_for(spec, frame)
-    obs, ms, problem = None, 0.0, NO_CALIBRATION
-    if reader is not None:
+    readers: dict[str, Callable[[], Observation]] = {"read": lambda: read_board(image)}
+    tracker = tracker_for(spec, frame)
+    if tracker is not None:
+        live = BoardReader(tracker.calibration)  # the same calibration, a reader of its own
+        readers["tracker"] = lambda: tracker.read(data)
+        readers["live"] = lambda: live.read(image)
+    out: list[tuple[str, Observation | None, float, str]] = []
+    for mode in MODES:
+        if mode not in readers:
+            out.append((mode, None, 0.0, NO_CALIBRATION))
+            continue
         start = time.perf_counter()
+        obs: Observation | None = None
         try:
-            obs, problem = reader.read(data), ""
+            obs, problem = readers[mode](), ""
         except VisionError as exc:
-            obs, problem = None, str(exc)
-        ms = (time.perf_counter() - start) * 1000
-    out.append(("tracker", obs, ms, problem))
+            problem = str(exc)
+        out.append((mode, obs, (time.perf_counter() - start) * 1000, problem))
     return out
 
 
@@ -248,7 +259,8 @@ def show_scene(seed: int, setup: str, index: int, out: Path) -> list[tuple[objec
     `empty.png` (the calibration photo: the same scene with nothing on the board),
     `lens.json` for a wide-angle camera, `calibration.json` (`ponte calibrate --empty`
     on that photo), `truth.json` (as `ponte read --json` prints a board) and
-    `tracker.png` (the frame with the calibrated reading's mistakes drawn on it).
+    `read.png`, `tracker.png` and `live.png` (the frame with each mode's mistakes drawn
+    on it).
     Returns the frame's mistakes as `evaluate`'s listing has them."""
     from vision.synth import render
 
@@ -269,13 +281,12 @@ def show_scene(seed: int, setup: str, index: int, out: Path) -> list[tuple[objec
     if calibration is not None:
         save_calibration(calibration, out / "calibration.json")
     truth_bridges = {(a, b) for a, b in frame.bridges}
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     found: list[tuple[object, ...]] = []
-    for mode, obs, _, problem in read_both(spec, frame, data):
+    for mode, obs, _, problem in read_modes(spec, frame, data):
         rows = mistakes(frame.board, truth_bridges, frame.occluded, obs, problem)
         found += [(seed, setup, index, mode, *m) for m in rows]
-        if mode == "tracker":
-            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-            cv2.imwrite(str(out / "tracker.png"), draw_mistakes(image, obs, rows))
+        cv2.imwrite(str(out / f"{mode}.png"), draw_mistakes(image, obs, rows))
     return found
 
 

@@ -38,11 +38,15 @@ def decode_image(data: bytes, *, reduce: int = 1, source: str = "image") -> np.n
 
 def read_image(path: str | Path, *, reduce: int = 1) -> np.ndarray:
     """Read an image file (see `decode_image`); missing or unreadable files raise typed errors."""
+    return decode_image(read_file(path), reduce=reduce, source=str(path))
+
+
+def read_file(path: str | Path) -> bytes:
+    """An image file's bytes, undecoded; a missing or unreadable file raises ImageUnreadable."""
     try:
-        data = Path(path).read_bytes()
+        return Path(path).read_bytes()
     except OSError as exc:
         raise ImageUnreadable(f"{path}: cannot read file ({exc.strerror or exc})") from exc
-    return decode_image(data, reduce=reduce, source=str(path))
 
 
 def check_image(image: np.ndarray, *, source: str = "image", reduce: int = 1) -> None:

@@ -878,13 +878,15 @@ def read_board(
     return obs
 
 
-def read_calibrated(image: np.ndarray | bytes, calibration: Calibration) -> Observation:
+def read_calibrated(image: np.ndarray | bytes, calibration: Calibration, *,
+                    source: str = "frame") -> Observation:
     """Read one image (a BGR array at the calibration's size, or its encoded bytes) as the
     live loop reads a frame: by a `BoardReader` made from the calibration, which also
     knows the bare board's border and, from `ponte calibrate --empty`, every cell's bare
-    board (what `ponte eval vision`'s `tracker` mode measures). A new reader for each
-    image: no image's reading depends on another's."""
-    return BoardReader(calibration).read(image)
+    board. Bytes are what `ponte eval vision`'s `tracker` mode reads, a decoded frame what
+    its `live` mode reads. A new reader for each image: no image's reading depends on
+    another's. `source` names the image in errors."""
+    return BoardReader(calibration).read(image, source=source)
 
 
 def _lab3(v: np.ndarray) -> tuple[float, float, float]:
@@ -950,10 +952,11 @@ class BoardReader:
         """The grid corners now in use, in full-size image coordinates."""
         return self._plan.corners / self._scale
 
-    def measure_frame(self, frame: np.ndarray | bytes) -> tuple[Plan, Measurement, ColourModel]:
+    def measure_frame(self, frame: np.ndarray | bytes, *, source: str = "frame"
+                      ) -> tuple[Plan, Measurement, ColourModel]:
         """Measure one frame (re-locating the board after a bump) and learn its colours:
         everything `observe` needs. The reader's own colour model is not changed."""
-        image = self._image(frame)
+        image = self._image(frame, source)
         m = measure(self.settings, self._plan, image, even=False)
         if self._moved(m):
             self._relocate(image)
@@ -968,10 +971,11 @@ class BoardReader:
                               self._background)
         return self._plan, m, model
 
-    def read(self, frame: np.ndarray | bytes) -> Observation:
-        """Read one frame (BGR array at calibration size, or encoded bytes)."""
+    def read(self, frame: np.ndarray | bytes, *, source: str = "frame") -> Observation:
+        """Read one frame (BGR array at calibration size, or encoded bytes); `source`
+        names it in errors."""
         with one_blas_thread():
-            plan, m, model = self.measure_frame(frame)
+            plan, m, model = self.measure_frame(frame, source=source)
             obs, reading, model = observe(self.settings, plan, m, model)
         self._last_codes = reading.codes.copy()
         if not obs.occluded:
@@ -985,19 +989,19 @@ class BoardReader:
         scaled = tuple((x / self._scale, y / self._scale) for x, y in obs.corners)
         return replace(obs, corners=scaled)
 
-    def _image(self, frame: np.ndarray | bytes) -> np.ndarray:
+    def _image(self, frame: np.ndarray | bytes, source: str) -> np.ndarray:
         if isinstance(frame, bytes | bytearray | memoryview):
-            image = decode_image(bytes(frame), reduce=self.reduce, source="frame")
-        else:
-            check_image(frame, source="frame")
-            image = frame
-            if (image.shape[1], image.shape[0]) != self._size:
-                if (image.shape[1], image.shape[0]) != tuple(self.calibration.image_size):
-                    _check_size(self.calibration, (image.shape[1], image.shape[0]))
-                image = cv2.resize(image, self._size, interpolation=cv2.INTER_AREA)
+            image = decode_image(bytes(frame), reduce=self.reduce, source=source)
+            if (image.shape[1], image.shape[0]) == self._size:
+                return image
+            # Not the calibration's size: decoded whole, the error names its real size.
+            frame = decode_image(bytes(frame), source=source)
+        check_image(frame, source=source)
+        image = frame
         if (image.shape[1], image.shape[0]) != self._size:
-            _check_size(self.calibration, (image.shape[1] * self.reduce,
-                                           image.shape[0] * self.reduce))
+            if (image.shape[1], image.shape[0]) != tuple(self.calibration.image_size):
+                _check_size(self.calibration, (image.shape[1], image.shape[0]))
+            image = cv2.resize(image, self._size, interpolation=cv2.INTER_AREA)
         return image
 
     def _moved(self, m: Measurement) -> bool:

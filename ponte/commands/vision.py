@@ -74,7 +74,7 @@ def register(subparsers: Any) -> None:
 def run_read(args: argparse.Namespace) -> int:
     from calibration.format import CalibrationError, load_calibration
     from vision.errors import VisionError
-    from vision.imageio import read_image
+    from vision.imageio import read_file, read_image
     from vision.pipeline import read_board, read_calibrated
 
     calibration = None
@@ -87,8 +87,10 @@ def run_read(args: argparse.Namespace) -> int:
     for path in args.images:
         record: dict[str, Any] = {"image": path}
         try:
-            image = read_image(path)
-            obs = read_board(image) if calibration is None else read_calibrated(image, calibration)
+            if calibration is None:
+                obs = read_board(read_image(path))
+            else:  # the encoded bytes, as `ponte eval vision`'s tracker reads a frame
+                obs = read_calibrated(read_file(path), calibration, source=path)
         except VisionError as exc:
             failed += 1
             record.update(board=None, bridges=None, occluded=None, error=_message(exc))
@@ -211,7 +213,7 @@ def run_eval_scene(args: argparse.Namespace) -> int:
     made = (out / "calibration.json").exists()
     lens = " --lens lens.json" if (out / "lens.json").exists() else ""
     print(f"{len(found)} mistake(s); written to {out}: frame.jpg, empty.png, truth.json, "
-          "tracker.png" + (", lens.json" if lens else "")
+          "read.png, tracker.png, live.png" + (", lens.json" if lens else "")
           + (f", calibration.json (what `ponte calibrate empty.png --empty{lens}` makes)"
              if made else "; no calibration could be made of empty.png"), file=sys.stderr)
     print(f"read it again: ponte read --json {out / 'frame.jpg'}"
