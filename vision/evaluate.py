@@ -188,7 +188,7 @@ def evaluate(count: int, out: Path, *, seed: int = 1, listing: Path | None = Non
             spec = random_spec(rng, name)
             frame = render(spec)
             truth_bridges = {(a, b) for a, b in frame.bridges}
-            for mode, obs, ms, problem in read_modes(spec, frame, _encoded(frame)):
+            for mode, obs, ms, problem in read_modes(_encoded(frame), calibration_for(spec)):
                 found += [(seed, name, number, mode, *m) for m in tallies[mode].add(
                     frame.board, truth_bridges, frame.occluded, obs, ms, problem)]
         for mode, tally in tallies.items():
@@ -226,16 +226,16 @@ MODES = ("read", "tracker", "live")
 """How `evaluate` reads each frame (see the module's docstring)."""
 
 
-def read_modes(spec: SceneSpec, frame: Frame, data: bytes
+def read_modes(data: bytes, calibration: Calibration | None
                ) -> list[tuple[str, Observation | None, float, str]]:
-    """The frame (its JPEG bytes `data`) read in each of `MODES`, as `evaluate` reads it:
-    per mode, the reading (None when there is none), the milliseconds it took and why it
-    failed."""
+    """A frame (its JPEG bytes `data`) read in each of `MODES`, as `evaluate` reads it,
+    the calibrated modes with `calibration` (see `calibration_for`; None when none could
+    be made): per mode, the reading (None when there is none), the milliseconds it took
+    and why it failed."""
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     readers: dict[str, Callable[[], Observation]] = {"read": lambda: read_board(image)}
-    tracker = tracker_for(spec, frame)
-    if tracker is not None:
-        live = BoardReader(tracker.calibration)  # the same calibration, a reader of its own
+    if calibration is not None:
+        tracker, live = BoardReader(calibration), BoardReader(calibration)
         readers["tracker"] = lambda: tracker.read(data)
         readers["live"] = lambda: live.read(image)
     out: list[tuple[str, Observation | None, float, str]] = []
@@ -283,7 +283,7 @@ def show_scene(seed: int, setup: str, index: int, out: Path) -> list[tuple[objec
     truth_bridges = {(a, b) for a, b in frame.bridges}
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     found: list[tuple[object, ...]] = []
-    for mode, obs, _, problem in read_modes(spec, frame, data):
+    for mode, obs, _, problem in read_modes(data, calibration):
         rows = mistakes(frame.board, truth_bridges, frame.occluded, obs, problem)
         found += [(seed, setup, index, mode, *m) for m in rows]
         cv2.imwrite(str(out / f"{mode}.png"), draw_mistakes(image, obs, rows))
@@ -372,6 +372,13 @@ def _calibrated(photo: np.ndarray, lens: Lens | None) -> Calibration | None:
         return None
 
 
+def calibration_for(spec: SceneSpec, relight: np.random.Generator | None = None
+                    ) -> Calibration | None:
+    """The calibration `ponte calibrate --empty` makes of a scene's `empty_photo` (None
+    when it cannot make one)."""
+    return _calibrated(*empty_photo(spec, relight))
+
+
 def tracker_for(
     spec: object, frame: object, relight: np.random.Generator | None = None
 ) -> BoardReader | None:
@@ -381,7 +388,7 @@ def tracker_for(
     from vision.synth import SceneSpec
 
     assert isinstance(spec, SceneSpec)
-    calibration = _calibrated(*empty_photo(spec, relight))
+    calibration = calibration_for(spec, relight)
     return None if calibration is None else BoardReader(calibration)
 
 
