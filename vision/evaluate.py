@@ -32,6 +32,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -222,8 +223,20 @@ def _encoded(frame: Frame) -> bytes:
     return frame.encoded or cv2.imencode(".jpg", frame.image)[1].tobytes()
 
 
-MODES = ("read", "tracker", "live")
-"""How `evaluate` reads each frame (see the module's docstring)."""
+class Mode(StrEnum):
+    """A way `evaluate` reads each frame (the listing's and the table's `mode`)."""
+
+    READ = "read"
+    """From the frame alone: the board located and the colours learned (`ponte read IMAGE`)."""
+    TRACKER = "tracker"
+    """The live loop's reader (`BoardReader`) after calibrating on the empty board, on the
+    JPEG bytes decoded at half size (`ponte read --calibration`, `ponte bench vision`)."""
+    LIVE = "live"
+    """Another reader from the same calibration, on the frame decoded whole, as the live
+    loop gets frames from `cv2.VideoCapture`."""
+
+
+MODES = tuple(Mode)
 
 
 def read_modes(data: bytes, calibration: Calibration | None
@@ -233,11 +246,11 @@ def read_modes(data: bytes, calibration: Calibration | None
     be made): per mode, the reading (None when there is none), the milliseconds it took
     and why it failed."""
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-    readers: dict[str, Callable[[], Observation]] = {"read": lambda: read_board(image)}
+    readers: dict[Mode, Callable[[], Observation]] = {Mode.READ: lambda: read_board(image)}
     if calibration is not None:
         tracker, live = BoardReader(calibration), BoardReader(calibration)
-        readers["tracker"] = lambda: tracker.read(data)
-        readers["live"] = lambda: live.read(image)
+        readers[Mode.TRACKER] = lambda: tracker.read(data)
+        readers[Mode.LIVE] = lambda: live.read(image)
     out: list[tuple[str, Observation | None, float, str]] = []
     for mode in MODES:
         if mode not in readers:
