@@ -240,7 +240,7 @@ MODES = tuple(Mode)
 
 
 def read_modes(data: bytes, calibration: Calibration | None
-               ) -> list[tuple[str, Observation | None, float, str]]:
+               ) -> list[tuple[Mode, Observation | None, float, str]]:
     """A frame (its JPEG bytes `data`) read in each of `MODES`, as `evaluate` reads it,
     the calibrated modes with `calibration` (see `calibration_for`; None when none could
     be made): per mode, the reading (None when there is none), the milliseconds it took
@@ -251,7 +251,7 @@ def read_modes(data: bytes, calibration: Calibration | None
         tracker, live = BoardReader(calibration), BoardReader(calibration)
         readers[Mode.TRACKER] = lambda: tracker.read(data)
         readers[Mode.LIVE] = lambda: live.read(image)
-    out: list[tuple[str, Observation | None, float, str]] = []
+    out: list[tuple[Mode, Observation | None, float, str]] = []
     for mode in MODES:
         if mode not in readers:
             out.append((mode, None, 0.0, NO_CALIBRATION))
