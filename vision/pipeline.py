@@ -996,7 +996,7 @@ class BoardReader:
             m = measure(self.settings, self._plan, image, even=False)
             self._reference = self._reference_grey = None
         m = self._against_border(m)
-        if self._hidden_still >= self._next_look and self._border is not None:
+        if self._hidden_still >= self._next_look:
             m = self._look_again(image, m)
         m = replace(_relit(self.settings, self._plan, m, self._border),
                     background=self._background, bare_view=self._view)
