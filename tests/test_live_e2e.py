@@ -286,7 +286,12 @@ def test_kill_9_and_resume_loses_nothing(tmp_path: Path, reader_kind: str) -> No
 @pytest.mark.parametrize("reader_kind", READERS)
 def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path, reader_kind: str) -> None:
     boards = boards_of_moves(OPENING)
-    parts = [[Beat(b, hand_frames=3, still_frames=10) for b in boards[:3]],
+    # The stream opens on 4 s of the empty board: the vision reader calibrates itself then
+    # (a few tries of 0.25-0.5 s each), and a live source's frames are timed as they are
+    # read, so frames that queued up meanwhile would pass in a burst, shorter than the
+    # settle window, if a move were among them.
+    parts = [[Beat(boards[0], hand_frames=3, still_frames=40)]
+             + [Beat(b, hand_frames=3, still_frames=10) for b in boards[1:3]],
              [Beat(b, hand_frames=3, still_frames=10) for b in boards[2:]]]
     jpegs: list[list[bytes]] = []
     reader: GroundTruthReader | None = None
