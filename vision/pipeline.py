@@ -992,8 +992,7 @@ class BoardReader:
         """`measure_frame` of a frame measured (`measure` with `even` False) with the plan
         in use."""
         if self._moved(m):
-            self._relocate(image)
-            m = measure(self.settings, self._plan, image, even=False)
+            m = self._relocate(image)
             self._reference = self._reference_grey = None
         m = self._against_border(m)
         if self._hidden_still >= self._next_look:
@@ -1141,6 +1140,10 @@ class BoardReader:
         the calibration's."""
         if self._border is not None:
             return self._border, self._outer
+        return self._calibration_border()
+
+    def _calibration_border(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The calibration's bare border (whole boxes, outer halves) at the plan's ring."""
         ring = self._plan.sampling
         return (_border_of(self.calibration, ring.ring_xy),
                 _border_of(self.calibration, ring.ring_outer_xy))
@@ -1152,8 +1155,7 @@ class BoardReader:
         ring = self._plan.sampling
         if self._border is not None and len(self._border) != len(ring.ring_boxes):
             # Other border boxes are in view now: the calibration's bare border for them.
-            self._border = _border_of(self.calibration, ring.ring_xy)
-            self._outer = _border_of(self.calibration, ring.ring_outer_xy)
+            self._border, self._outer = self._calibration_border()
         if self._outer is not None and len(self._outer) != len(ring.ring_outer_boxes):
             self._outer = None
         self._blocks = view_blocks(ring.side)
@@ -1241,26 +1243,25 @@ class BoardReader:
             return not bool((self._last_codes[near] == UNKNOWN).any())
         return bool(np.array_equal(self._last_codes[near], self._clear_codes[near]))
 
-    def _relocate(self, image: np.ndarray) -> None:
+    def _relocate(self, image: np.ndarray) -> Measurement:
+        """Locate the board afresh (a bump); returns the frame measured there."""
         self.bumps += 1
         found = locate_board(self.settings, image)
         self._adopt(orient_corners(found, self.calibration.a1, self._size))
         m = measure(self.settings, self._plan, image, even=False)
-        ring = self._plan.sampling
-        for border, outer in ((self._border, self._outer),
-                              (_border_of(self.calibration, ring.ring_xy),
-                               _border_of(self.calibration, ring.ring_outer_xy))):
+        for border, outer in ((self._border, self._outer), self._calibration_border()):
             if border is not None and _border_changed(self.settings, m, border, outer) <= max(
                     2, len(border) // 10):
                 # The border there looks as the bare border did: the camera moved, not
                 # the light; what was learned of the bare board still holds.
                 self._border, self._outer = border, outer
-                return
+                return m
         self._border = None
         self._outer = None
         # The light falls on the board differently now: learn the bare board again.
         self._background = np.full_like(self._background, np.nan)
         self._view = None
+        return m
 
 
 REUSE_AFTER = 15
