@@ -943,7 +943,16 @@ class BoardReader:
         self._plan = make_plan(self.settings, corners, self._size, self._k, self._dist)
         self._reference: np.ndarray | None = None
         self._reference_grey: np.ndarray | None = None
-        """The top-down view's grey levels when `_reference` was taken (`_look_again`)."""
+        """The top-down view's grey levels when `_reference` was taken (`_look_again`) ..."""
+        self._lines: np.ndarray | None = None
+        """... and its edges (`grid_profiles`), which later frames' must line up with."""
+        self._inner = round(self.settings.margin_cells * self.settings.cell_px)
+        """The top-down view's margin (pixels) outside the grid."""
+        self._offsets: np.ndarray | None = None
+        """Where the board's lines lay from those in the last frame (`grid_offsets`) ..."""
+        self._steady_offsets = 0
+        """... and for how many frames running they have lain there (off by `SHIFT_PX` or
+        more): the camera, knocked, has come to rest."""
         self._border = _border_of(calibration, self._plan.sampling.ring_xy)
         self._background = _background_of(calibration)
         self._outer = _border_of(calibration, self._plan.sampling.ring_outer_xy)
@@ -951,6 +960,10 @@ class BoardReader:
         self._steady = 0
         self._last_blocks: np.ndarray | None = None
         self._last_occluded = False
+        self._view_still = False
+        """Whether this frame's top-down view looks as the last one's (`view_blocks`)."""
+        self._moving = 0
+        """Frames running whose border has moved (`_moved`) while the view was not still."""
         self._hidden_still = 0
         """Frames running flagged as hidden (the frame before each) that look as the frame
         before them (see `view_blocks`): nothing moves, yet something seems to hide the
@@ -991,9 +1004,14 @@ class BoardReader:
                   ) -> tuple[Plan, Measurement, ColourModel]:
         """`measure_frame` of a frame measured (`measure` with `even` False) with the plan
         in use."""
-        if self._moved(m):
+        if not self._moved(m):
+            self._moving = 0
+        elif self._view_still or self._moving >= MOVING_FRAMES:
             m = self._relocate(image)
-            self._reference = self._reference_grey = None
+            self._moving = 0
+        else:
+            # Still shaking: the board found now would not be where it comes to rest.
+            self._moving += 1
         m = self._against_border(m)
         if self._hidden_still >= self._next_look:
             m = self._look_again(image, m)
@@ -1010,14 +1028,22 @@ class BoardReader:
             image = self._image(frame, source)
             topdown = warp_topdown(self._plan.sampling, image)
             ii = integral(topdown)
+            lines = grid_profiles(ii, self._inner)
+            if self._lines_moved(lines) and self._nudge(image):
+                topdown = warp_topdown(self._plan.sampling, image)
+                ii = integral(topdown)
+                lines = grid_profiles(ii, self._inner)
+                self._lines_moved(lines)
+            shifted = self._steady_offsets > 0
             blocks = box_means(ii, self._blocks)
             last, self._last_blocks = self._last_blocks, blocks
-            if (last is None or last.shape != blocks.shape or not self._last_occluded
-                    or float(np.abs(blocks - last).max()) >= REUSE_LEVELS):
+            self._view_still = (last is not None and last.shape == blocks.shape
+                                and float(np.abs(blocks - last).max()) < REUSE_LEVELS)
+            if not (self._view_still and self._last_occluded):
                 self._hidden_still = 0
             else:
                 self._hidden_still += 1
-            kept = self._reusable(blocks if self.reuse else None)
+            kept = self._reusable(blocks if self.reuse and not shifted else None)
             if kept is not None:
                 self.reused += 1
                 self._reuses += 1
@@ -1026,6 +1052,10 @@ class BoardReader:
             plan, m, model = self._measured(
                 image, measure_view(self.settings, self._plan, topdown, ii, even=False))
             obs, reading, model = observe(self.settings, plan, m, model)
+        if (shifted or self._moving) and self.bumps == bumps and not obs.occluded:
+            # The camera or the board has moved by a fraction of a cell: the grid's border
+            # samples may still lie on the border, but the edge cells take in some of it.
+            obs = replace(obs, occluded=True)
         self._last_codes = reading.codes.copy()
         self._last_occluded = obs.occluded
         if self._reference is None and not obs.occluded and self.bumps == bumps:
@@ -1033,6 +1063,7 @@ class BoardReader:
             # strips and the grey levels `_look_again` lines the border up with.
             self._reference = _ring_strips(plan, m.topdown, m.slopes)
             self._reference_grey = None if m.slopes is None else m.slopes.image
+            self._lines = lines
         if not obs.occluded:
             self._clear_codes = self._last_codes
             self._next_look = NUDGE_FRAMES
@@ -1046,6 +1077,50 @@ class BoardReader:
         obs = replace(obs, corners=scaled)
         self._remember(blocks if self.bumps == bumps else None, m, obs)
         return obs
+
+    def _lines_moved(self, lines: np.ndarray) -> bool:
+        """Follow where the board's lines in this frame (`grid_profiles`) lie from where the
+        first clear frame showed them; True when they have lain `SHIFT_PX` or more off
+        them, in the same place, for `SHIFT_STILL_FRAMES` frames running."""
+        if self._lines is None:
+            self._offsets, self._steady_offsets = None, 0
+            return False
+        offsets = grid_offsets(self._lines, lines)
+        last, self._offsets = self._offsets, offsets
+        if float(np.abs(offsets).max()) < SHIFT_PX:
+            self._steady_offsets = 0
+        elif last is not None and float(np.abs(offsets - last).max()) <= SHIFT_STEADY_PX:
+            self._steady_offsets += 1
+        else:
+            self._steady_offsets = 1
+        return self._steady_offsets > SHIFT_STILL_FRAMES
+
+    def _nudge(self, image: np.ndarray) -> bool:
+        """Move the grid by where the board's lines lie (`_offsets`): the camera was
+        knocked by a fraction of a cell and has come to rest. The border band is then
+        lined up with the first clear frame's (`realigned`, from this close start), which
+        also takes the turn and the tilt the lines' shifts only approximate. What was
+        learned of the board and its border (in the top-down view's own terms) still
+        holds, and so do the first clear frame's lines, which the next frames are held
+        to. Returns whether the grid moved."""
+        assert self._offsets is not None
+        corners = nudged_corners(self.settings, self._plan, self._offsets)
+        if corners is None:
+            return False
+        self.bumps += 1
+        self._follow(corners)
+        if self._reference_grey is not None:
+            grey = cv2.cvtColor(warp_topdown(self._plan.sampling, image), cv2.COLOR_BGR2GRAY)
+            found = realigned(self.settings, self._plan, self._reference_grey, grey)
+            if found is not None and found[1] >= NUDGE_MIN_PX:
+                self._follow(found[0])
+        return True
+
+    def _follow(self, corners: np.ndarray) -> None:
+        """`_adopt` these corners, keeping the first clear frame's border and lines."""
+        kept = self._lines, self._reference, self._reference_grey
+        self._adopt(corners)
+        self._lines, self._reference, self._reference_grey = kept
 
     def _reusable(self, blocks: np.ndarray | None) -> Observation | None:
         """The last reading, when this frame (its top-down view's `blocks`, see
@@ -1160,7 +1235,8 @@ class BoardReader:
             self._outer = None
         self._blocks = view_blocks(ring.side)
         self._kept, self._same_reads = None, 0
-        self._reference = self._reference_grey = None
+        self._reference = self._reference_grey = self._lines = None
+        self._offsets, self._steady_offsets = None, 0
         self._steady, self._still = 0, None
         self._last_blocks, self._hidden_still = None, 0
 
@@ -1247,8 +1323,15 @@ class BoardReader:
         """Locate the board afresh (a bump); returns the frame measured there."""
         self.bumps += 1
         found = locate_board(self.settings, image)
+        kept = self._lines, self._reference_grey
         self._adopt(orient_corners(found, self.calibration.a1, self._size))
         m = measure(self.settings, self._plan, image, even=False)
+        if kept[0] is not None and np.abs(grid_offsets(
+                kept[0], grid_profiles(integral(m.topdown), self._inner))).max() < SHIFT_PX:
+            # The board's own view lines up with the one before: what was learned of its
+            # bare border and board holds, whatever the light on the border does now.
+            self._lines, self._reference_grey = kept
+            return m
         for border, outer in ((self._border, self._outer), self._calibration_border()):
             if border is not None and _border_changed(self.settings, m, border, outer) <= max(
                     2, len(border) // 10):
@@ -1283,6 +1366,91 @@ one by 48-180, one bridge by 44-138."""
 
 REUSE_BLOCK = 8
 """Side of the blocks (top-down view pixels) compared for `REUSE_LEVELS`."""
+
+
+SHIFT_PX = 2.0
+"""How far (top-down view pixels, a twelfth of a cell) the board's lines may lie from where
+the first clear frame showed them before a frame is not read as clear (see
+`grid_offsets`). A knock that turned the camera by 1.5 degrees moved them by 2-3 pixels and
+more (and a wide-angle board seen so read 3-8 edge cells wrong, the grid's border samples
+still on the wide border); over game videos without a knock, with hands and up to 30
+moves, the estimate stayed within 0.1 pixels."""
+
+SHIFT_REACH = 12
+"""Pixels (half a cell) either way `grid_offsets` looks for the board's lines."""
+
+SHIFT_STILL_FRAMES = 2
+"""Frames running, after the first whose lines lay off, in which they lie in the same place
+(to `SHIFT_STEADY_PX`) before the reader moves the grid after them: the camera has come to
+rest."""
+
+MOVING_FRAMES = 8
+"""Frames running, at most, flagged as hidden after the bump check found the border moved,
+while the view is not yet still, before the board is located afresh all the same (a bump
+is located once the view has come to rest: located while it shook, the board was found
+where it did not stay, and what was learned of its border was thrown away)."""
+
+SHIFT_STEADY_PX = 0.5
+"""How far (top-down view pixels) the lines may move from one frame to the next and still
+be at rest."""
+
+
+def grid_profiles(ii: np.ndarray, inner: int) -> np.ndarray:
+    """(4, side - 1) the top-down view's edges across x, in the top and the bottom half of
+    the grid's rows, and across y, in the left and the right half of its columns: how the
+    brightness of its columns (rows), summed over those rows (columns), changes from one
+    to the next. The board's lines, its edge and the tiles' sides are their peaks and
+    troughs; a hand or a lamp hardly moves them. From the integral image `ii` of the view
+    (any channels), `inner` pixels of margin left out across."""
+    side = ii.shape[0] - 1
+    at = [inner, side // 2, side - inner]
+    lines = np.concatenate([ii[at], ii[:, at].swapaxes(0, 1)])  # (6, side + 1[, channels])
+    if ii.ndim > 2:  # the channels summed by a product: quicker than `sum` over so few
+        lines = lines @ np.ones(ii.shape[2])
+    sums = lines[[1, 2, 4, 5]] - lines[[0, 1, 3, 4]]  # running sums, along each half
+    result: np.ndarray = sums[:, 2:] - 2.0 * sums[:, 1:-1] + sums[:, :-2]
+    return result
+
+
+def grid_offsets(before: np.ndarray, now: np.ndarray, reach: int = SHIFT_REACH) -> np.ndarray:
+    """(4,) how far (top-down view pixels, to sub-pixel by a parabola) the board's lines
+    in `now` lie from where they were `before` (both `grid_profiles`), within `reach`
+    either way: across x in the top and the bottom half, across y in the left and the
+    right half."""
+    a = before - before.mean(axis=1, keepdims=True)
+    b = np.zeros((len(now), now.shape[1] + 2 * reach))
+    b[:, reach:-reach] = now - now.mean(axis=1, keepdims=True)
+    # score[:, reach + k]: how well `now` matches taken k pixels along
+    score = np.array([np.correlate(row, ref, "valid") for row, ref in zip(b, a, strict=True)])
+    k = score.argmax(axis=1)
+    rows = np.arange(len(k))
+    inside = np.clip(k, 1, 2 * reach - 1)
+    c0, c1, c2 = (score[rows, inside + d] for d in (-1, 0, 1))
+    bend = c0 - 2.0 * c1 + c2
+    ok = (k == inside) & (bend < 0)
+    frac = np.where(ok, 0.5 * (c0 - c2) / np.where(ok, bend, -1.0), 0.0)
+    result: np.ndarray = k - reach + frac
+    return result
+
+
+def nudged_corners(settings: Thresholds, plan: Plan, offsets: np.ndarray
+                   ) -> np.ndarray | None:
+    """The grid corners (image coordinates, a1 first) moved by `grid_offsets`: each
+    half's shift taken for the middle of that half and carried on in a straight line to
+    the grid's corners (a turn of the camera shifts the top and the bottom apart)."""
+    px, margin, side = settings.cell_px, settings.margin_cells, plan.sampling.side
+    to_top = topdown_matrix(plan.sampling.geometry, px, margin)
+    corners = cv2.perspectiveTransform(plan.corners.reshape(-1, 1, 2), to_top).reshape(-1, 2)
+    inner = margin * px
+    near, far = (inner + side / 2) / 2, (side / 2 + side - inner) / 2
+    x_top, x_bottom, y_left, y_right = (float(v) for v in offsets)
+    moved = corners.copy()
+    for i, (x, y) in enumerate(corners):
+        moved[i, 0] = x + x_top + (y - near) * (x_bottom - x_top) / (far - near)
+        moved[i, 1] = y + y_left + (x - near) * (y_right - y_left) / (far - near)
+    found = cv2.perspectiveTransform(moved.reshape(-1, 1, 2), np.linalg.inv(to_top))
+    result = found.reshape(-1, 2)
+    return result if np.isfinite(result).all() else None
 
 
 def view_blocks(side: int, block: int = REUSE_BLOCK) -> np.ndarray:
