@@ -1053,8 +1053,9 @@ class BoardReader:
                 image, measure_view(self.settings, self._plan, topdown, ii, even=False))
             obs, reading, model = observe(self.settings, plan, m, model)
         if (shifted or self._moving) and self.bumps == bumps and not obs.occluded:
-            # The camera or the board has moved by a fraction of a cell: the grid's border
-            # samples may still lie on the border, but the edge cells take in some of it.
+            # The camera or the board has moved: by a fraction of a cell (the grid's border
+            # samples may still lie on the border, but the edge cells take in some of it),
+            # or by more, and the view is still shaking.
             obs = replace(obs, occluded=True)
         self._last_codes = reading.codes.copy()
         self._last_occluded = obs.occluded
