@@ -15,6 +15,7 @@ from calibration.make import make_calibration
 from vision.cells import parse_cell
 from vision.errors import CalibrationMismatch, ImageUnreadable
 from vision.features import integral
+from vision.geometry import topdown_matrix
 from vision.learned import Network
 from vision.pipeline import (
     REUSE_AFTER,
@@ -24,6 +25,7 @@ from vision.pipeline import (
     Plan,
     grid_offsets,
     grid_profiles,
+    nudged_corners,
     read_board,
 )
 from vision.synth import CameraSpec, HandSpec, SceneSpec, random_spec, render
@@ -1015,6 +1017,28 @@ def test_the_board_lines_are_found_where_they_moved_and_a_hand_does_not_move_the
     hand = replace(spec, hands=(HandSpec(target=(4.5, 4.5), from_deg=270.0),))
     covered = reader.measure_frame(_noisy(hand, 1))[1].topdown
     assert np.abs(grid_offsets(before, grid_profiles(integral(covered), inner))).max() < 0.3
+
+
+def test_the_grid_is_nudged_by_the_lines_shifts_and_turned_by_their_difference() -> None:
+    spec = replace(_spec(elevation_deg=70.0), hands=())
+    reader = BoardReader(make_calibration(render(spec).image))
+    plan, settings = reader._plan, reader.settings
+    to_top = topdown_matrix(plan.sampling.geometry, settings.cell_px, settings.margin_cells)
+
+    def in_view(corners: np.ndarray) -> np.ndarray:
+        return cv2.perspectiveTransform(corners.reshape(-1, 1, 2), to_top).reshape(-1, 2)
+
+    before = in_view(plan.corners)
+    moved = nudged_corners(settings, plan, np.array([3.0, 3.0, -2.0, -2.0]))
+    assert moved is not None
+    assert np.abs(in_view(moved) - before - [3.0, -2.0]).max() < 1e-3
+    # the top half's lines moved right and the bottom half's left: the grid turned
+    turned = nudged_corners(settings, plan, np.array([1.0, -1.0, 0.0, 0.0]))
+    assert turned is not None
+    shift = in_view(turned) - before
+    top, bottom = before[:, 1] < before[:, 1].mean(), before[:, 1] > before[:, 1].mean()
+    assert (shift[top, 0] > 1.0).all() and (shift[bottom, 0] < -1.0).all()
+    assert np.abs(shift[:, 1]).max() < 1e-3
 
 
 def test_a_knock_by_a_fraction_of_a_cell_is_flagged_until_the_grid_follows_it() -> None:
