@@ -1385,15 +1385,15 @@ SHIFT_STILL_FRAMES = 2
 (to `SHIFT_STEADY_PX`) before the reader moves the grid after them: the camera has come to
 rest."""
 
+SHIFT_STEADY_PX = 0.5
+"""How far (top-down view pixels) the lines may move from one frame to the next and still
+be at rest."""
+
 MOVING_FRAMES = 8
 """Frames running, at most, flagged as hidden after the bump check found the border moved,
 while the view is not yet still, before the board is located afresh all the same (a bump
 is located once the view has come to rest: located while it shook, the board was found
 where it did not stay, and what was learned of its border was thrown away)."""
-
-SHIFT_STEADY_PX = 0.5
-"""How far (top-down view pixels) the lines may move from one frame to the next and still
-be at rest."""
 
 
 def grid_profiles(ii: np.ndarray, inner: int) -> np.ndarray:
