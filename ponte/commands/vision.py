@@ -62,6 +62,19 @@ def register(subparsers: Any) -> None:
                         "index), the mode, the cell or bridge, truth and reading")
     v.set_defaults(handler=run_eval)
     v = targets.add_parser(
+        "games", help="whole generated games through the live loop: the record against the "
+                      "game played")
+    v.add_argument("--setups", default="all", metavar="NAMES",
+                   help="setups, comma-separated (default: all)")
+    v.add_argument("--seeds", default="1", metavar="SEEDS",
+                   help="game seeds, comma-separated (default 1)")
+    v.add_argument("--turns", type=int, default=12, help="moves a game (default 12)")
+    v.add_argument("--knock", action="store_true",
+                   help="knock the camera once in each game (after the first move)")
+    v.add_argument("--jobs", type=int, default=1, help="games played at once (default 1)")
+    v.add_argument("--out", default="results/games_eval.csv", metavar="FILE")
+    v.set_defaults(handler=run_eval_games)
+    v = targets.add_parser(
         "scene", help="one frame of `eval vision` (as its --mistakes names it) written out, "
                       "read again, its mistakes drawn")
     v.add_argument("seed", type=int, metavar="SEED")
@@ -185,6 +198,29 @@ def run_eval(args: argparse.Namespace) -> int:
             _check_writable(path)  # before the run, not after minutes of it
     try:
         return evaluate(args.count, out, seed=args.seed, listing=listing)
+    except OSError as exc:
+        raise CommandError(f"cannot write {exc.filename or out}: {exc.strerror}") from None
+
+
+def run_eval_games(args: argparse.Namespace) -> int:
+    from ponte.live.gameeval import evaluate_games
+    from vision.synth import SETUPS
+
+    setups = list(SETUPS) if args.setups == "all" else args.setups.split(",")
+    unknown = [s for s in setups if s not in SETUPS]
+    if unknown:
+        raise CommandError(f"unknown setup {unknown[0]!r}; known: {', '.join(SETUPS)}")
+    try:
+        seeds = [int(s) for s in args.seeds.split(",")]
+    except ValueError:
+        raise CommandError(f"--seeds must be whole numbers, comma-separated: {args.seeds!r}")\
+            from None
+    if args.turns < 1 or args.jobs < 1:
+        raise CommandError("--turns and --jobs must be at least 1")
+    out = Path(args.out)
+    _check_writable(out)
+    try:
+        return evaluate_games(setups, seeds, args.turns, out, knock=args.knock, jobs=args.jobs)
     except OSError as exc:
         raise CommandError(f"cannot write {exc.filename or out}: {exc.strerror}") from None
 

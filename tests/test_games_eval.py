@@ -1,0 +1,81 @@
+"""`ponte eval games`: generated games through the live loop, the record against the game."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from ponte.cli import main
+from ponte.live.camera import CameraReader
+from ponte.live.gameeval import COLUMNS, compare_moves, evaluate_games
+from ponte.live.settle import BoardView, Reading
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_moves_are_compared_from_the_first_and_the_first_wrong_one_named() -> None:
+    played = ["a1,a2", "j9,j10", "a1-a3"]
+    assert compare_moves(played, played) == (3, "")
+    assert compare_moves(played, ["a1,a2", "j9,j8", "a1-a3"]) == (1, "2: played j9,j10, read j9,j8")
+    assert compare_moves(played, ["a1,a2"]) == (1, "2: played j9,j10, read -")
+    assert compare_moves(played, [*played, "b2,b3"]) == (3, "4: played -, read b2,b3")
+    assert compare_moves([], []) == (0, "")
+
+
+def test_a_generated_game_is_read_through_the_live_loop_into_its_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "games.csv"
+    status = evaluate_games(["overhead-cream-red"], [3], 2, out, fps=10.0)
+    rows = _rows(out)
+    assert list(rows[0]) == COLUMNS
+    game, total = rows
+    assert status == 0, capsys.readouterr().err
+    assert (game["moves"], game["read_right"], game["first_wrong"], game["flags"]) == (
+        "2", "2", "", "0")
+    assert total["setup"] == "all" and total["read_right"] == "2"
+    # A move is committed once the board has been still for the settle window (0.4 s)
+    # after its last piece was put down, and not long after.
+    assert 0.4 <= float(game["delay_median_s"]) <= float(game["delay_max_s"]) < 2.0
+    assert int(game["hand_frames"]) > 0 and int(game["still_frames"]) > 0
+    assert int(game["hand_frames_wrong"]) <= int(game["hand_frames"])
+    assert "ok " in capsys.readouterr().err
+
+
+def test_eval_games_refuses_bad_arguments(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "g.csv")
+    assert main(["eval", "games", "--setups", "no-such-setup", "--out", out]) == 2
+    assert "unknown setup 'no-such-setup'" in capsys.readouterr().err
+    assert main(["eval", "games", "--seeds", "1,x", "--out", out]) == 2
+    assert "--seeds must be whole numbers" in capsys.readouterr().err
+    assert main(["eval", "games", "--turns", "0", "--out", out]) == 2
+    assert not Path(out).exists()
+
+
+def test_a_camera_that_misreads_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The evaluation can fail: a camera that sees a light tile on e5 on every clear frame
+    gets its record wrong or flagged, and its still frames counted wrong."""
+    real = CameraReader.read
+
+    def misread(self: CameraReader, image: object, t: float) -> Reading:
+        reading = real(self, image, t)
+        if reading.occluded:
+            return reading
+        tiles = {**reading.board.tiles, "e5": "light"}
+        return Reading(reading.t, BoardView(tiles, reading.board.bridges), occluded=False)
+
+    monkeypatch.setattr(CameraReader, "read", misread)
+    out = tmp_path / "games.csv"
+    assert evaluate_games(["overhead-cream-red"], [3], 1, out, fps=10.0) == 1
+    game = _rows(out)[0]
+    assert game["first_wrong"] or int(game["flags"]) > 0
+    assert int(game["still_frames_wrong"]) == int(game["still_frames"]) - int(
+        game["still_frames_flagged"]) > 0
+    assert "BAD" in capsys.readouterr().err
