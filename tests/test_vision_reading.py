@@ -1093,3 +1093,24 @@ def test_a_still_board_is_given_its_last_reading_and_any_change_is_read() -> Non
     assert reader.read(_noisy(hand, 51)).occluded
     assert reader.read(_noisy(taken, 52)).board_rows() == board
     assert reader.reused == 1
+
+
+def test_a_cell_that_changes_while_the_picture_moves_is_trusted_once_it_rests() -> None:
+    # A tile appears on h3 (in a game video: the hand that put it down is leaving; an arm's
+    # shadow going by looks so too). The frame it appears on has the picture changed
+    # around it from the frame before: flagged, and read again on the next frame, still.
+    spec = _spec(elevation_deg=80.0)
+    empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
+    reader = BoardReader(make_calibration(render(empty).image, empty=True))
+    for n in range(2):
+        obs = reader.read(_noisy(spec, n))
+        assert not obs.occluded and obs.board_rows() == list(BOARD)
+    board = list(BOARD)
+    board[7] = ".......L.."  # h3
+    placed = replace(spec, board=tuple(board))
+    first, second = reader.read(_noisy(placed, 2)), reader.read(_noisy(placed, 3))
+    assert first.occluded and (7, 2) in first.occluded_cells
+    assert first.board_rows() == board  # read, but not to be trusted yet
+    assert not second.occluded and second.board_rows() == board
+    # The camera's noise alone moves nothing: the board stays read clear.
+    assert all(not reader.read(_noisy(placed, n)).occluded for n in range(4, 7))

@@ -979,6 +979,7 @@ class BoardReader:
         self._last_codes: np.ndarray | None = None
         """... and of the last frame read."""
         self._blocks = view_blocks(self._plan.sampling.side)
+        self._block_cells = blocks_near_cells(self.settings, self._plan.sampling, self._blocks)
         self._kept: tuple[np.ndarray, Observation] | None = None
         """The last frame read in full (its top-down view's blocks) and its reading, while
         nothing hides the board (see `_reusable`) ..."""
@@ -1057,6 +1058,15 @@ class BoardReader:
             # samples may still lie on the border, but the edge cells take in some of it),
             # or by more, and the view is still shaking.
             obs = replace(obs, occluded=True)
+        if (not obs.occluded and self.bumps == bumps and last is not None
+                and last.shape == blocks.shape and self._clear_codes is not None):
+            stirring = self._stirring(np.abs(blocks - last), reading.codes)
+            if stirring:
+                # A cell reads otherwise than on the last clear frame while the picture
+                # around it changes from the last frame: a hand, an arm or its shadow going
+                # by, not yet a board to trust (a piece put down reads so once it rests).
+                obs = replace(obs, occluded=True,
+                              occluded_cells=obs.occluded_cells | stirring)
         self._last_codes = reading.codes.copy()
         self._last_occluded = obs.occluded
         if self._reference is None and not obs.occluded and self.bumps == bumps:
@@ -1078,6 +1088,20 @@ class BoardReader:
         obs = replace(obs, corners=scaled)
         self._remember(blocks if self.bumps == bumps else None, m, obs)
         return obs
+
+    def _stirring(self, change: np.ndarray, codes: np.ndarray) -> frozenset[Cell]:
+        """The cells whose reading (`codes`) differs from the last clear frame's while the
+        top-down view's blocks near them changed by `STIR_LEVELS` or more since the last
+        frame (`change`: (n, 3) per block)."""
+        assert self._clear_codes is not None
+        changed = codes != self._clear_codes
+        if not changed.any():
+            return frozenset()
+        moving = change.max(axis=1) >= STIR_LEVELS
+        if not moving.any():
+            return frozenset()
+        near = self._block_cells[moving].any(axis=0) & changed
+        return frozenset((int(i) % SIZE, int(i) // SIZE) for i in np.flatnonzero(near))
 
     def _lines_moved(self, lines: np.ndarray) -> bool:
         """Follow where the board's lines in this frame (`grid_profiles`) lie from where the
@@ -1235,6 +1259,7 @@ class BoardReader:
         if self._outer is not None and len(self._outer) != len(ring.ring_outer_boxes):
             self._outer = None
         self._blocks = view_blocks(ring.side)
+        self._block_cells = blocks_near_cells(self.settings, ring, self._blocks)
         self._kept, self._same_reads = None, 0
         self._reference = self._reference_grey = self._lines = None
         self._offsets, self._steady_offsets = None, 0
@@ -1452,6 +1477,27 @@ def nudged_corners(settings: Thresholds, plan: Plan, offsets: np.ndarray
     found = cv2.perspectiveTransform(moved.reshape(-1, 1, 2), np.linalg.inv(to_top))
     result = found.reshape(-1, 2)
     return result if np.isfinite(result).all() else None
+
+
+STIR_LEVELS = 12.0
+"""Grey levels (0-255, any channel) by which a block of the top-down view (`view_blocks`)
+changes from one frame to the next where something moves: a hand, an arm, its shadow
+(a camera's noise moves a block's mean by 3 or less, a room's light drifting by less)."""
+STIR_REACH = 1.0
+"""Cells (each way, from where a cell's tile top appears) within which a moving block
+makes a changed reading of the cell not yet one to trust."""
+
+
+def blocks_near_cells(settings: Thresholds, sampling: SamplingPlan, blocks: np.ndarray
+                      ) -> np.ndarray:
+    """(n blocks, 100) whether each block of the top-down view (`view_blocks`) lies within
+    `STIR_REACH` of each cell, as the cell's tile top appears (`cell_mid_xy`)."""
+    px, margin = settings.cell_px, settings.margin_cells
+    cx = (blocks[:, 0] + blocks[:, 2]) / 2.0 / px - margin
+    cy = margin + SIZE - (blocks[:, 1] + blocks[:, 3]) / 2.0 / px
+    mid = sampling.cell_mid_xy
+    return ((np.abs(cx[:, None] - mid[None, :, 0]) <= STIR_REACH)
+            & (np.abs(cy[:, None] - mid[None, :, 1]) <= STIR_REACH))
 
 
 def view_blocks(side: int, block: int = REUSE_BLOCK) -> np.ndarray:
