@@ -7,7 +7,8 @@ piece in (`vision.synth.render_sequence`: it reaches in, hovers, puts the piece 
 leaves), the camera may be knocked once, and every frame is compressed as a webcam's
 video is (JPEG). The frames go through the live loop as `ponte transcribe` runs it — the
 camera calibrating itself from the empty board, the settling, the referee — and the record
-that comes out is compared with the game played:
+that comes out is compared with the game played (a wide-angle webcam is set up as the README
+says: its lens measured and the empty board calibrated with it, before the game):
 
 - moves read: how many of the game's moves the record has right, from the first, and the
   first move it got wrong or missed;
@@ -132,8 +133,8 @@ class _Frames:
 class _Watched(CameraReader):
     """The live loop's camera, counting its readings against the frames' truth."""
 
-    def __init__(self, frames: _Frames) -> None:
-        super().__init__()
+    def __init__(self, frames: _Frames, calibration: Any | None = None) -> None:
+        super().__init__(calibration)
         self._frames = frames
         self.counts = dict(hand=0, hand_wrong=0, still=0, still_wrong=0, still_flagged=0)
 
@@ -174,8 +175,17 @@ def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
                     sleeve_reach=float(rng.uniform(0.0, 0.8)))
     timing = SequenceTiming(fps=fps, still_s=1.5,
                             bump=CameraBump(at_s=KNOCK_AT_S) if knock else None)
+    calibration = None
+    if spec.camera.distorted:
+        # A wide-angle webcam is set up as the README says: its lens measured
+        # (`ponte calibrate-lens`) and the empty board calibrated with it.
+        from calibration.make import make_calibration
+        from vision.evaluate import empty_photo
+
+        photo, lens = empty_photo(spec)
+        calibration = make_calibration(photo, lens=lens, empty=True)
     frames = _Frames(render_sequence(positions, spec, timing, hand), fps)
-    camera = _Watched(frames)
+    camera = _Watched(frames, calibration)
     result = transcribe(frames, camera, settle_window=DEFAULT_WINDOW)
     read = [str(m.move) for m in result.table.game.moves if not m.withdrawn]
     right, first_wrong = compare_moves(moves, read)
