@@ -1482,7 +1482,7 @@ def nudged_corners(settings: Thresholds, plan: Plan, offsets: np.ndarray
 STIR_LEVELS = 12.0
 """Grey levels (0-255, any channel) by which a block of the top-down view (`view_blocks`)
 changes from one frame to the next where something moves: a hand, an arm, its shadow
-(a camera's noise moves a block's mean by 3 or less, a room's light drifting by less)."""
+(in the game videos looked at, a camera's noise moved a block's mean by 3 or less)."""
 STIR_REACH = 1.0
 """Cells (each way, from where a cell's tile top appears) within which a moving block
 makes a changed reading of the cell not yet one to trust."""
