@@ -978,6 +978,9 @@ class BoardReader:
         """The cells' reading (`CellReading.codes`) of the last frame nothing hid ..."""
         self._last_codes: np.ndarray | None = None
         """... and of the last frame read."""
+        self._flips: list[np.ndarray] = []
+        """Which cells' reading changed from the frame before, for each of the last
+        `STIR_FLICKER_FRAMES` frames read (`_stirring` leaves a cell that flickers alone)."""
         self._blocks = view_blocks(self._plan.sampling.side)
         self._block_cells = blocks_near_cells(self.settings, self._plan.sampling, self._blocks)
         self._kept: tuple[np.ndarray, Observation] | None = None
@@ -1067,6 +1070,9 @@ class BoardReader:
                 # by, not yet a board to trust (a piece put down reads so once it rests).
                 obs = replace(obs, occluded=True,
                               occluded_cells=obs.occluded_cells | stirring)
+        if self._last_codes is not None and self._last_codes.shape == reading.codes.shape:
+            self._flips = [*self._flips[1 - STIR_FLICKER_FRAMES:],
+                           reading.codes != self._last_codes]
         self._last_codes = reading.codes.copy()
         self._last_occluded = obs.occluded
         if self._reference is None and not obs.occluded and self.bumps == bumps:
@@ -1092,9 +1098,15 @@ class BoardReader:
     def _stirring(self, change: np.ndarray, codes: np.ndarray) -> frozenset[Cell]:
         """The cells whose reading (`codes`) differs from the last clear frame's while the
         top-down view's blocks near them changed by `STIR_LEVELS` or more since the last
-        frame (`change`: (n, 3) per block)."""
+        frame (`change`: (n, 3) per block); not those whose reading changed
+        `STIR_FLICKER_CHANGES` times or more within the last `STIR_FLICKER_FRAMES` frames."""
         assert self._clear_codes is not None
         changed = codes != self._clear_codes
+        if changed.any() and len(self._flips) >= STIR_FLICKER_CHANGES:
+            # A cell whose reading keeps changing is a glare spot flickering, not something
+            # going by: the live loop's settling knows how to wait for the rest of the board.
+            changed &= np.sum(self._flips, axis=0) + (codes != self._last_codes) < (
+                STIR_FLICKER_CHANGES)
         if not changed.any():
             return frozenset()
         moving = change.max(axis=1) >= STIR_LEVELS
@@ -1483,6 +1495,12 @@ STIR_LEVELS = 12.0
 """Grey levels (0-255, any channel) by which a block of the top-down view (`view_blocks`)
 changes from one frame to the next where something moves: a hand, an arm, its shadow
 (in the game videos looked at, a camera's noise moved a block's mean by 3 or less)."""
+STIR_FLICKER_CHANGES = 4
+STIR_FLICKER_FRAMES = 20
+"""A cell whose reading changed `STIR_FLICKER_CHANGES` times within this many frames is
+flickering (a glare spot) and not flagged for it: flagged, it would hold the whole board
+back; the live loop's settling lets the rest of the board settle around such a cell (its
+`FLICKER_CHANGES` within 2 s). A hand or a shadow going by changes a cell once or twice."""
 STIR_REACH = 1.0
 """Cells (each way, from where a cell's tile top appears) within which a moving block
 makes a changed reading of the cell not yet one to trust."""
