@@ -1041,6 +1041,17 @@ def test_the_grid_is_nudged_by_the_lines_shifts_and_turned_by_their_difference()
     assert np.abs(shift[:, 1]).max() < 1e-3
 
 
+def _reading_clear(spec: SceneSpec) -> BoardReader:
+    """A reader calibrated on the scene's empty board, having read two frames of the
+    scene clear and right."""
+    empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
+    reader = BoardReader(make_calibration(render(empty).image, empty=True))
+    for n in range(2):
+        obs = reader.read(_noisy(spec, n))
+        assert not obs.occluded and obs.board_rows() == list(spec.board)
+    return reader
+
+
 def test_a_knock_by_a_fraction_of_a_cell_is_flagged_until_the_grid_follows_it() -> None:
     # A wide-angle webcam over a board with a wide border: after the knock the grid's
     # border samples still lie on the border, and nothing told the reader; the edge cells
@@ -1049,11 +1060,7 @@ def test_a_knock_by_a_fraction_of_a_cell_is_flagged_until_the_grid_follows_it() 
     board, bridges = random_game(rng, 8)[1]
     spec = replace(random_spec(rng, "wide-angle-distorted"), board=board, bridges=bridges,
                    hands=())
-    empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
-    reader = BoardReader(make_calibration(render(empty).image, empty=True))
-    for n in range(2):
-        obs = reader.read(_noisy(spec, n))
-        assert not obs.occluded and obs.board_rows() == list(board)
+    reader = _reading_clear(spec)
     knocked = _knocked(spec)
     frame = render(knocked)
     seen = [reader.read(_noisy(knocked, n)) for n in range(2, 8)]
@@ -1100,11 +1107,7 @@ def test_a_cell_that_changes_while_the_picture_moves_is_trusted_once_it_rests() 
     # shadow going by looks so too). The frame it appears on has the picture changed
     # around it from the frame before: flagged, and read again on the next frame, still.
     spec = _spec(elevation_deg=80.0)
-    empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
-    reader = BoardReader(make_calibration(render(empty).image, empty=True))
-    for n in range(2):
-        obs = reader.read(_noisy(spec, n))
-        assert not obs.occluded and obs.board_rows() == list(BOARD)
+    reader = _reading_clear(spec)
     board = list(BOARD)
     board[7] = ".......L.."  # h3
     placed = replace(spec, board=tuple(board))
