@@ -22,6 +22,7 @@ from ponte.live.scenes import (
     Beat,
     Truth,
     boards_of_moves,
+    position_of,
     render_script,
     truths_from_json,
     truths_to_json,
@@ -111,8 +112,6 @@ def synth_video(
     tile in from the mover's side), stored as a file; returns its ground-truth reader."""
     import dataclasses as dc
 
-    from ponte.live.scenes import rows_of
-    from ponte.live.settle import cell_key
     from vision.synth import (
         CameraBump,
         CameraSpec,
@@ -122,10 +121,7 @@ def synth_video(
     )
     from vision.synth import write_video as synth_write
 
-    positions = [
-        (rows_of(b), tuple(sorted(b.bridges, key=lambda e: (cell_key(e[0]), cell_key(e[1])))))
-        for b in boards
-    ]
+    positions = [position_of(b) for b in boards]
     camera = CameraSpec(width=size[0], height=size[1], focal_px=size[0] * 0.75)
     spec = SceneSpec(board=positions[0][0], camera=camera)
     timing = SequenceTiming(

@@ -34,7 +34,7 @@ from typing import Any
 from ponte.live.api import EventType
 from ponte.live.camera import CameraReader
 from ponte.live.loop import transcribe
-from ponte.live.scenes import boards_of_moves, demo_moves, rows_of
+from ponte.live.scenes import boards_of_moves, demo_moves, position_of, rows_of
 from ponte.live.settle import DEFAULT_WINDOW, BoardView, Reading, cell_key
 from ponte.live.sources import Frame
 
@@ -164,9 +164,7 @@ def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
 
     moves = demo_moves(seed, turns)[0]
     boards = boards_of_moves(moves, flagged=False)
-    positions = [(rows_of(b), tuple(sorted(b.bridges, key=lambda e: (cell_key(e[0]),
-                                                                       cell_key(e[1])))))
-                 for b in boards]
+    positions = [position_of(b) for b in boards]
     rng = np.random.default_rng([seed, list(SETUPS).index(setup)])
     spec = dataclasses.replace(random_spec(rng, setup), board=positions[0][0], bridges=(),
                                hands=())

@@ -77,6 +77,13 @@ def rows_of(board: BoardView, size: int = 10) -> tuple[str, ...]:
     return tuple(rows)
 
 
+def position_of(board: BoardView) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """A board as `vision.synth.render_sequence` takes it: its rows (`rows_of`) and its
+    bridges, each as its two end cells, sorted by (file, rank)."""
+    return rows_of(board), tuple(sorted(board.bridges,
+                                        key=lambda e: (cell_key(e[0]), cell_key(e[1]))))
+
+
 def _changed_cell(before: BoardView, after: BoardView) -> tuple[float, float]:
     cells = {c for c in set(before.tiles) | set(after.tiles)
              if before.tiles.get(c) != after.tiles.get(c)}
@@ -237,10 +244,7 @@ def write_demo_video(path: Path, fps: float = FPS) -> list[Truth]:
     from vision.synth import write_video as synth_write
 
     boards = [beat.board for beat in demo_beats()]
-    positions = [
-        (rows_of(b), tuple(sorted(b.bridges, key=lambda e: (cell_key(e[0]), cell_key(e[1])))))
-        for b in boards
-    ]
+    positions = [position_of(b) for b in boards]
     camera = CameraSpec(width=SIZE[0], height=SIZE[1], focal_px=SIZE[0] * 0.75)
     spec = SceneSpec(board=positions[0][0], camera=camera)
     timing = SequenceTiming(fps=fps, still_s=1.2, reach_s=0.5, hover_s=0.25, place_s=0.4,
