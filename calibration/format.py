@@ -75,6 +75,12 @@ class Thresholds:
     bridge_heights: int
     bump_misaligned_fraction: float
     adapt_rate: float
+    grid_bend_fit: float
+    """Cells: a calibration whose located grid lies farther than this from the board's
+    printed lines at some inner crossing (`vision.bend`) fits a lens to the lines."""
+    grid_bend_limit: float
+    """Cells: a calibration whose grid still lies farther than this from the printed lines
+    is refused (the reader would read the wrong cells)."""
 
     @classmethod
     def from_json(cls, data: Any, *, base: Thresholds | None = None) -> Thresholds:

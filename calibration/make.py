@@ -50,30 +50,45 @@ def make_calibration(
     said to be empty is refused (CalibrationError) when more than `most_tiles` cells look
     surely like tiles.
 
+    Without a `lens`, a grid that misses the board's printed lines by more than the
+    thresholds' `grid_bend_fit` of a cell (a wide-angle webcam's bending) gets a lens
+    measured on those lines (`vision.bend`), kept in the calibration when the grid found
+    through it fits them. A grid still more than `grid_bend_limit` off is refused
+    (CalibrationError): its cells would be read in the wrong place.
+
     Raises the pipeline's typed errors (BoardNotFound, ImageTooSmall...) when the board
     cannot be found.
     """
     from vision.classify import learn_colours
     from vision.imageio import check_image
-    from vision.locate import locate_board, orient_corners
     from vision.pipeline import make_plan, measure, with_view
 
     check_image(image)
     settings = thresholds or default_thresholds()
     h, w = image.shape[:2]
+    if lens is not None and tuple(lens.image_size) != (w, h):
+        raise CalibrationError(
+            f"lens calibration is for {lens.image_size[0]} x {lens.image_size[1]} images, "
+            f"this image is {w} x {h}"
+        )
+    corners = _located(settings, image, lens, a1, markers)
+    bend = _bend(image, corners, lens)
+    if lens is None and bend is not None and bend > settings.grid_bend_fit:
+        # A wide-angle lens bends the board's lines: measure it on them and locate again.
+        from vision.bend import grid_crossings, lens_from_board
+
+        fitted = lens_from_board(grid_crossings(image, corners), (w, h))
+        if fitted is not None:
+            again = _located(settings, image, fitted, a1, markers)
+            straight = _bend(image, again, fitted)
+            if straight is not None and straight < min(bend / 2, settings.grid_bend_fit):
+                lens, corners, bend = fitted, again, straight
+    if bend is not None and bend > settings.grid_bend_limit:
+        raise CalibrationError(_bent_message(bend, lens))
     k = dist = None
-    located_in = image
     if lens is not None:
-        if tuple(lens.image_size) != (w, h):
-            raise CalibrationError(
-                f"lens calibration is for {lens.image_size[0]} x {lens.image_size[1]} images, "
-                f"this image is {w} x {h}"
-            )
         k = np.array(lens.camera_matrix, np.float64)
         dist = np.array(lens.distortion, np.float64)
-        located_in = cv2.undistort(image, k, dist)
-    found = locate_board(settings, located_in, markers=markers)
-    corners = orient_corners(found, a1, (w, h))
     plan = make_plan(settings, corners, (w, h), k, dist)
     m = measure(settings, plan, image)
     ring = (float(m.ring_lab[0]), float(m.ring_lab[1]), float(m.ring_lab[2]))
@@ -100,6 +115,44 @@ def make_calibration(
         ring=border,
     )
     return with_view(made, image)
+
+
+def _located(settings: Thresholds, image: np.ndarray, lens: Lens | None, a1: A1Corner,
+             markers: bool) -> np.ndarray:
+    """The grid's corners, a1's first (in the undistorted image when there is a lens)."""
+    from vision.locate import locate_board, orient_corners
+
+    h, w = image.shape[:2]
+    located_in = image if lens is None else _undistorted(image, lens)
+    return orient_corners(locate_board(settings, located_in, markers=markers), a1, (w, h))
+
+
+def _undistorted(image: np.ndarray, lens: Lens) -> np.ndarray:
+    k = np.array(lens.camera_matrix, np.float64)
+    result: np.ndarray = cv2.undistort(image, k, np.array(lens.distortion, np.float64))
+    return result
+
+
+def _bend(image: np.ndarray, corners: np.ndarray, lens: Lens | None) -> float | None:
+    """How far (cells) the board's printed lines lie from the grid through `corners` at
+    the worst inner crossing; None when too few crossings show to say (`vision.bend`)."""
+    from vision.bend import bend_of, grid_crossings
+
+    seen = image if lens is None else _undistorted(image, lens)
+    return bend_of(grid_crossings(seen, corners), corners)
+
+
+def _bent_message(bend: float, lens: Lens | None) -> str:
+    if lens is not None:
+        why = ("the lens model does not undo this camera's lens (a lens file made for "
+               "another camera or zoom?): measure this one with `ponte calibrate-lens`")
+    else:
+        why = ("the camera's lens bends straight lines more than the board's own lines "
+               "can measure: measure the lens with `ponte calibrate-lens` and calibrate "
+               "with --lens FILE")
+    return (f"the board's printed lines lie up to {bend:.2f} of a cell off the grid found "
+            f"for them, so cells would be read in the wrong place: {why}; or take the "
+            "photo with nothing lying over the board's lines")
 
 
 def calibrate_lens(
