@@ -32,6 +32,10 @@ them: at most 4 in 280 generated empty boards of the hardest setups, while a dim
 11 unsure ones."""
 
 
+class BentGrid(CalibrationError):
+    """The grid found for the board misses its printed lines: a lens bends them."""
+
+
 def make_calibration(
     image: np.ndarray,
     *,
@@ -50,11 +54,12 @@ def make_calibration(
     said to be empty is refused (CalibrationError) when more than `most_tiles` cells look
     surely like tiles.
 
-    Without a `lens`, a grid that misses the board's printed lines by more than the
-    thresholds' `grid_bend_fit` of a cell (a wide-angle webcam's bending) gets a lens
-    measured on those lines (`vision.bend`), kept in the calibration when the grid found
-    through it fits them. A grid still more than `grid_bend_limit` off is refused
-    (CalibrationError): its cells would be read in the wrong place.
+    With `empty` and without a `lens`, a grid that misses the board's printed lines by more
+    than the thresholds' `grid_bend_fit` of a cell (a wide-angle webcam's bending) gets a
+    lens measured on those lines (`vision.bend`), kept in the calibration when the grid
+    found through it fits them. With `empty`, a grid still more than `grid_bend_limit` off
+    is refused (BentGrid): its cells would be read in the wrong place. (Tiles' edges
+    beside the lines would move them: a photo with tiles is not judged so.)
 
     Raises the pipeline's typed errors (BoardNotFound, ImageTooSmall...) when the board
     cannot be found.
@@ -72,7 +77,8 @@ def make_calibration(
             f"this image is {w} x {h}"
         )
     corners = _located(settings, image, lens, a1, markers)
-    bend = _bend(image, corners, lens)
+    # Judged on an empty board only: tiles' edges beside the lines move the crossings.
+    bend = _bend(image, corners, lens) if empty else None
     if lens is None and bend is not None and bend > settings.grid_bend_fit:
         # A wide-angle lens bends the board's lines: measure it on them and locate again.
         from vision.bend import grid_crossings, lens_from_board
@@ -84,7 +90,7 @@ def make_calibration(
             if straight is not None and straight < min(bend / 2, settings.grid_bend_fit):
                 lens, corners, bend = fitted, again, straight
     if bend is not None and bend > settings.grid_bend_limit:
-        raise CalibrationError(_bent_message(bend, lens))
+        raise BentGrid(_bent_message(bend, lens))
     k = dist = None
     if lens is not None:
         k = np.array(lens.camera_matrix, np.float64)

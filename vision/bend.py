@@ -123,13 +123,28 @@ def _peak(profile: np.ndarray) -> float | None:
 
 
 def bend_of(crossings: Crossings, corners: np.ndarray) -> float | None:
-    """How far (cells, the largest over the measured crossings) the printed lines lie from
-    the grid through `corners`; None when too few crossings were measured to say."""
+    """How far (cells) the printed lines lie from the grid through `corners`, at the worst
+    crossing; None when too few crossings were measured to say.
+
+    A line's offset across it is taken as the median of three crossings running along it:
+    a lens bends a line smoothly, while one crossing can be misplaced alone (a mark or a
+    glint on the board beside the line)."""
     if len(crossings.board) < MIN_CROSSINGS:
         return None
     to_board = np.linalg.inv(board_homography(corners))
     seen = cv2.perspectiveTransform(crossings.image.reshape(-1, 1, 2), to_board).reshape(-1, 2)
-    return float(np.abs(seen - crossings.board).max())
+    off = np.full((2, SIZE + 1, SIZE + 1), np.nan)  # [across x / y, file line, rank line]
+    i, j = crossings.board.astype(int).T
+    off[0, i, j], off[1, i, j] = (seen - crossings.board).T
+    worst = 0.0
+    for k in range(1, SIZE):
+        # along file line k (its x offsets), then along rank line k (its y offsets)
+        for line in (off[0, k, :], off[1, :, k]):
+            for at in range(1, SIZE - 2):  # three crossings running, all measured
+                run = line[at:at + 3]
+                if not np.isnan(run).any():
+                    worst = max(worst, abs(float(np.median(run))))
+    return worst
 
 
 def curvature_of(crossings: Crossings) -> float | None:

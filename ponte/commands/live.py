@@ -151,9 +151,11 @@ def run_transcribe(args: argparse.Namespace) -> int:
         source.close()
     bar.end(result.frames)
     if not result.calibrated:
+        problem = getattr(camera, "problem", None)
         raise CommandError(
-            f"the board was never found clearly in {args.video}; give --calibration FILE "
-            "(made with `ponte calibrate`)"
+            f"the board was never found clearly in {args.video}"
+            + (f" (last try: {problem})" if problem else "")
+            + "; give --calibration FILE (made with `ponte calibrate`)"
         )
     table = result.table
     if not table.over and args.json:

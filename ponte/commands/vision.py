@@ -71,6 +71,9 @@ def register(subparsers: Any) -> None:
     v.add_argument("--turns", type=int, default=12, help="moves a game (default 12)")
     v.add_argument("--knock", action="store_true",
                    help="knock the camera once in each game (after the first move)")
+    v.add_argument("--unmeasured-lens", action="store_true",
+                   help="set a wide-angle webcam up without `ponte calibrate-lens`: the loop "
+                        "calibrates itself on the empty board, measuring the lens on its lines")
     v.add_argument("--jobs", type=int, default=1, help="games played at once (default 1)")
     v.add_argument("--out", default="results/games_eval.csv", metavar="FILE")
     v.set_defaults(handler=run_eval_games)
@@ -148,6 +151,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
         + f"; a1 {args.a1}; tile colours learned: {', '.join(seen) or 'none yet'}"
         + f"; bare board known in {known} of 100 cells"
     )
+    if lens is None and cal.lens is not None:
+        print(f"the camera's lens bends the board's lines: lens measured on the board's lines "
+              f"(k1 = {cal.lens.distortion[0]:.3f} at focal {cal.lens.camera_matrix[0][0]:.0f}"
+              " px) and kept in the calibration")
     return 0
 
 
@@ -220,7 +227,8 @@ def run_eval_games(args: argparse.Namespace) -> int:
     out = Path(args.out)
     _check_writable(out)
     try:
-        return evaluate_games(setups, seeds, args.turns, out, knock=args.knock, jobs=args.jobs)
+        return evaluate_games(setups, seeds, args.turns, out, knock=args.knock, jobs=args.jobs,
+                              measured_lens=not args.unmeasured_lens)
     except OSError as exc:
         raise CommandError(f"cannot write {exc.filename or out}: {exc.strerror}") from None
 

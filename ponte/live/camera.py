@@ -123,6 +123,9 @@ class CameraReader:
         self._reader: Any | None = None
         self.last_observation: Any | None = None
         self.failures = 0
+        self.problem: str | None = None
+        """Why the last self-calibration failed, when it said why (a grid off the board's
+        lines), for the person setting up."""
         self._candidate: NDArray[np.float64] | None = None
         self._next_try: float | None = None
         if calibration is not None:
@@ -148,6 +151,7 @@ class CameraReader:
         return int(getattr(self._reader, "bumps", 0))
 
     def _calibrate(self, image: Image) -> bool:
+        from calibration.format import CalibrationError
         from vision.errors import VisionError
         from vision.pipeline import BoardReader, read_board
 
@@ -156,7 +160,8 @@ class CameraReader:
             if read_board(image, calibration).occluded_cells:
                 self._candidate = None
                 return False
-        except VisionError:
+        except (VisionError, CalibrationError) as exc:
+            self.problem = str(exc)
             self._candidate = None
             return False
         corners = np.array(calibration.corners)
@@ -165,15 +170,18 @@ class CameraReader:
             return False  # the board must be found in the same place twice running
         self.calibration = calibration
         self._reader = BoardReader(calibration)
+        self.problem = None
         return True
 
     def _calibration_of(self, image: Image) -> Any:
         from calibration.format import CalibrationError
-        from calibration.make import make_calibration
+        from calibration.make import BentGrid, make_calibration
 
         if self.expect_empty():
             try:
                 return make_calibration(image, empty=True, most_tiles=0)
+            except BentGrid:
+                raise  # the board is empty, and its lines say the grid would miss them
             except CalibrationError:
                 pass  # something on the board after all
         return make_calibration(image)

@@ -8,7 +8,9 @@ leaves), the camera may be knocked once, and every frame is compressed as a webc
 video is (JPEG). The frames go through the live loop as `ponte transcribe` runs it — the
 camera calibrating itself from the empty board, the settling, the referee — and the record
 that comes out is compared with the game played (a wide-angle webcam is set up as the README
-says: its lens measured and the empty board calibrated with it, before the game):
+says: its lens measured and the empty board calibrated with it, before the game; with
+`--unmeasured-lens` it is not, and the loop's self-calibration measures the lens on the
+board's own lines):
 
 - moves read: how many of the game's moves the record has right, from the first, and the
   first move it got wrong or missed;
@@ -154,7 +156,7 @@ class _Watched(CameraReader):
 
 
 def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
-              fps: float = FPS) -> GameResult:
+              fps: float = FPS, measured_lens: bool = True) -> GameResult:
     """Render one game of `turns` board moves on `setup` and read it through the live loop."""
     import numpy as np
 
@@ -174,7 +176,7 @@ def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
     timing = SequenceTiming(fps=fps, still_s=1.5,
                             bump=CameraBump(at_s=KNOCK_AT_S) if knock else None)
     calibration = None
-    if spec.camera.distorted:
+    if spec.camera.distorted and measured_lens:
         # A wide-angle webcam is set up as the README says: its lens measured
         # (`ponte calibrate-lens`) and the empty board calibrated with it.
         from calibration.make import make_calibration
@@ -199,19 +201,20 @@ def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
                       c["still_wrong"], c["still_flagged"])
 
 
-def _play(job: tuple[str, int, int, bool, float]) -> GameResult:
+def _play(job: tuple[str, int, int, bool, float, bool]) -> GameResult:
     import cv2
 
     cv2.setNumThreads(1)
-    setup, seed, turns, knock, fps = job
-    return play_game(setup, seed, turns, knock=knock, fps=fps)
+    setup, seed, turns, knock, fps, measured_lens = job
+    return play_game(setup, seed, turns, knock=knock, fps=fps, measured_lens=measured_lens)
 
 
 def evaluate_games(setups: Sequence[str], seeds: Sequence[int], turns: int, out: Path, *,
-                   knock: bool = False, jobs: int = 1, fps: float = FPS) -> int:
+                   knock: bool = False, jobs: int = 1, fps: float = FPS,
+                   measured_lens: bool = True) -> int:
     """Play every (setup, seed) game, write the CSV table (one row a game, then the total)
     and print a summary. Returns 0 when every game's record is right with no flag, else 1."""
-    work = [(s, seed, turns, knock, fps) for seed in seeds for s in setups]
+    work = [(s, seed, turns, knock, fps, measured_lens) for seed in seeds for s in setups]
     if jobs > 1:
         import multiprocessing
 

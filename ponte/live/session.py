@@ -250,7 +250,9 @@ class LiveSession:
         """The calibration page's view: image size, corners (a1's first), cell readings."""
         view = None if self._camera_reader is None else self._camera_reader.calibration_view()
         if view is None:
-            raise ControlError("no calibration yet: the board has not been found", 409)
+            problem = getattr(self._camera_reader, "problem", None)
+            raise ControlError("no calibration yet: the board has not been found"
+                               + (f" ({problem})" if problem else ""), 409)
         view["file"] = str(self._calibration_file) if self._calibration_file else None
         return dict(view)
 
