@@ -79,16 +79,26 @@ def make_calibration(
     corners = _located(settings, image, lens, a1, markers)
     # Judged on an empty board only: tiles' edges beside the lines move the crossings.
     bend = _bend(image, corners, lens) if empty else None
-    if lens is None and bend is not None and bend > settings.grid_bend_fit:
-        # A wide-angle lens bends the board's lines: measure it on them and locate again.
-        from vision.bend import grid_crossings, lens_from_board
+    if bend is not None and bend > settings.grid_bend_fit:
+        # The grid misses the printed lines: laid through the lines themselves, straight
+        # (the outline was found off: a shadow across its edge), or through a lens measured
+        # on them (a wide-angle lens bends them), whichever fits them; the lens only when
+        # it fits them clearly better than a straight grid.
+        tries = []
+        straight = _through_lines(image, corners, lens)
+        if straight is not None:
+            tries.append((_bend(image, straight, lens), 0.7, lens, straight))
+        if lens is None:
+            from vision.bend import grid_crossings, lens_from_board
 
-        fitted = lens_from_board(grid_crossings(image, corners), (w, h))
-        if fitted is not None:
-            again = _located(settings, image, fitted, a1, markers)
-            straight = _bend(image, again, fitted)
-            if straight is not None and straight < min(bend / 2, settings.grid_bend_fit):
-                lens, corners, bend = fitted, again, straight
+            fitted = lens_from_board(grid_crossings(image, corners), (w, h))
+            if fitted is not None:
+                again = _located(settings, image, fitted, a1, markers)
+                tries.append((_bend(image, again, fitted), 1.0, fitted, again))
+        fits = [(b * weight, b, kept, found) for b, weight, kept, found in tries
+                if b is not None and b < min(bend / 2, settings.grid_bend_fit)]
+        if fits:
+            _, bend, lens, corners = min(fits, key=lambda fit: fit[0])
     if bend is not None and bend > settings.grid_bend_limit:
         raise BentGrid(_bent_message(bend, lens))
     k = dist = None
@@ -131,6 +141,24 @@ def _located(settings: Thresholds, image: np.ndarray, lens: Lens | None, a1: A1C
     h, w = image.shape[:2]
     located_in = image if lens is None else _undistorted(image, lens)
     return orient_corners(locate_board(settings, located_in, markers=markers), a1, (w, h))
+
+
+def _through_lines(image: np.ndarray, corners: np.ndarray, lens: Lens | None
+                   ) -> np.ndarray | None:
+    """The corners of the straight grid that best fits the printed lines' crossings found
+    near the grid through `corners` (None when too few are found)."""
+    from vision.bend import MIN_CROSSINGS, SIZE, grid_crossings
+
+    seen = image if lens is None else _undistorted(image, lens)
+    crossings = grid_crossings(seen, corners)
+    if len(crossings.board) < MIN_CROSSINGS:
+        return None
+    to_image = cv2.findHomography(crossings.board, crossings.image, cv2.LMEDS)[0]
+    if to_image is None:
+        return None
+    board = np.array([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]], np.float64)
+    result: np.ndarray = cv2.perspectiveTransform(board.reshape(-1, 1, 2), to_image).reshape(4, 2)
+    return result
 
 
 def _undistorted(image: np.ndarray, lens: Lens) -> np.ndarray:

@@ -214,3 +214,22 @@ def test_the_live_loop_says_why_a_bent_grid_is_not_taken(monkeypatch: pytest.Mon
         assert camera.read(empty, t).occluded
     assert not camera.calibrated
     assert camera.problem is not None and "ponte calibrate-lens" in camera.problem
+
+
+def test_a_grid_located_off_the_lines_is_laid_through_them() -> None:
+    """A lamp's shadow across the board's outline put the located grid 19 px off at a
+    corner (`ponte eval vision` seed 6, warm lamp, scene 67); the printed lines put it
+    back, straight, with no lens."""
+    from vision.evaluate import empty_photo, scene
+    from vision.synth import render
+
+    spec = scene(6, "warm-lamp-shadows", 67)
+    photo, lens = empty_photo(spec)
+    assert lens is None
+    truth = render(dataclasses.replace(spec, board=EMPTY, bridges=(), hands=())).corners
+    calibration = make_calibration(photo, empty=True)
+    assert calibration.lens is None
+    assert np.abs(np.array(calibration.corners) - truth).max() < 2.0
+    loose = dataclasses.replace(default_thresholds(), grid_bend_fit=99.0, grid_bend_limit=99.0)
+    before = make_calibration(photo, empty=True, thresholds=loose)
+    assert np.abs(np.array(before.corners) - truth).max() > 10.0
