@@ -85,6 +85,21 @@ class _PacketReader(serial.threaded.Protocol):
         self._controller._lost.set()
 
 
+class _ReaderThread(serial.threaded.ReaderThread):
+    """pyserial's reader thread, also ending on an `OSError` from the port. A pty whose
+    other end closed (an emulator stopped) and some USB-serial drivers when the cable is
+    pulled raise EIO from `in_waiting`, which pyserial's loop does not catch: the thread
+    died with it and the controller never heard that the port was gone."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except OSError as exc:
+            self.alive = False
+            if self.protocol is not None:
+                self.protocol.connection_lost(exc)
+
+
 class Controller:
     """Requests to one LED controller; see the module docstring."""
 
@@ -112,7 +127,7 @@ class Controller:
         self.info: Hello | None = None
         self._last_button_seq: int | None = None
         self._port = port
-        self._reader = serial.threaded.ReaderThread(port, lambda: _PacketReader(self))
+        self._reader = _ReaderThread(port, lambda: _PacketReader(self))
         self._reader.start()
         self._reader.connect()
 

@@ -132,6 +132,36 @@ def test_pulling_the_cable_is_noticed(controller: Controller, device: FakeDevice
             time.sleep(0.02)
 
 
+def test_an_io_error_from_the_port_is_noticed_and_ends_the_reader_quietly() -> None:
+    """A pty whose other end closed (the emulator stopped) raises EIO from `in_waiting`,
+    which pyserial's reader loop does not catch: it killed the thread and the controller
+    never heard that the port was gone."""
+    from serial.urlhandler.protocol_loop import Serial as LoopSerial
+
+    class Failing(LoopSerial):
+        broken = False
+
+        @property
+        def in_waiting(self) -> int:
+            if self.broken:
+                raise OSError(5, "Input/output error")
+            return int(super().in_waiting)
+
+    port = Failing("loop://", timeout=0.05)
+    controller = Controller(port)
+    try:
+        assert controller.connected
+        port.broken = True
+        deadline = time.monotonic() + 3
+        while controller.connected and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not controller.connected
+        with pytest.raises(ControllerLost):
+            controller.heartbeat()
+    finally:
+        controller.close()
+
+
 def test_an_unopenable_url_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ControllerLost, match="cannot open"):
         open_controller(str(tmp_path / "no-such-port"))
