@@ -233,3 +233,14 @@ def test_a_grid_located_off_the_lines_is_laid_through_them() -> None:
     loose = dataclasses.replace(default_thresholds(), grid_bend_fit=99.0, grid_bend_limit=99.0)
     before = make_calibration(photo, empty=True, thresholds=loose)
     assert np.abs(np.array(before.corners) - truth).max() > 10.0
+
+
+@pytest.mark.parametrize("corners", [
+    [[10, 90], [90, 90], [90, 10], [10, 10]],  # a square, on a blank picture
+    [[0, 0], [10, 10], [20, 20], [30, 30]],  # corners on one line
+], ids=["blank", "collinear"])
+def test_no_grid_gives_no_crossings_and_no_error(corners: list[list[int]]) -> None:
+    blank = np.zeros((100, 100, 3), np.uint8)
+    crossings = grid_crossings(blank, np.array(corners, np.float64))
+    assert len(crossings.board) == 0
+    assert bend_of(crossings, np.array(corners, np.float64)) is None

@@ -71,6 +71,9 @@ def grid_crossings(image: np.ndarray, corners: np.ndarray) -> Crossings:
     too faint (`MIN_PROMINENCE`) are left out."""
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     to_image = board_homography(corners)
+    if abs(np.linalg.det(to_image)) < 1e-12:  # corners on a line: no grid to look along
+        none = np.zeros((0, 2))
+        return Crossings(none, none, none)
     to_view = _board_to_view() @ np.linalg.inv(to_image)
     side = int(round((SIZE + 2 * _MARGIN) * _PX))
     view = cv2.warpPerspective(gray, to_view, (side, side), flags=cv2.INTER_LINEAR)
@@ -90,8 +93,8 @@ def grid_crossings(image: np.ndarray, corners: np.ndarray) -> Crossings:
             board.append((i, j))
             found.append((x0 - reach + dx, y0 - reach + dy))
     if not found:
-        empty = np.zeros((0, 2))
-        return Crossings(empty, empty, empty)
+        none = np.zeros((0, 2))
+        return Crossings(none, none, none)
     board_xy = np.array(board, np.float64)
     in_view = np.array(found, np.float64).reshape(-1, 1, 2)
     to_back = np.linalg.inv(to_view)
