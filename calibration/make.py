@@ -33,7 +33,9 @@ them: at most 4 in 280 generated empty boards of the hardest setups, while a dim
 
 
 class BentGrid(CalibrationError):
-    """The grid found for the board misses its printed lines: a lens bends them."""
+    """The grid found for an empty board misses its printed lines, and neither a straight
+    grid nor a lens measured on them fits them: a lens bends them more than that, or
+    something lies over them."""
 
 
 def make_calibration(
@@ -54,12 +56,13 @@ def make_calibration(
     said to be empty is refused (CalibrationError) when more than `most_tiles` cells look
     surely like tiles.
 
-    With `empty` and without a `lens`, a grid that misses the board's printed lines by more
-    than the thresholds' `grid_bend_fit` of a cell (a wide-angle webcam's bending) gets a
-    lens measured on those lines (`vision.bend`), kept in the calibration when the grid
-    found through it fits them. With `empty`, a grid still more than `grid_bend_limit` off
-    is refused (BentGrid): its cells would be read in the wrong place. (Tiles' edges
-    beside the lines would move them: a photo with tiles is not judged so.)
+    With `empty`, the grid is checked against the board's printed lines (`vision.bend`).
+    One that misses them by more than the thresholds' `grid_bend_fit` of a cell is laid
+    through them: straight (a shadow across the outline put it off), or, without a `lens`,
+    through a lens measured on them (a wide-angle webcam's bending), which the calibration
+    keeps. A grid still more than `grid_bend_limit` off is refused (BentGrid): its cells
+    would be read in the wrong place. (Tiles' edges beside the lines move the crossings: a
+    photo with tiles is not judged so.)
 
     Raises the pipeline's typed errors (BoardNotFound, ImageTooSmall...) when the board
     cannot be found.
@@ -80,25 +83,8 @@ def make_calibration(
     # Judged on an empty board only: tiles' edges beside the lines move the crossings.
     bend = _bend(image, corners, lens) if empty else None
     if bend is not None and bend > settings.grid_bend_fit:
-        # The grid misses the printed lines: laid through the lines themselves, straight
-        # (the outline was found off: a shadow across its edge), or through a lens measured
-        # on them (a wide-angle lens bends them), whichever fits them; the lens only when
-        # it fits them clearly better than a straight grid.
-        tries = []
-        straight = _through_lines(image, corners, lens)
-        if straight is not None:
-            tries.append((_bend(image, straight, lens), 0.7, lens, straight))
-        if lens is None:
-            from vision.bend import grid_crossings, lens_from_board
-
-            fitted = lens_from_board(grid_crossings(image, corners), (w, h))
-            if fitted is not None:
-                again = _located(settings, image, fitted, a1, markers)
-                tries.append((_bend(image, again, fitted), 1.0, fitted, again))
-        fits = [(b * weight, b, kept, found) for b, weight, kept, found in tries
-                if b is not None and b < min(bend / 2, settings.grid_bend_fit)]
-        if fits:
-            _, bend, lens, corners = min(fits, key=lambda fit: fit[0])
+        corners, lens, bend = _laid_through_lines(settings, image, corners, lens, bend, a1,
+                                                  markers)
     if bend is not None and bend > settings.grid_bend_limit:
         raise BentGrid(_bent_message(bend, lens))
     k = dist = None
@@ -131,6 +117,36 @@ def make_calibration(
         ring=border,
     )
     return with_view(made, image)
+
+
+def _laid_through_lines(
+    settings: Thresholds, image: np.ndarray, corners: np.ndarray, lens: Lens | None,
+    bend: float, a1: A1Corner, markers: bool,
+) -> tuple[np.ndarray, Lens | None, float]:
+    """A grid that misses the printed lines by `bend` (cells) laid through the lines
+    themselves: straight (the outline was found off: a shadow across its edge), or, without
+    a `lens`, through a lens measured on them (a wide-angle lens bends them), whichever
+    fits them, at most half as far off as before and within `grid_bend_fit`; the lens only
+    when it fits them clearly better than a straight grid. Returns the corners, the lens
+    and how far off the grid then is (as given when neither fits)."""
+    tries = []
+    straight = _through_lines(image, corners, lens)
+    if straight is not None:
+        tries.append((_bend(image, straight, lens), 0.7, lens, straight))
+    if lens is None:
+        from vision.bend import grid_crossings, lens_from_board
+
+        h, w = image.shape[:2]
+        fitted = lens_from_board(grid_crossings(image, corners), (w, h))
+        if fitted is not None:
+            again = _located(settings, image, fitted, a1, markers)
+            tries.append((_bend(image, again, fitted), 1.0, fitted, again))
+    fits = [(off * weight, off, kept, found) for off, weight, kept, found in tries
+            if off is not None and off < min(bend / 2, settings.grid_bend_fit)]
+    if not fits:
+        return corners, lens, bend
+    _, off, kept, found = min(fits, key=lambda fit: fit[0])
+    return found, kept, off
 
 
 def _located(settings: Thresholds, image: np.ndarray, lens: Lens | None, a1: A1Corner,
