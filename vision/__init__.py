@@ -13,7 +13,9 @@ a cell's patch; `decks`: one over a candidate bridge's deck) -> occlusion (borde
 the bare border, hidden cells) -> `observation.Observation`. `train`, `train_patches` and
 `train_decks` fit the networks on `synth` scenes (`python -m vision.train` and so on;
 weights in `models/`); `evaluate` measures accuracy and speed on other `synth` frames
-(`ponte eval vision`).
+(`ponte eval vision`). `bend` finds the printed grid's crossings and says how far a grid
+lies from them, and fits a radial lens to them: the calibration uses it to lay a grid that
+misses the lines through them (a shadow across the outline, a wide-angle lens).
 
 May import numpy, OpenCV and threadpoolctl, and `calibration` for the calibration format.
 Must not import `referee`, `web`, `firmware_bridge` or `ponte`: legality is judged
