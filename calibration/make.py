@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
@@ -19,6 +19,9 @@ from calibration.format import (
     Thresholds,
     default_thresholds,
 )
+
+if TYPE_CHECKING:
+    from vision.bend import Crossings
 
 LENS_FORMAT = "ponte-lens"
 LENS_VERSION = 1
@@ -80,11 +83,15 @@ def make_calibration(
             f"this image is {w} x {h}"
         )
     corners = _located(settings, image, lens, a1, markers)
-    # Judged on an empty board only: tiles' edges beside the lines move the crossings.
-    bend = _bend(image, corners, lens) if empty else None
-    if bend is not None and bend > settings.grid_bend_fit:
-        corners, lens, bend = _laid_through_lines(settings, image, corners, lens, bend, a1,
-                                                  markers)
+    bend = None
+    if empty:  # judged on an empty board only: tiles' edges beside the lines move crossings
+        from vision.bend import bend_of
+
+        crossings = _crossings(image, corners, lens)
+        bend = bend_of(crossings, corners)
+        if bend is not None and bend > settings.grid_bend_fit:
+            corners, lens, bend = _laid_through_lines(settings, image, crossings, corners,
+                                                      lens, bend, a1, markers)
     if bend is not None and bend > settings.grid_bend_limit:
         raise BentGrid(_bent_message(bend, lens))
     k = dist = None
@@ -120,27 +127,29 @@ def make_calibration(
 
 
 def _laid_through_lines(
-    settings: Thresholds, image: np.ndarray, corners: np.ndarray, lens: Lens | None,
-    bend: float, a1: A1Corner, markers: bool,
+    settings: Thresholds, image: np.ndarray, crossings: Crossings, corners: np.ndarray,
+    lens: Lens | None, bend: float, a1: A1Corner, markers: bool,
 ) -> tuple[np.ndarray, Lens | None, float]:
-    """A grid that misses the printed lines by `bend` (cells) laid through the lines
-    themselves: straight (the outline was found off: a shadow across its edge), or, without
-    a `lens`, through a lens measured on them (a wide-angle lens bends them), whichever
-    fits them, at most half as far off as before and within `grid_bend_fit`; the lens only
-    when it fits them clearly better than a straight grid. Returns the corners, the lens
-    and how far off the grid then is (as given when neither fits)."""
-    tries = []
-    straight = _through_lines(image, corners, lens)
-    if straight is not None:
-        tries.append((_bend(image, straight, lens), 0.7, lens, straight))
-    if lens is None:
-        from vision.bend import grid_crossings, lens_from_board
+    """A grid (through `corners`) that misses the printed lines' `crossings` by `bend`
+    (cells) laid through the lines themselves: straight (the outline was found off: a
+    shadow across its edge), or, without a `lens`, through a lens measured on them (a
+    wide-angle lens bends them), whichever fits them, at most half as far off as before and
+    within `grid_bend_fit`; the lens only when it fits them clearly better than a straight
+    grid. Returns the corners, the lens and how far off the grid then is (as given when
+    neither fits)."""
+    from vision.bend import bend_of, lens_from_board, straight_corners
 
+    tries = []
+    straight = straight_corners(crossings)
+    if straight is not None:
+        off = bend_of(_crossings(image, straight, lens), straight)
+        tries.append((off, 0.7, lens, straight))
+    if lens is None:
         h, w = image.shape[:2]
-        fitted = lens_from_board(grid_crossings(image, corners), (w, h))
+        fitted = lens_from_board(crossings, (w, h))
         if fitted is not None:
             again = _located(settings, image, fitted, a1, markers)
-            tries.append((_bend(image, again, fitted), 1.0, fitted, again))
+            tries.append((bend_of(_crossings(image, again, fitted), again), 1.0, fitted, again))
     fits = [(off * weight, off, kept, found) for off, weight, kept, found in tries
             if off is not None and off < min(bend / 2, settings.grid_bend_fit)]
     if not fits:
@@ -159,37 +168,18 @@ def _located(settings: Thresholds, image: np.ndarray, lens: Lens | None, a1: A1C
     return orient_corners(locate_board(settings, located_in, markers=markers), a1, (w, h))
 
 
-def _through_lines(image: np.ndarray, corners: np.ndarray, lens: Lens | None
-                   ) -> np.ndarray | None:
-    """The corners of the straight grid that best fits the printed lines' crossings found
-    near the grid through `corners` (None when too few are found)."""
-    from vision.bend import MIN_CROSSINGS, SIZE, grid_crossings
-
-    seen = image if lens is None else _undistorted(image, lens)
-    crossings = grid_crossings(seen, corners)
-    if len(crossings.board) < MIN_CROSSINGS:
-        return None
-    to_image = cv2.findHomography(crossings.board, crossings.image, cv2.LMEDS)[0]
-    if to_image is None:
-        return None
-    board = np.array([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]], np.float64)
-    result: np.ndarray = cv2.perspectiveTransform(board.reshape(-1, 1, 2), to_image).reshape(4, 2)
-    return result
-
-
 def _undistorted(image: np.ndarray, lens: Lens) -> np.ndarray:
     k = np.array(lens.camera_matrix, np.float64)
     result: np.ndarray = cv2.undistort(image, k, np.array(lens.distortion, np.float64))
     return result
 
 
-def _bend(image: np.ndarray, corners: np.ndarray, lens: Lens | None) -> float | None:
-    """How far (cells) the board's printed lines lie from the grid through `corners` at
-    the worst inner crossing; None when too few crossings show to say (`vision.bend`)."""
-    from vision.bend import bend_of, grid_crossings
+def _crossings(image: np.ndarray, corners: np.ndarray, lens: Lens | None) -> Crossings:
+    """The printed lines' crossings near the grid through `corners` (`vision.bend`), in
+    the undistorted image when there is a lens (where such corners lie)."""
+    from vision.bend import grid_crossings
 
-    seen = image if lens is None else _undistorted(image, lens)
-    return bend_of(grid_crossings(seen, corners), corners)
+    return grid_crossings(image if lens is None else _undistorted(image, lens), corners)
 
 
 def _bent_message(bend: float, lens: Lens | None) -> str:

@@ -10,8 +10,9 @@ it, without the chessboard photos of `ponte calibrate-lens`.
 `grid_crossings` finds where the 81 inner crossings of the printed lines lie in the image
 (the outer lines are left out: the board's edge and border make edges of their own beside
 them); `bend_of` says how far they lie from where the located grid puts them, in cells;
-`lens_from_board` fits a radial lens (one coefficient, OpenCV's model) together with the
-board's homography to those crossings. Pure functions of an image and corners.
+`straight_corners` lays a straight grid through them; `lens_from_board` fits a radial lens
+(one coefficient, OpenCV's model) together with the board's homography to them. Pure
+functions of an image and corners.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ import cv2
 import numpy as np
 
 from calibration.format import Lens
+from vision.geometry import SIZE, board_homography, board_to_topdown, topdown_size
 
-SIZE = 10
 _PX = 32
 """Pixels a cell in the top-down view the crossings are measured in."""
 _MARGIN = 0.5
@@ -39,6 +40,8 @@ MIN_PROMINENCE = 2.0
 below it, the line is too faint there (glare, a dim corner, a hand) to say where it is."""
 MIN_CROSSINGS = 40
 """Crossings (of 81) that must be measured to say how the board bends or to fit a lens."""
+
+
 class Crossings(NamedTuple):
     """Measured crossings of the printed lines: where each lies on the board (cells from
     a1's corner, x along the files, y along the ranks) and in the image (pixels)."""
@@ -47,22 +50,6 @@ class Crossings(NamedTuple):
     """(n, 2) board coordinates, whole numbers 1-9."""
     image: np.ndarray
     """(n, 2) image coordinates where they were found."""
-    expected: np.ndarray
-    """(n, 2) image coordinates where the located grid puts them."""
-
-
-def _board_to_view(px: float = _PX, margin: float = _MARGIN) -> np.ndarray:
-    """Board cells (a1's corner at 0, 0, ranks upwards) to the view's pixels (top rank up)."""
-    return np.array([[px, 0.0, margin * px], [0.0, -px, (margin + SIZE) * px], [0.0, 0.0, 1.0]])
-
-
-def board_homography(corners: np.ndarray) -> np.ndarray:
-    """The homography from board cells to the image, from the grid's corners (a1 first,
-    then j1, j10, a10, as a calibration keeps them)."""
-    board = np.array([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]], np.float32)
-    result: np.ndarray = cv2.getPerspectiveTransform(
-        board, np.asarray(corners, np.float32).reshape(4, 2))
-    return result
 
 
 def grid_crossings(image: np.ndarray, corners: np.ndarray) -> Crossings:
@@ -72,10 +59,9 @@ def grid_crossings(image: np.ndarray, corners: np.ndarray) -> Crossings:
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     to_image = board_homography(corners)
     if abs(np.linalg.det(to_image)) < 1e-12:  # corners on a line: no grid to look along
-        none = np.zeros((0, 2))
-        return Crossings(none, none, none)
-    to_view = _board_to_view() @ np.linalg.inv(to_image)
-    side = int(round((SIZE + 2 * _MARGIN) * _PX))
+        return Crossings(np.zeros((0, 2)), np.zeros((0, 2)))
+    to_view = board_to_topdown(_PX, _MARGIN) @ np.linalg.inv(to_image)
+    side = topdown_size(_PX, _MARGIN)
     view = cv2.warpPerspective(gray, to_view, (side, side), flags=cv2.INTER_LINEAR)
     view = view.astype(np.float32)
     reach = int(round(_WINDOW * _PX))
@@ -93,14 +79,12 @@ def grid_crossings(image: np.ndarray, corners: np.ndarray) -> Crossings:
             board.append((i, j))
             found.append((x0 - reach + dx, y0 - reach + dy))
     if not found:
-        none = np.zeros((0, 2))
-        return Crossings(none, none, none)
+        return Crossings(np.zeros((0, 2)), np.zeros((0, 2)))
     board_xy = np.array(board, np.float64)
     in_view = np.array(found, np.float64).reshape(-1, 1, 2)
     to_back = np.linalg.inv(to_view)
     image_xy = cv2.perspectiveTransform(in_view, to_back).reshape(-1, 2)
-    expected = cv2.perspectiveTransform(board_xy.reshape(-1, 1, 2), to_image).reshape(-1, 2)
-    return Crossings(board_xy, image_xy, expected)
+    return Crossings(board_xy, image_xy)
 
 
 def _edges(profile: np.ndarray) -> np.ndarray:
@@ -150,18 +134,18 @@ def bend_of(crossings: Crossings, corners: np.ndarray) -> float | None:
     return worst
 
 
-def curvature_of(crossings: Crossings) -> float | None:
-    """How far (cells, the largest over the measured crossings) the printed lines lie from
-    the straight grid that fits them best: what no homography, and so no choice of corners,
-    can take away; None when too few crossings were measured to say."""
+def straight_corners(crossings: Crossings) -> np.ndarray | None:
+    """The corners (a1 first) of the straight grid that best fits the crossings (least
+    median of squares: a crossing taken at a tile's edge or a mark does not pull it); None
+    when too few were measured."""
     if len(crossings.board) < MIN_CROSSINGS:
         return None
-    to_image = cv2.findHomography(crossings.board, crossings.image)[0]
+    to_image = cv2.findHomography(crossings.board, crossings.image, cv2.LMEDS)[0]
     if to_image is None:
         return None
-    seen = cv2.perspectiveTransform(crossings.image.reshape(-1, 1, 2),
-                                    np.linalg.inv(to_image)).reshape(-1, 2)
-    return float(np.abs(seen - crossings.board).max())
+    board = np.array([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]], np.float64)
+    result: np.ndarray = cv2.perspectiveTransform(board.reshape(-1, 1, 2), to_image).reshape(4, 2)
+    return result
 
 
 def lens_from_board(crossings: Crossings, image_size: tuple[int, int]) -> Lens | None:

@@ -70,12 +70,20 @@ class BoardGeometry:
         return result
 
 
+def board_homography(corners: np.ndarray) -> np.ndarray:
+    """The homography from board cells to the image, from the grid's corners (a1, j1, j10,
+    a10 order)."""
+    img = np.asarray(corners, np.float32).reshape(4, 2)
+    result: np.ndarray = cv2.getPerspectiveTransform(_BOARD_CORNERS.astype(np.float32), img)
+    return result
+
+
 def board_geometry(
     corners: np.ndarray, image_size: tuple[int, int], camera_matrix: np.ndarray | None = None
 ) -> BoardGeometry:
     """Geometry from the grid's corners (a1, j1, j10, a10 order) in an image of given size."""
     img = np.asarray(corners, np.float64).reshape(4, 2)
-    hom = cv2.getPerspectiveTransform(_BOARD_CORNERS.astype(np.float32), img.astype(np.float32))
+    hom = board_homography(img)
     k = camera_matrix if camera_matrix is not None else _guess_camera(hom, image_size)
     obj = np.column_stack([_BOARD_CORNERS, np.zeros(4)])
     ok, rvec, tvec = cv2.solvePnP(obj, img, k, None, flags=cv2.SOLVEPNP_IPPE)
@@ -113,12 +121,16 @@ def _guess_camera(hom: np.ndarray, image_size: tuple[int, int]) -> np.ndarray:
 
 def topdown_matrix(geometry: BoardGeometry, cell_px: int, margin: float) -> np.ndarray:
     """The homography from the image to the top-down view (top rank at the top)."""
-    board_to_top = np.array(
+    result: np.ndarray = board_to_topdown(cell_px, margin) @ np.linalg.inv(geometry.to_image)
+    return result
+
+
+def board_to_topdown(cell_px: float, margin: float) -> np.ndarray:
+    """The homography from board cells to the top-down view's pixels (top rank at the top)."""
+    return np.array(
         [[cell_px, 0, margin * cell_px], [0, -cell_px, (margin + SIZE) * cell_px], [0, 0, 1]],
         np.float64,
     )
-    result: np.ndarray = board_to_top @ np.linalg.inv(geometry.to_image)
-    return result
 
 
 def topdown_size(cell_px: int, margin: float) -> int:
