@@ -18,6 +18,7 @@ from calibration.format import CalibrationError, Lens, default_thresholds
 from calibration.make import make_calibration
 from vision.bend import Crossings, bend_of, grid_crossings, lens_from_board
 from vision.geometry import board_homography
+from vision.pipeline import STIR_REST_S
 
 ROOT = Path(__file__).resolve().parents[1]
 EMPTY = tuple("." * 10 for _ in range(10))
@@ -192,10 +193,14 @@ def test_the_live_loop_calibrates_itself_through_a_wide_angle_lens() -> None:
     frame, _ = _wide_angle_scene(TILES)
     camera = CameraReader(expect_empty=lambda: True)
     camera.read(empty, 0.0)
-    camera.read(empty, 0.1)  # the board found in the same place twice running
+    camera.read(empty, 0.125)  # the board found in the same place twice running
     assert camera.calibrated and camera.calibration.lens is not None
-    for t in (0.2, 0.3, 0.4):  # tiles all put down at once: flagged until the picture rests
-        reading = camera.read(frame, t)
+    # Tiles all put down at once: read, but held back until the picture has rested.
+    t = 0.25
+    while t < 0.25 + STIR_REST_S:
+        assert camera.read(frame, t).pending
+        t += 0.125
+    reading = camera.read(frame, t)
     assert not reading.occluded
     tiles = {f"{'abcdefghij'[f]}{10 - r}": {"L": "light", "D": "dark"}[ch]
              for r, row in enumerate(TILES) for f, ch in enumerate(row) if ch != "."}

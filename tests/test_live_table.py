@@ -60,6 +60,25 @@ def test_a_hand_passing_over_an_unchanged_board_starts_a_new_stretch() -> None:
     assert det.feed(Reading(1.1, b)) is not None
 
 
+def test_a_reading_held_back_by_the_camera_runs_the_clock_but_is_never_committed() -> None:
+    det = SettleDetector(0.4)
+    before, placed = board({"a1": "light"}), board({"a1": "light", "c3": "dark"})
+    det.feed(Reading(0.0, before))
+    assert det.feed(Reading(0.5, before)) is not None
+    det.feed(Reading(1.0, before, occluded=True))  # the hand
+    for k in range(15):  # the new tile, held back while the picture near it settles
+        assert det.feed(Reading(1.1 + k / 30, placed, occluded=True,
+                                occluded_cells=frozenset({"c3"}), pending=True)) is None
+    settled = det.feed(Reading(1.6, placed))  # trusted: the window has run meanwhile
+    assert settled is not None and settled.board.same_as(placed) and settled.since == 1.1
+    # A pending reading that changes starts the stretch afresh; a hidden one resets it.
+    det.feed(Reading(2.0, before, occluded=True, pending=True))
+    assert det.feed(Reading(2.1, before)) is None
+    det.feed(Reading(2.6, before, occluded=True))
+    assert det.feed(Reading(2.7, before)) is None
+    assert det.feed(Reading(3.2, before)) is not None
+
+
 def flicker_stream(det: SettleDetector, boards: list[tuple[float, BoardView | None]],
                    cell: str, value: str, t0: float = 0.0, fps: float = 30.0) -> list:
     """Feed boards (None: a hand over the board) from their start times on, with `cell`

@@ -20,6 +20,7 @@ from vision.learned import Network
 from vision.pipeline import (
     REUSE_AFTER,
     SHIFT_STILL_FRAMES,
+    STIR_REST_S,
     BoardReader,
     Measurement,
     Plan,
@@ -1105,15 +1106,25 @@ def test_a_still_board_is_given_its_last_reading_and_any_change_is_read() -> Non
 def test_a_cell_that_changes_while_the_picture_moves_is_trusted_once_it_rests() -> None:
     # A tile appears on h3 (in a game video: the hand that put it down is leaving; an arm's
     # shadow going by looks so too). The frame it appears on has the picture changed
-    # around it from the frame before: flagged, and read again on the next frame, still.
+    # around it from the frame before: flagged, and read again once the picture near it
+    # has rested for STIR_REST_S (an arm's shadow can lie still for a moment).
+    fps = 8.0
     spec = _spec(elevation_deg=80.0)
-    reader = _reading_clear(spec)
+    empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
+    reader = BoardReader(make_calibration(render(empty).image, empty=True))
+    for n in range(2):
+        obs = reader.read(_noisy(spec, n), t=n / fps)
+        assert not obs.occluded and obs.board_rows() == list(BOARD)
     board = list(BOARD)
     board[7] = ".......L.."  # h3
     placed = replace(spec, board=tuple(board))
-    first, second = reader.read(_noisy(placed, 2)), reader.read(_noisy(placed, 3))
-    assert first.occluded and (7, 2) in first.occluded_cells
-    assert first.board_rows() == board  # read, but not to be trusted yet
-    assert not second.occluded and second.board_rows() == board
+    held = round(STIR_REST_S * fps)
+    for n in range(2, 2 + held):
+        obs = reader.read(_noisy(placed, n), t=n / fps)
+        assert obs.occluded and obs.unsettled == {(7, 2)} == obs.occluded_cells
+        assert obs.board_rows() == board  # read, but not to be trusted yet
+    rested = reader.read(_noisy(placed, 2 + held), t=(2 + held) / fps)
+    assert not rested.occluded and not rested.unsettled and rested.board_rows() == board
     # The camera's noise alone moves nothing: the board stays read clear.
-    assert all(not reader.read(_noisy(placed, n)).occluded for n in range(4, 7))
+    assert all(not reader.read(_noisy(placed, n), t=n / fps).occluded
+               for n in range(3 + held, 6 + held))

@@ -978,9 +978,20 @@ class BoardReader:
         """The cells' reading (`CellReading.codes`) of the last frame nothing hid ..."""
         self._last_codes: np.ndarray | None = None
         """... and of the last frame read."""
+        self._clear_board: np.ndarray | None = None
+        """What the last frame nothing hid reported of each cell (`board_codes`) ..."""
+        self._last_board: np.ndarray | None = None
+        """... and the last frame read that nothing hid."""
+        self._clock = 0.0
+        """The time of the frame being read (seconds: as given to `read`, else counted at
+        `NOMINAL_FPS`) ..."""
+        self._moved_at = np.zeros(SIZE * SIZE)
+        """... and, for each cell, of the last frame in which the top-down view's blocks
+        near it moved (see `_stirring`)."""
         self._flips: list[np.ndarray] = []
-        """Which cells' reading changed from the frame before, for each of the last
-        `STIR_FLICKER_FRAMES` frames read (`_stirring` leaves a cell that flickers alone)."""
+        """Which cells' report (`board_codes`) changed from the frame before, for each of the
+        last `STIR_FLICKER_FRAMES` frames read that nothing hid (`_stirring` leaves a cell
+        that flickers alone)."""
         self._blocks = view_blocks(self._plan.sampling.side)
         self._block_cells = blocks_near_cells(self.settings, self._plan.sampling, self._blocks)
         self._kept: tuple[np.ndarray, Observation] | None = None
@@ -1025,9 +1036,13 @@ class BoardReader:
                               self._background)
         return self._plan, m, model
 
-    def read(self, frame: np.ndarray | bytes, *, source: str = "frame") -> Observation:
+    def read(self, frame: np.ndarray | bytes, *, source: str = "frame",
+             t: float | None = None) -> Observation:
         """Read one frame (BGR array at calibration size, or encoded bytes); `source`
-        names it in errors."""
+        names it in errors, `t` is its time in seconds (default: the last frame's, and
+        `1 / NOMINAL_FPS` more)."""
+        self._clock = self._clock + 1.0 / NOMINAL_FPS if t is None else float(t)
+        np.minimum(self._moved_at, self._clock, out=self._moved_at)  # a video started over
         with one_blas_thread():
             image = self._image(frame, source)
             topdown = warp_topdown(self._plan.sampling, image)
@@ -1043,6 +1058,7 @@ class BoardReader:
             last, self._last_blocks = self._last_blocks, blocks
             self._view_still = (last is not None and last.shape == blocks.shape
                                 and float(np.abs(blocks - last).max()) < REUSE_LEVELS)
+            self._note_moves(blocks, last)
             if not (self._view_still and self._last_occluded):
                 self._hidden_still = 0
             else:
@@ -1061,20 +1077,25 @@ class BoardReader:
             # samples may still lie on the border, but the edge cells take in some of it),
             # or by more, and the view is still shaking.
             obs = replace(obs, occluded=True)
+        board = board_codes(obs)
         if (not obs.occluded and self.bumps == bumps and last is not None
-                and last.shape == blocks.shape and self._clear_codes is not None):
-            stirring = self._stirring(np.abs(blocks - last), reading.codes)
+                and last.shape == blocks.shape and self._clear_board is not None):
+            stirring = self._stirring(board)
             if stirring:
                 # A cell reads otherwise than on the last clear frame while the picture
                 # around it changes from the last frame: a hand, an arm or its shadow going
                 # by, not yet a board to trust (a piece put down reads so once it rests).
-                obs = replace(obs, occluded=True,
+                obs = replace(obs, occluded=True, unsettled=stirring,
                               occluded_cells=obs.occluded_cells | stirring)
-        if self._last_codes is not None and self._last_codes.shape == reading.codes.shape:
-            self._flips = [*self._flips[1 - STIR_FLICKER_FRAMES:],
-                           reading.codes != self._last_codes]
+        if not obs.occluded or obs.unsettled:
+            # Flicker is counted on frames nothing hides: a hand going to and fro over a
+            # cell is no glare spot.
+            if self._last_board is not None:
+                self._flips = [*self._flips[1 - STIR_FLICKER_FRAMES:],
+                               board != self._last_board]
+            self._last_board = board
         self._last_codes = reading.codes.copy()
-        self._last_occluded = obs.occluded
+        self._last_occluded = obs.occluded and not obs.unsettled  # something hides it
         if self._reference is None and not obs.occluded and self.bumps == bumps:
             # The border as the first frame nothing hides shows it: the bump check's
             # strips and the grey levels `_look_again` lines the border up with.
@@ -1082,7 +1103,7 @@ class BoardReader:
             self._reference_grey = None if m.slopes is None else m.slopes.image
             self._lines = lines
         if not obs.occluded:
-            self._clear_codes = self._last_codes
+            self._clear_codes, self._clear_board = self._last_codes, board
             self._next_look = NUDGE_FRAMES
         if self.model is None:
             self.model = model
@@ -1095,24 +1116,30 @@ class BoardReader:
         self._remember(blocks if self.bumps == bumps else None, m, obs)
         return obs
 
-    def _stirring(self, change: np.ndarray, codes: np.ndarray) -> frozenset[Cell]:
-        """The cells whose reading (`codes`) differs from the last clear frame's while the
-        top-down view's blocks near them changed by `STIR_LEVELS` or more since the last
-        frame (`change`: (n, 3) per block); not those whose reading changed
-        `STIR_FLICKER_CHANGES` times or more within the last `STIR_FLICKER_FRAMES` frames."""
-        assert self._clear_codes is not None
-        changed = codes != self._clear_codes
+    def _note_moves(self, blocks: np.ndarray, last: np.ndarray | None) -> None:
+        """Note this frame's time for the cells near which the blocks (this frame's
+        `blocks` against the `last` frame's) changed by `STIR_LEVELS` or more."""
+        if last is None or last.shape != blocks.shape:
+            self._moved_at[:] = self._clock
+            return
+        moving = np.abs(blocks - last).max(axis=1) >= STIR_LEVELS
+        self._moved_at[self._block_cells[moving].any(axis=0)] = self._clock
+
+    def _stirring(self, board: np.ndarray) -> frozenset[Cell]:
+        """The cells whose report (`board`, see `board_codes`: a bridge's cells count)
+        differs from the last clear frame's while the
+        top-down view's blocks near them have changed by `STIR_LEVELS` or more from one
+        frame to the next less than `STIR_REST_S` ago (see `_note_moves`);
+        not those whose reading changed `STIR_FLICKER_CHANGES` times or more within the last
+        `STIR_FLICKER_FRAMES` frames."""
+        assert self._clear_board is not None and self._last_board is not None
+        changed = board != self._clear_board
         if changed.any() and len(self._flips) >= STIR_FLICKER_CHANGES:
             # A cell whose reading keeps changing is a glare spot flickering, not something
             # going by: the live loop's settling knows how to wait for the rest of the board.
-            changed &= np.sum(self._flips, axis=0) + (codes != self._last_codes) < (
+            changed &= np.sum(self._flips, axis=0) + (board != self._last_board) < (
                 STIR_FLICKER_CHANGES)
-        if not changed.any():
-            return frozenset()
-        moving = change.max(axis=1) >= STIR_LEVELS
-        if not moving.any():
-            return frozenset()
-        near = self._block_cells[moving].any(axis=0) & changed
+        near = changed & (self._clock - self._moved_at < STIR_REST_S)
         return frozenset((int(i) % SIZE, int(i) // SIZE) for i in np.flatnonzero(near))
 
     def _lines_moved(self, lines: np.ndarray) -> bool:
@@ -1495,6 +1522,15 @@ STIR_LEVELS = 12.0
 """Grey levels (0-255, any channel) by which a block of the top-down view (`view_blocks`)
 changes from one frame to the next where something moves: a hand, an arm, its shadow
 (in the game videos looked at, a camera's noise moved a block's mean by 3 or less)."""
+STIR_REST_S = 0.5
+"""Seconds for which the picture near a cell must not have moved (by `STIR_LEVELS`) for a
+new reading of it to be trusted: an arm's shadow lying still for a moment, or a hand
+holding a piece still over a cell, reads as a piece put down (in the game videos of seeds
+1 and 2 looked at, for up to 0.4 s). The frames between are flagged, their cells
+`unsettled`, and the live loop's settling counts them into its window (`Reading.pending`):
+the two waits run together."""
+NOMINAL_FPS = 30.0
+"""The frame rate `BoardReader.read` assumes of frames given without their time."""
 STIR_FLICKER_CHANGES = 4
 STIR_FLICKER_FRAMES = 20
 """A cell whose reading changed `STIR_FLICKER_CHANGES` times within this many frames is
@@ -1504,6 +1540,20 @@ back; the live loop's settling lets the rest of the board settle around such a c
 STIR_REACH = 1.0
 """Cells (each way, from where a cell's tile top appears) within which a moving block
 makes a changed reading of the cell not yet one to trust."""
+
+
+_BOARD_CODES = {CellState.EMPTY: 0, CellState.LIGHT: 1, CellState.DARK: 2}
+
+
+def board_codes(obs: Observation) -> np.ndarray:
+    """(100,) int, cell index rank * 10 + file: what the observation reports of each cell,
+    0 empty, 1 light, 2 dark, and 3 more for a bridge's end or a cell it passes over (a
+    bridge's coming or going changes its cells' codes even where the tiles stay)."""
+    codes = np.array([_BOARD_CODES[state] for row in obs.cells for state in row], np.int64)
+    for a, b in obs.bridges:
+        for f, r in (a, b, *cells_under(a, b)):
+            codes[r * SIZE + f] += 3
+    return codes
 
 
 def blocks_near_cells(settings: Thresholds, sampling: SamplingPlan, blocks: np.ndarray

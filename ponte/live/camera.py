@@ -45,11 +45,13 @@ def observation_reading(obs: Any, t: float) -> Reading:
             if colour is not None:
                 tiles[_name((file, rank))] = colour
     bridges = frozenset(bridge_ends(_name(a), _name(b)) for a, b in obs.bridges)
+    unsettled = frozenset(getattr(obs, "unsettled", ()))
     return Reading(
         t,
         BoardView(tiles, bridges),
         occluded=bool(obs.occluded),
         occluded_cells=frozenset(_name(c) for c in obs.occluded_cells),
+        pending=bool(obs.occluded and unsettled and set(obs.occluded_cells) <= unsettled),
     )
 
 
@@ -199,7 +201,7 @@ class CameraReader:
                 return Reading(t, BoardView(), occluded=True)
         assert self._reader is not None
         try:
-            obs = self._reader.read(image)
+            obs = self._reader.read(image, t=t)
         except VisionError:
             self.failures += 1
             self.last_observation = None

@@ -47,7 +47,8 @@ JPEG_QUALITY = 85
 
 COLUMNS = ["setup", "seed", "knock", "moves", "read_right", "first_wrong", "flags",
            "notices", "delay_median_s", "delay_max_s", "frames", "hand_frames",
-           "hand_frames_wrong", "still_frames", "still_frames_wrong", "still_frames_flagged"]
+           "hand_frames_wrong", "still_frames", "still_frames_wrong", "still_frames_flagged",
+           "still_frames_held"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,9 @@ class GameResult:
     still_frames: int
     still_frames_wrong: int
     still_frames_flagged: int
+    still_frames_held: int
+    """Of the still frames flagged, those flagged only for a new reading held back while the
+    picture near it had just moved (`Reading.pending`): a piece just put down, waiting."""
 
     def row(self) -> list[object]:
         delays = self.delays
@@ -77,7 +81,7 @@ class GameResult:
                 f"{statistics.median(delays):.2f}" if delays else "",
                 f"{max(delays):.2f}" if delays else "", self.frames, self.hand_frames,
                 self.hand_frames_wrong, self.still_frames, self.still_frames_wrong,
-                self.still_frames_flagged]
+                self.still_frames_flagged, self.still_frames_held]
 
 
 def compare_moves(played: Sequence[str], read: Sequence[str]) -> tuple[int, str]:
@@ -138,7 +142,8 @@ class _Watched(CameraReader):
     def __init__(self, frames: _Frames, calibration: Any | None = None) -> None:
         super().__init__(calibration)
         self._frames = frames
-        self.counts = dict(hand=0, hand_wrong=0, still=0, still_wrong=0, still_flagged=0)
+        self.counts = dict(hand=0, hand_wrong=0, still=0, still_wrong=0, still_flagged=0,
+                           still_held=0)
 
     def read(self, image: Any, t: float) -> Reading:
         reading = super().read(image, t)
@@ -151,6 +156,7 @@ class _Watched(CameraReader):
             else:
                 self.counts["still"] += 1
                 self.counts["still_flagged"] += int(reading.occluded)
+                self.counts["still_held"] += int(reading.pending)
                 self.counts["still_wrong"] += int(not reading.occluded and not right)
         return reading
 
@@ -198,7 +204,7 @@ def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
     c = camera.counts
     return GameResult(setup, seed, knock, len(moves), right, first_wrong, flags, notices,
                       delays, result.frames, c["hand"], c["hand_wrong"], c["still"],
-                      c["still_wrong"], c["still_flagged"])
+                      c["still_wrong"], c["still_flagged"], c["still_held"])
 
 
 def _play(job: tuple[str, int, int, bool, float, bool]) -> GameResult:
@@ -236,7 +242,8 @@ def evaluate_games(setups: Sequence[str], seeds: Sequence[int], turns: int, out:
             tuple(d for r in results for d in r.delays), sum(r.frames for r in results),
             sum(r.hand_frames for r in results), sum(r.hand_frames_wrong for r in results),
             sum(r.still_frames for r in results), sum(r.still_frames_wrong for r in results),
-            sum(r.still_frames_flagged for r in results))
+            sum(r.still_frames_flagged for r in results),
+            sum(r.still_frames_held for r in results))
         writer.writerow(total.row())
     for r in [*results, total]:
         mark = "ok " if not r.first_wrong and not r.flags else "BAD" if r is not total else "   "

@@ -4,7 +4,8 @@ A camera sees hands, half-placed tiles and flicker; the referee must only ever s
 that has come to rest. `SettleDetector` commits a board when nothing has occluded it and
 every cell and bridge has read the same for `window` seconds (0.3-0.5 s). Hands in the
 picture therefore never create, remove or move tiles: while anything occludes the board
-the clock is reset.
+the clock is reset. A reading the camera holds back only because the picture moved near a
+changed cell a moment ago (`Reading.pending`) goes on the clock but is never committed.
 
 One cell that never rests — a glare spot flipping between two readings — must not hold the
 game up for ever. A cell (or bridge) that changed `flicker_changes` times or more within the
@@ -101,6 +102,12 @@ class Reading:
     board: BoardView
     occluded: bool = False
     occluded_cells: frozenset[str] = frozenset()
+    pending: bool = False
+    """Occluded only because some cells read otherwise than before while the picture near
+    them moved a moment ago (`vision.observation.Observation.unsettled`): nothing hides the
+    board and `board` is read in full, but not yet to be trusted. Such a reading goes on
+    the still stretch (a change in it starts the stretch afresh, as any change does) but
+    is never committed: the camera's wait and the settle window run together."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +192,7 @@ class SettleDetector:
 
     def feed(self, reading: Reading) -> Settled | None:
         t = reading.t
-        if reading.occluded:
+        if reading.occluded and not reading.pending:
             self._clear_since = None
             self._committed = None
             self._resolved = None
@@ -203,6 +210,10 @@ class SettleDetector:
         self.moving = changed or self._clear_since is None
         if self._clear_since is None:
             self._clear_since = t
+        if reading.pending:
+            self.moving = True
+            self._resolved = None
+            return None
         resolved = self._resolve(t)
         self._resolved = resolved[0] if resolved else None
         if resolved is None:
