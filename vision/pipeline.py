@@ -1083,7 +1083,7 @@ class BoardReader:
             stirring = self._stirring(board)
             if stirring:
                 # A cell reads otherwise than on the last clear frame while the picture
-                # around it changes from the last frame: a hand, an arm or its shadow going
+                # around it has changed a moment ago: a hand, an arm or its shadow going
                 # by, not yet a board to trust (a piece put down reads so once it rests).
                 obs = replace(obs, occluded=True, unsettled=stirring,
                               occluded_cells=obs.occluded_cells | stirring)
