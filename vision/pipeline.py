@@ -541,6 +541,12 @@ BRIDGE_MIN_P_SURE_ENDS = 0.3
 """... and when the cell network is sure both ends are tiles of one colour."""
 SURE_ENDS = 0.9
 """The cell network's probability for an end to count as sure."""
+DECK_END = 0.2
+"""A candidate the bridge network gives less than it needs is made a bridge by the deck
+network's look only where the cell network gives one end at least this chance of being a
+tile of either colour or hidden (by the bridge's foot, say): on the empty 45-degree board of
+a game video, the deck network took the board's far edge over a10-c10 for a deck (0.57-0.64)
+on 4 of 16 frames, with both ends under 0.1."""
 
 
 def bridge_candidates(
@@ -590,12 +596,18 @@ def _learned_bridges(
     p, keep = scored
     if len(keep) == 0:
         return [], []
-    pair_ends = probs[plan_tables(bridge_plan)[0][keep]]  # (k, 2, 4)
+    pair_cells = plan_tables(bridge_plan)[0][keep]  # (k, 2)
+    pair_ends = probs[pair_cells]  # (k, 2, 4)
     sure = np.maximum(pair_ends[:, :, LIGHT].min(axis=1), pair_ends[:, :, DARK].min(axis=1))
-    p = _deck_look(settings, plan, m, model, p, keep, sure >= SURE_ENDS)
     needed = np.where(sure >= SURE_ENDS, BRIDGE_MIN_P_SURE_ENDS, BRIDGE_MIN_P)
     if foot is not None:
         needed[foot[keep]] = FOOT_P
+    looked = _deck_look(settings, plan, m, model, p, keep, sure >= SURE_ENDS)
+    # A deck the bridge network did not see, found by the deck network's look, needs a
+    # tile in sight at one end at least (a tile, or a foot hiding one).
+    tile = (end_chance(probs) if ends is None else ends).sum(axis=1) - probs[:, UNKNOWN]
+    unfounded = (p < needed) & (tile[pair_cells].max(axis=1) < DECK_END)
+    p = np.where(unfounded, p, looked)
     layout = BridgeLayout()
     for n in np.argsort(-p, kind="stable"):
         if p[n] < needed[n]:
@@ -1384,6 +1396,12 @@ class BoardReader:
             return not bool((self._last_codes[near] == UNKNOWN).any())
         return bool(np.array_equal(self._last_codes[near], self._clear_codes[near]))
 
+    def _lined_up(self, lines: np.ndarray | None, m: Measurement) -> bool:
+        """Whether the board's lines in the frame measured (`m`) lie where `lines` (see
+        `grid_profiles`) put them, to `SHIFT_PX`."""
+        return lines is not None and float(np.abs(grid_offsets(
+            lines, grid_profiles(integral(m.topdown), self._inner))).max()) < SHIFT_PX
+
     def _relocate(self, image: np.ndarray) -> Measurement:
         """Locate the board afresh (a bump); returns the frame measured there."""
         self.bumps += 1
@@ -1391,8 +1409,18 @@ class BoardReader:
         kept = self._lines, self._reference_grey
         self._adopt(orient_corners(found, self.calibration.a1, self._size))
         m = measure(self.settings, self._plan, image, even=False)
-        if kept[0] is not None and np.abs(grid_offsets(
-                kept[0], grid_profiles(integral(m.topdown), self._inner))).max() < SHIFT_PX:
+        lines, grey = kept
+        if grey is not None and m.slopes is not None:
+            # Located from scratch, the corners can lie a few pixels off those the board
+            # was read with: line the border band up with the first clear frame's.
+            aligned = realigned(self.settings, self._plan, grey, m.slopes.image)
+            if aligned is not None:
+                plan = make_plan(self.settings, aligned[0], self._size, self._k, self._dist)
+                there = measure(self.settings, plan, image, even=False)
+                if self._lined_up(lines, there) or not self._lined_up(lines, m):
+                    self._adopt(aligned[0], plan)
+                    m = there
+        if self._lined_up(lines, m):
             # The board's own view lines up with the one before: what was learned of its
             # bare border and board holds, whatever the light on the border does now.
             self._lines, self._reference_grey = kept
