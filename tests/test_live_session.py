@@ -55,6 +55,21 @@ def test_a_settled_board_becomes_a_recorded_move_with_a_snapshot(store: Store) -
     assert session.state()["game"]["status"] == "playing"
 
 
+def test_a_piece_held_back_by_the_camera_shows_as_settling_and_then_is_recorded(
+        store: Store) -> None:
+    session = LiveSession(store)
+    still(session, BoardView(), 0.0)
+    hands(session, 1.0)
+    assert session.state()["camera"]["status"] == "occluded"
+    for k in range(12):  # the tiles read, held back while the picture near them rests
+        assert session.feed(Reading(2.0 + k / 30, B1, occluded=True, pending=True,
+                                    occluded_cells=frozenset({"e5", "f6"}))) == []
+    assert session.state()["camera"]["status"] == "settling"
+    events = still(session, B1, 2.4, seconds=0.2)  # trusted: the window ran meanwhile
+    assert [e[0].value for e in events] == ["move"]
+    assert session.state()["camera"]["status"] == "ok"
+
+
 def test_controls_are_recorded_and_bad_ones_refused(store: Store) -> None:
     session = LiveSession(store)
     still(session, B1, 0.0)

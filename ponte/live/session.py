@@ -106,7 +106,8 @@ class LiveSession:
             del self._frames[0]
         if not reading.occluded:
             self._latest = reading
-        status = "occluded" if reading.occluded else "ok"
+        # A piece just put down, read but held back until the picture rests: "settling".
+        status = ("settling" if reading.pending else "occluded") if reading.occluded else "ok"
         self._camera["last_frame"] = time.monotonic()
         if len(self._frames) > 1 and self._frames[-1] > self._frames[0]:
             self._camera["fps"] = round((len(self._frames) - 1)
@@ -115,7 +116,8 @@ class LiveSession:
             self.set_camera_status(status)
 
     def set_camera_status(self, status: str, message: str | None = None) -> None:
-        """Camera or board status (ok, occluded, no-signal, bumped...), published on change."""
+        """Camera or board status (ok, occluded, settling, no-signal, bumped...), published on
+        change."""
         with self._lock:
             self._camera["status"] = status
             self._camera["message"] = message
