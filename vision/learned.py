@@ -525,7 +525,7 @@ def end_chance(probs: np.ndarray) -> np.ndarray:
     return result
 
 
-def _tile_chance(probs: np.ndarray, ends: np.ndarray | None) -> np.ndarray:
+def tile_chance(probs: np.ndarray, ends: np.ndarray | None) -> np.ndarray:
     """(100,) each cell's chance of being a tile of either colour or hidden, from its
     `ends` (see `candidate_features`; default: `end_chance(probs)`)."""
     colour = end_chance(probs) if ends is None else ends
@@ -545,7 +545,7 @@ def foot_candidates(
     cells passed over bare board (or hidden) at least `CANDIDATE_FIT`. No candidate of
     the plain rule is among them."""
     ends_i, under_i, _ = plan_tables(bridge_plan)
-    tile = _tile_chance(probs, ends)
+    tile = tile_chance(probs, ends)
     sure = probs[:, 1] + probs[:, 2] >= FOOT_END  # a tile in view: not a hand
     known = ~np.isnan(change)
     seen = change[(probs[:, 0] >= 0.5) & known]  # the cells read as bare board
@@ -581,7 +581,7 @@ def candidate_features(
     `extra` ((pairs,) bool) marks pairs to ask about besides (see `foot_candidates`)."""
     ends_i, under_i, kinds_all = plan_tables(bridge_plan)
     colour = end_chance(probs) if ends is None else ends  # (100, 2)
-    tile = _tile_chance(probs, colour)
+    tile = tile_chance(probs, colour)
     one_colour = np.minimum(colour[ends_i[:, 0]], colour[ends_i[:, 1]]).max(axis=1)
     bare = (probs[:, 0] + probs[:, 3])[under_i].min(axis=1)
     fits = (tile[ends_i[:, 0]] > CANDIDATE_END) & (tile[ends_i[:, 1]] > CANDIDATE_END)

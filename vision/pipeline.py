@@ -84,6 +84,7 @@ from vision.learned import (
     end_chance,
     foot_candidates,
     one_blas_thread,
+    tile_chance,
 )
 from vision.locate import locate_board, orient_corners
 from vision.observation import Bridge, Observation, sort_bridge
@@ -605,7 +606,7 @@ def _learned_bridges(
     looked = _deck_look(settings, plan, m, model, p, keep, sure >= SURE_ENDS)
     # A deck the bridge network did not see, found by the deck network's look, needs a
     # tile in sight at one end at least (a tile, or a foot hiding one).
-    tile = (end_chance(probs) if ends is None else ends).sum(axis=1) - probs[:, UNKNOWN]
+    tile = tile_chance(probs, ends)
     unfounded = (p < needed) & (tile[pair_cells].max(axis=1) < DECK_END)
     p = np.where(unfounded, p, looked)
     layout = BridgeLayout()

@@ -45,13 +45,12 @@ def observation_reading(obs: Any, t: float) -> Reading:
             if colour is not None:
                 tiles[_name((file, rank))] = colour
     bridges = frozenset(bridge_ends(_name(a), _name(b)) for a, b in obs.bridges)
-    unsettled = frozenset(getattr(obs, "unsettled", ()))
     return Reading(
         t,
         BoardView(tiles, bridges),
         occluded=bool(obs.occluded),
         occluded_cells=frozenset(_name(c) for c in obs.occluded_cells),
-        pending=bool(obs.occluded and unsettled and set(obs.occluded_cells) <= unsettled),
+        pending=bool(obs.occluded and obs.unsettled and obs.occluded_cells <= obs.unsettled),
     )
 
 
