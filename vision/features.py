@@ -366,7 +366,9 @@ def field_of(coef: np.ndarray, design: np.ndarray) -> np.ndarray:
 
 def to_lab(bgr: np.ndarray) -> np.ndarray:
     """Lab (L 0..100) of BGR colours on the 0..255 scale, (n, 3) -> (n, 3)."""
-    arr = np.clip(bgr / 255.0, 0, 1).astype(np.float32).reshape(-1, 1, 3)
+    # As one row of n pixels: OpenCV converts an image row by row, and n rows of one pixel
+    # each take four times as long (the same numbers).
+    arr = np.clip(bgr / 255.0, 0, 1).astype(np.float32).reshape(1, -1, 3)
     result: np.ndarray = cv2.cvtColor(arr, cv2.COLOR_BGR2Lab).reshape(-1, 3).astype(np.float64)
     return result
 

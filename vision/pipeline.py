@@ -603,12 +603,12 @@ def _learned_bridges(
     needed = np.where(sure >= SURE_ENDS, BRIDGE_MIN_P_SURE_ENDS, BRIDGE_MIN_P)
     if foot is not None:
         needed[foot[keep]] = FOOT_P
-    looked = _deck_look(settings, plan, m, model, p, keep, sure >= SURE_ENDS)
     # A deck the bridge network did not see, found by the deck network's look, needs a
-    # tile in sight at one end at least (a tile, or a foot hiding one).
+    # tile in sight at one end at least (a tile, or a foot hiding one): the look is not
+    # taken where it could not count.
     tile = tile_chance(probs, ends)
     unfounded = (p < needed) & (tile[pair_cells].max(axis=1) < DECK_END)
-    p = np.where(unfounded, p, looked)
+    p = _deck_look(settings, plan, m, model, p, keep, sure >= SURE_ENDS, unfounded)
     layout = BridgeLayout()
     for n in np.argsort(-p, kind="stable"):
         if p[n] < needed[n]:
@@ -623,13 +623,18 @@ def _learned_bridges(
 
 
 def _deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
-               p: np.ndarray, keep: np.ndarray, sure: np.ndarray) -> np.ndarray:
+               p: np.ndarray, keep: np.ndarray, sure: np.ndarray,
+               unfounded: np.ndarray | None = None) -> np.ndarray:
     """The candidates' bridge probabilities `p` with those the bridge network is unsure of
     (and a few faint ones, see `vision.decks.unsure_candidates`) replaced by the deck
     network's (`vision.decks`), when it is there. `sure`: the candidates whose ends the
-    cell network is sure are tiles of one colour."""
+    cell network is sure are tiles of one colour; `unfounded`: those whose look would not
+    count (see `DECK_END`), which keep `p` and are not looked at. They are chosen among
+    the candidates looked at all the same: they still take their places."""
     net = deck_network()
     unsure = unsure_candidates(p, sure)
+    if unfounded is not None:
+        unsure = unsure[~unfounded[unsure]]
     if net is None or not len(unsure):
         return p
     pairs = np.array([plan.bridges.pairs[int(j)] for j in keep[unsure]], np.int64)
