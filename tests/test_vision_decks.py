@@ -185,6 +185,41 @@ def test_the_second_look_changes_only_the_candidates_the_bridge_network_is_unsur
                           p)
 
 
+def test_no_look_is_taken_at_a_candidate_that_cannot_stand_beside_a_sure_bridge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from vision import pipeline
+
+    reader, plan, m, model = _scene()
+    pairs = [tuple(sorted(pair)) for pair in plan.bridges.pairs]  # type: ignore[attr-defined]
+
+    def index(a: str, b: str) -> int:
+        return pairs.index(tuple(sorted((parse_cell(a), parse_cell(b)))))
+
+    # a sure bridge c5-d7; c5-e5 shares its tile c5, d5-c7 crosses it; e2-g4 stands apart
+    keep = np.array([index("c5", "d7"), index("c5", "e5"), index("d5", "c7"),
+                     index("e2", "g4")])
+    p = np.array([HIGH, 0.4, 0.4, 0.4])
+    looked: list[int] = []
+    shown = pipeline.deck_patches
+
+    def counted(*args: object) -> np.ndarray:
+        looked.append(len(args[5]))  # type: ignore[arg-type]
+        return shown(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "deck_patches", counted)
+    got = pipeline._deck_look(reader.settings, plan, m, model, p, keep,  # type: ignore[arg-type, attr-defined]
+                              np.ones(4, bool))
+    assert looked == [1]  # e2-g4 alone
+    assert np.array_equal(got[:3], p[:3]) and got[3] != p[3]
+    # a bridge the bridge network is unsure of settles nothing: all four are looked at
+    looked.clear()
+    p[0] = 0.4
+    pipeline._deck_look(reader.settings, plan, m, model, p, keep,  # type: ignore[arg-type, attr-defined]
+                        np.ones(4, bool))
+    assert looked == [4]
+
+
 def test_deck_training_from_generated_scenes_writes_a_network_the_pipeline_reads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

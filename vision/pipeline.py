@@ -45,6 +45,7 @@ from vision.classify import (
     median_along,
     uniform_cells,
 )
+from vision.decks import HIGH as DECK_HIGH
 from vision.decks import (
     deck_extras,
     deck_frames,
@@ -637,6 +638,20 @@ def _deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourMo
         unsure = unsure[~unfounded[unsure]]
     if net is None or not len(unsure):
         return p
+    # A candidate that shares a tile with, or crosses, a bridge the bridge network is sure
+    # of (`vision.decks.HIGH` or more: never looked at) cannot be reported beside it: its look is
+    # skipped. (It could only displace that bridge by a look surer still.)
+    settled = BridgeLayout()
+    for n in np.argsort(-p, kind="stable"):
+        if p[n] < DECK_HIGH:
+            break
+        a, b = plan.bridges.pairs[int(keep[n])]
+        if settled.fits(a, b):
+            settled.add(a, b, EMPTY)
+    if settled.found:
+        unsure = unsure[[settled.fits(*plan.bridges.pairs[int(keep[j])]) for j in unsure]]
+        if not len(unsure):
+            return p
     pairs = np.array([plan.bridges.pairs[int(j)] for j in keep[unsure]], np.int64)
     kinds = plan_tables(plan.bridges)[2][keep[unsure]]
     patches = deck_patches(settings, plan.sampling, m.topdown, m.light_coef, model, pairs,
