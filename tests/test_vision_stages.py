@@ -129,6 +129,31 @@ def test_cell_names_round_trip_and_bridge_shapes() -> None:
     assert cells_under((2, 2), (0, 0)) == ((1, 1),)
 
 
+def test_the_conflict_table_says_what_the_bridge_layout_allows() -> None:
+    from vision.bridges import _OFFSETS, BridgeLayout, pair_conflicts
+
+    pairs = tuple(((f, r), (f + df, r + dr)) for r in range(10) for f in range(10)
+                  for df, dr in _OFFSETS if 0 <= f + df < 10 and 0 <= r + dr < 10)
+    table = pair_conflicts(pairs)
+    assert table.shape == (len(pairs), len(pairs)) and (table == table.T).all()
+    for j, placed in enumerate(pairs):
+        layout = BridgeLayout()
+        layout.add(*placed, 1)
+        fits = np.array([layout.fits(*pair) for pair in pairs])
+        assert np.array_equal(table[:, j], ~fits), placed
+    index = {tuple(sorted(p)): i for i, p in enumerate(pairs)}
+
+    def conflict(a: str, b: str, c: str, d: str) -> bool:
+        i = index[tuple(sorted((parse_cell(a), parse_cell(b))))]
+        j = index[tuple(sorted((parse_cell(c), parse_cell(d))))]
+        return bool(table[i, j])
+
+    assert conflict("c5", "d7", "c5", "e5")  # one tile, two bridge ends
+    assert conflict("d5", "c7", "c5", "d7")  # a knight's bridges crossing
+    assert conflict("a1", "c1", "b1", "b3")  # a bridge ending on a cell another passes over
+    assert not conflict("a1", "c1", "a2", "c2")  # side by side
+
+
 def test_marker_sheet_holds_four_detectable_markers() -> None:
     sheet = marker_sheet()
     detector = cv2.aruco.ArucoDetector(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -177,6 +178,34 @@ def pair_tables(
         under[j] = [c[1] * SIZE + c[0] for c in (passed[0], passed[-1])]
         kinds[j, _KINDS[str(bridge_kind(a, b))]] = 1.0
     return ends, under, kinds
+
+
+@cache
+def pair_conflicts(pairs: tuple[tuple[Cell, Cell], ...]) -> np.ndarray:
+    """(pairs, pairs) bool: whether two candidate bridges cannot both stand, by the rules
+    `BridgeLayout` keeps (a tile carries one bridge end, no bridge passes over an end, no
+    two bridges cross); a bridge fits among others when it conflicts with none of them.
+    The same for every board position: made once."""
+    ends, under, _ = pair_tables(pairs)
+    xy = np.array(pairs, np.int64)  # (P, 2 ends, 2): file, rank
+    a, b = xy[:, 0], xy[:, 1]
+
+    def meets(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return (u[:, None, :, None] == v[None, :, None, :]).any(axis=(2, 3))
+
+    shared = meets(ends, ends)
+    blocked = shared | meets(ends, under) | meets(under, ends)
+
+    def orient(o: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """sign((u - o) x (v - o)) for o, u of one bridge (rows) and v of another (columns)."""
+        return np.sign((u[:, None, 0] - o[:, None, 0]) * (v[None, :, 1] - o[:, None, 1])
+                       - (u[:, None, 1] - o[:, None, 1]) * (v[None, :, 0] - o[:, None, 0]))
+
+    # (a, b) against c and d: rows a bridge, columns another
+    o1, o2 = orient(a, b, a), orient(a, b, b)
+    crossing = (o1 * o2 < 0) & ((o1 * o2).T < 0) & ~shared
+    result: np.ndarray = blocked | crossing
+    return result
 
 
 def plan_tables(bridge_plan: BridgePlan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -28,6 +28,7 @@ from vision.bridges import (
     measure_flanks,
     measure_paths,
     measure_rows,
+    pair_conflicts,
     plan_bridges,
     plan_tables,
 )
@@ -641,15 +642,15 @@ def _deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourMo
     # A candidate that shares a tile with, or crosses, a bridge the bridge network is sure
     # of (`vision.decks.HIGH` or more: never looked at) cannot be reported beside it: its look is
     # skipped. (It could only displace that bridge by a look surer still.)
-    settled = BridgeLayout()
+    conflicts = pair_conflicts(plan.bridges.pairs)
+    settled: list[int] = []
     for n in np.argsort(-p, kind="stable"):
         if p[n] < DECK_HIGH:
             break
-        a, b = plan.bridges.pairs[int(keep[n])]
-        if settled.fits(a, b):
-            settled.add(a, b, EMPTY)
-    if settled.found:
-        unsure = unsure[[settled.fits(*plan.bridges.pairs[int(keep[j])]) for j in unsure]]
+        if not conflicts[keep[n], settled].any():
+            settled.append(int(keep[n]))
+    if settled:
+        unsure = unsure[~conflicts[np.ix_(keep[unsure], settled)].any(axis=1)]
         if not len(unsure):
             return p
     pairs = np.array([plan.bridges.pairs[int(j)] for j in keep[unsure]], np.int64)
