@@ -58,12 +58,17 @@ def test_the_top_down_view_s_sums_are_those_of_the_plain_float_paths() -> None:
     assert np.array_equal(topdown, cv2.remap(image, sampling.map_x, sampling.map_y,
                                              cv2.INTER_LINEAR))
     assert np.array_equal(integral(topdown), cv2.integral(topdown, sdepth=cv2.CV_64F))
+    # summed in integers, the box means are float64's to the last bit
+    assert np.array_equal(box_means(integral(topdown), sampling.cell_boxes),
+                          box_means(cv2.integral(topdown, sdepth=cv2.CV_64F),
+                                    sampling.cell_boxes))
 
     spread, edges, slopes = texture(topdown, sampling)
     grey = cv2.cvtColor(topdown, cv2.COLOR_BGR2GRAY)
     total, squares = cv2.integral2(grey.astype(np.float32), sdepth=cv2.CV_64F)
-    assert slopes.grey.dtype == np.float64
     assert np.array_equal(slopes.grey, total)
+    assert np.array_equal(box_means(slopes.grey, sampling.cell_boxes),
+                          box_means(total, sampling.cell_boxes))
     assert slopes.image is not None and np.array_equal(slopes.image, grey)
     gx = cv2.Sobel(grey.astype(np.float32), cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(grey.astype(np.float32), cv2.CV_32F, 0, 1, ksize=3)

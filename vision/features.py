@@ -201,14 +201,13 @@ def warp_topdown(plan: SamplingPlan, image: np.ndarray) -> np.ndarray:
 
 
 def integral(topdown: np.ndarray) -> np.ndarray:
-    """The integral image of a BGR top-down view (float64, one extra row and column).
-
-    Summed in 32-bit integers and then converted: the sums of 8-bit pixels are whole
-    numbers either way (exact in float64 up to 2^53), and OpenCV's integer path is faster."""
+    """The integral image of a BGR top-down view (one extra row and column): 32-bit
+    integers for 8-bit pixels (OpenCV's quick path; a view of 288 x 288 pixels sums to at
+    most 2.2e7, and `box_means` takes whole numbers either way), else float64."""
     if topdown.dtype != np.uint8:
         wide: np.ndarray = cv2.integral(topdown, sdepth=cv2.CV_64F)
         return wide
-    result: np.ndarray = cv2.integral(topdown, sdepth=cv2.CV_32S).astype(np.float64)
+    result: np.ndarray = cv2.integral(topdown, sdepth=cv2.CV_32S)
     return result
 
 
@@ -223,6 +222,7 @@ def box_means(ii: np.ndarray, boxes: np.ndarray) -> np.ndarray:
     flat = ii.reshape(ii.shape[0] * width, -1)
     corners = np.take(flat, np.concatenate([bottom + x1, top + x1, bottom + x0, top + x0]),
                       axis=0).reshape(4, len(boxes), flat.shape[1])
+    # Whole numbers when the integral image is of integers: exact, as in float64.
     total = corners[0] - corners[1] - corners[2] + corners[3]
     area = ((x1 - x0) * (y1 - y0)).astype(np.float64)
     result: np.ndarray = total / area[:, None]
@@ -375,7 +375,7 @@ def to_lab(bgr: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Slopes:
-    """Integral images of the top-down view's grey level (float64) and of its x and y
+    """Integral images of the top-down view's grey level (32-bit integers) and of its x and y
     gradients (Sobel; 2 channels, float32: a gradient's sum along a row or column telescopes,
     so its sums stay small)."""
 
@@ -404,8 +404,7 @@ def texture(
     # and stay below 2^24), so OpenCV's quick paths give the same numbers as slow ones:
     # 8-bit input summed in integers, and one channel at a time (a two-channel float
     # integral takes several times as long as two one-channel ones).
-    total32, squares = cv2.integral2(grey8, sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
-    total = total32.astype(np.float64)
+    total, squares = cv2.integral2(grey8, sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
     mean = box_means(total, plan.cell_boxes)
     var = np.maximum(box_means(squares, plan.cell_boxes) - mean ** 2, 0.0)
     spread = (np.sqrt(var) / np.maximum(mean, 8.0)).reshape(SIZE * SIZE, 9)
