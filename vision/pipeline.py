@@ -640,8 +640,8 @@ def _deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourMo
     if net is None or not len(unsure):
         return p
     # A candidate that shares a tile with, or crosses, a bridge the bridge network is sure
-    # of (`vision.decks.HIGH` or more: never looked at) cannot be reported beside it: its look is
-    # skipped. (It could only displace that bridge by a look surer still.)
+    # of (`vision.decks.HIGH` or more: never looked at) cannot be reported beside it: its
+    # look is skipped. (It could only displace that bridge by a look surer still.)
     conflicts = pair_conflicts(plan.bridges.pairs)
     settled: list[int] = []
     for n in np.argsort(-p, kind="stable"):
@@ -1090,9 +1090,10 @@ class BoardReader:
             shifted = self._steady_offsets > 0
             blocks = box_means(ii, self._blocks)
             last, self._last_blocks = self._last_blocks, blocks
-            self._view_still = (last is not None and last.shape == blocks.shape
-                                and float(np.abs(blocks - last).max()) < REUSE_LEVELS)
-            self._note_moves(blocks, last)
+            change = (np.abs(blocks - last) if last is not None and last.shape == blocks.shape
+                      else None)  # (n blocks, 3): from the frame before
+            self._view_still = change is not None and float(change.max()) < REUSE_LEVELS
+            self._note_moves(change)
             if not (self._view_still and self._last_occluded):
                 self._hidden_still = 0
             else:
@@ -1150,13 +1151,14 @@ class BoardReader:
         self._remember(blocks if self.bumps == bumps else None, m, obs)
         return obs
 
-    def _note_moves(self, blocks: np.ndarray, last: np.ndarray | None) -> None:
-        """Note this frame's time for the cells near which the blocks (this frame's
-        `blocks` against the `last` frame's) changed by `STIR_LEVELS` or more."""
-        if last is None or last.shape != blocks.shape:
+    def _note_moves(self, change: np.ndarray | None) -> None:
+        """Note this frame's time for the cells near which the blocks changed by
+        `STIR_LEVELS` or more (`change`: (n blocks, 3) from the frame before; None when
+        there is no frame before to compare, and then for every cell)."""
+        if change is None:
             self._moved_at[:] = self._clock
             return
-        moving = np.abs(blocks - last).max(axis=1) >= STIR_LEVELS
+        moving = change.max(axis=1) >= STIR_LEVELS
         self._moved_at[self._block_cells[moving].any(axis=0)] = self._clock
 
     def _stirring(self, board: np.ndarray) -> frozenset[Cell]:
@@ -1422,7 +1424,7 @@ class BoardReader:
         """Whether the board's lines in the frame measured (`m`) lie where `lines` (see
         `grid_profiles`) put them, to `SHIFT_PX`."""
         return lines is not None and float(np.abs(grid_offsets(
-            lines, grid_profiles(integral(m.topdown), self._inner))).max()) < SHIFT_PX
+            lines, grid_profiles(m.integral, self._inner))).max()) < SHIFT_PX
 
     def _relocate(self, image: np.ndarray) -> Measurement:
         """Locate the board afresh (a bump); returns the frame measured there."""
