@@ -19,6 +19,7 @@ from vision.features import (
     texture,
     warp_topdown,
 )
+from vision.learned import row_max, row_mean, row_min, row_sum
 from vision.patches import _BIAS_ROWS, Conv
 from vision.pipeline import make_plan
 
@@ -47,6 +48,23 @@ def test_median_along_is_numpy_s_median(rows: int, count: int, axis: int, wide: 
     got, want = median_along(values, axis), np.median(values, axis=axis)
     assert got.dtype == want.dtype
     assert np.array_equal(got, want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(1, 40), count=st.integers(2, 12), lead=st.integers(1, 3),
+       wide=st.booleans(), seed=st.integers(0, 2**16))
+def test_row_reductions_are_numpy_s_to_the_bit(rows: int, count: int, lead: int, wide: bool,
+                                               seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    values = rng.normal(0, 30, (lead, rows, count)).astype(np.float64 if wide else np.float32)
+    for mine, numpy_s in ((row_sum, np.sum), (row_mean, np.mean), (row_max, np.max),
+                          (row_min, np.min)):
+        got, want = mine(values), numpy_s(values, axis=-1)
+        assert got.dtype == want.dtype
+        assert np.array_equal(got, want)
+    # Along a middle axis, as a view with that axis moved last.
+    middle = np.moveaxis(values, 2, 1)
+    assert np.array_equal(row_mean(np.moveaxis(middle, 1, 2)), middle.mean(axis=1))
 
 
 def test_the_top_down_view_s_sums_are_those_of_the_plain_float_paths() -> None:

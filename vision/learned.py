@@ -375,6 +375,40 @@ def _neighbour_context(med: np.ndarray) -> np.ndarray:
     return out
 
 
+def row_sum(x: np.ndarray) -> np.ndarray:
+    """`x.sum(axis=-1)` for a last axis of 2 to 7 items, bit for bit (numpy adds so few in
+    order), added a column at a time: numpy's reductions along such short rows take
+    several times as long."""
+    if not 2 <= x.shape[-1] < 8:
+        return np.asarray(x.sum(axis=-1))  # numpy adds 8 or more in another order
+    total: np.ndarray = x[..., 0] + x[..., 1]
+    for i in range(2, x.shape[-1]):
+        total += x[..., i]
+    return total
+
+
+def row_mean(x: np.ndarray) -> np.ndarray:
+    """`x.mean(axis=-1)` for a last axis of 2 to 7 items, bit for bit (see `row_sum`)."""
+    result: np.ndarray = row_sum(x) / x.shape[-1]
+    return result
+
+
+def row_max(x: np.ndarray) -> np.ndarray:
+    """`x.max(axis=-1)`, a column at a time (see `row_sum`)."""
+    result: np.ndarray = np.maximum(x[..., 0], x[..., 1])
+    for i in range(2, x.shape[-1]):
+        np.maximum(result, x[..., i], out=result)
+    return result
+
+
+def row_min(x: np.ndarray) -> np.ndarray:
+    """`x.min(axis=-1)`, a column at a time (see `row_sum`)."""
+    result: np.ndarray = np.minimum(x[..., 0], x[..., 1])
+    for i in range(2, x.shape[-1]):
+        np.minimum(result, x[..., i], out=result)
+    return result
+
+
 def bridge_features(
     paths: np.ndarray, heights: int, pairs_kind: np.ndarray, ends_p: np.ndarray,
     under_p: np.ndarray, model: ColourModel, seen_before: np.ndarray | None = None,
@@ -405,8 +439,8 @@ def bridge_features(
     """
     n = paths.shape[1]
     # (AGAINST, P*H, n): the mean over a row's samples along contiguous memory
-    mean = _against_rows(paths, model).reshape(AGAINST, len(paths), n).mean(axis=2).T
-    centre = paths.mean(axis=1)  # (P*H, 3) each row's mean colour
+    mean = row_mean(_against_rows(paths, model).reshape(AGAINST, len(paths), n)).T
+    centre = row_mean(paths.transpose(0, 2, 1))  # (P*H, 3) each row's mean colour
     off = paths - centre[:, None, :]
     spread = np.sqrt(np.einsum("ijk,ijk->ij", off, off)) / _span(model)
     # Seen at an angle, a deck's path along the far edge lies over the board's border: how
@@ -419,18 +453,18 @@ def bridge_features(
     then = np.where(known[..., None], seen_before, paths)
     change = paths - then
     moved = np.sqrt(np.einsum("ijk,ijk->ij", change, change)) / 30.0
-    count = known.sum(axis=1)
-    moved_mean = moved.sum(axis=1) / np.maximum(count, 1)
+    count = row_sum(known.astype(np.int64))
+    moved_mean = row_sum(moved) / np.maximum(count, 1)
     if seen_cells is None:
         over = np.zeros((len(paths), 2))
         middle = np.zeros((len(paths) // heights, CELL_CLASSES))
     else:
-        over = np.column_stack([(seen_cells[:, :, 1] + seen_cells[:, :, 2]).mean(axis=1),
-                                seen_cells[:, :, 3].mean(axis=1)])
+        over = np.column_stack([row_mean(seen_cells[:, :, 1] + seen_cells[:, :, 2]),
+                                row_mean(seen_cells[:, :, 3])])
     per_row = np.concatenate(
-        [mean, spread.max(axis=1, keepdims=True), spread.mean(axis=1, keepdims=True),
-         ring.mean(axis=1, keepdims=True), ring.min(axis=1, keepdims=True),
-         moved_mean[:, None], moved.max(axis=1, keepdims=True), over], axis=1)
+        [mean, row_max(spread)[:, None], row_mean(spread)[:, None],
+         row_mean(ring)[:, None], row_min(ring)[:, None],
+         moved_mean[:, None], row_max(moved)[:, None], over], axis=1)
     rows = per_row.reshape(-1, heights, per_row.shape[1])
     best = np.argmin(rows[:, :, AGAINST + 1], axis=1)  # the height the deck is most even at
     pick = np.arange(len(rows)) * heights + best  # the rows at those heights
@@ -470,12 +504,13 @@ def _deck_outline(edges: np.ndarray) -> np.ndarray:
     per side, the mean rise, the mean size of the rise, the share of samples rising the way
     the mean does, and the mean darkening; the side with the larger rises first (which side
     shows the shadow or the deck's side depends on the lamp and the camera)."""
-    rise = edges[..., 0]
+    rise = np.moveaxis(edges[..., 0], 1, 2)  # (pairs, 2 sides, samples)
     per_side = np.empty((len(edges), 2, 4))
-    mean = per_side[:, :, 0] = rise.mean(axis=1)
-    size = per_side[:, :, 1] = np.abs(rise).mean(axis=1)
-    per_side[:, :, 2] = np.where((mean >= 0.0)[:, None, :], rise > 0, rise < 0).mean(axis=1)
-    per_side[:, :, 3] = edges[..., 1].mean(axis=1)
+    mean = per_side[:, :, 0] = row_mean(rise)
+    size = per_side[:, :, 1] = row_mean(np.abs(rise))
+    rising = np.where((mean >= 0.0)[:, :, None], rise > 0, rise < 0)
+    per_side[:, :, 2] = row_mean(rising.astype(np.float64))
+    per_side[:, :, 3] = row_mean(np.moveaxis(edges[..., 1], 1, 2))
     swap = size[:, 1] > size[:, 0]
     per_side[swap] = per_side[swap, ::-1]
     result: np.ndarray = per_side.reshape(len(edges), -1)
