@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from calibration.format import default_thresholds
 from tests.vision_drawing import draw_board, place_in_scene
-from vision.classify import median_along
+from vision.classify import median_along, row_max, row_mean, row_min, row_sum
 from vision.features import (
     box_means,
     design_at,
@@ -19,7 +19,6 @@ from vision.features import (
     texture,
     warp_topdown,
 )
-from vision.learned import row_max, row_mean, row_min, row_sum
 from vision.patches import _BIAS_ROWS, Conv
 from vision.pipeline import make_plan
 
@@ -65,6 +64,9 @@ def test_row_reductions_are_numpy_s_to_the_bit(rows: int, count: int, lead: int,
     # Along a middle axis, as a view with that axis moved last.
     middle = np.moveaxis(values, 2, 1)
     assert np.array_equal(row_mean(np.moveaxis(middle, 1, 2)), middle.mean(axis=1))
+    flags = values > 0  # counted
+    assert np.array_equal(row_sum(flags), flags.sum(axis=-1))
+    assert row_sum(flags).dtype == flags.sum(axis=-1).dtype
 
 
 def test_the_top_down_view_s_sums_are_those_of_the_plain_float_paths() -> None:

@@ -33,7 +33,16 @@ from threadpoolctl import ThreadpoolController
 
 from calibration.format import ColourModel
 from vision.bridges import BridgePlan, plan_tables
-from vision.classify import colour_distance, known_background, median_along, shade_free_change
+from vision.classify import (
+    colour_distance,
+    known_background,
+    median_along,
+    row_max,
+    row_mean,
+    row_min,
+    row_sum,
+    shade_free_change,
+)
 
 SIZE = 10
 MODELS = Path(__file__).with_name("models")
@@ -375,40 +384,6 @@ def _neighbour_context(med: np.ndarray) -> np.ndarray:
     return out
 
 
-def row_sum(x: np.ndarray) -> np.ndarray:
-    """`x.sum(axis=-1)` for a last axis of 2 to 7 items, bit for bit (numpy adds so few in
-    order), added a column at a time: numpy's reductions along such short rows take
-    several times as long."""
-    if not 2 <= x.shape[-1] < 8:
-        return np.asarray(x.sum(axis=-1))  # numpy adds 8 or more in another order
-    total: np.ndarray = x[..., 0] + x[..., 1]
-    for i in range(2, x.shape[-1]):
-        total += x[..., i]
-    return total
-
-
-def row_mean(x: np.ndarray) -> np.ndarray:
-    """`x.mean(axis=-1)` for a last axis of 2 to 7 items, bit for bit (see `row_sum`)."""
-    result: np.ndarray = row_sum(x) / x.shape[-1]
-    return result
-
-
-def row_max(x: np.ndarray) -> np.ndarray:
-    """`x.max(axis=-1)`, a column at a time (see `row_sum`)."""
-    result: np.ndarray = np.maximum(x[..., 0], x[..., 1])
-    for i in range(2, x.shape[-1]):
-        np.maximum(result, x[..., i], out=result)
-    return result
-
-
-def row_min(x: np.ndarray) -> np.ndarray:
-    """`x.min(axis=-1)`, a column at a time (see `row_sum`)."""
-    result: np.ndarray = np.minimum(x[..., 0], x[..., 1])
-    for i in range(2, x.shape[-1]):
-        np.minimum(result, x[..., i], out=result)
-    return result
-
-
 def bridge_features(
     paths: np.ndarray, heights: int, pairs_kind: np.ndarray, ends_p: np.ndarray,
     under_p: np.ndarray, model: ColourModel, seen_before: np.ndarray | None = None,
@@ -453,7 +428,7 @@ def bridge_features(
     then = np.where(known[..., None], seen_before, paths)
     change = paths - then
     moved = np.sqrt(np.einsum("ijk,ijk->ij", change, change)) / 30.0
-    count = row_sum(known.astype(np.int64))
+    count = row_sum(known)
     moved_mean = row_sum(moved) / np.maximum(count, 1)
     if seen_cells is None:
         over = np.zeros((len(paths), 2))
@@ -564,7 +539,7 @@ def tile_chance(probs: np.ndarray, ends: np.ndarray | None) -> np.ndarray:
     """(100,) each cell's chance of being a tile of either colour or hidden, from its
     `ends` (see `candidate_features`; default: `end_chance(probs)`)."""
     colour = end_chance(probs) if ends is None else ends
-    result: np.ndarray = colour.sum(axis=1) - probs[:, 3]
+    result: np.ndarray = row_sum(colour) - probs[:, 3]
     return result
 
 
@@ -617,9 +592,12 @@ def candidate_features(
     ends_i, under_i, kinds_all = plan_tables(bridge_plan)
     colour = end_chance(probs) if ends is None else ends  # (100, 2)
     tile = tile_chance(probs, colour)
-    one_colour = np.minimum(colour[ends_i[:, 0]], colour[ends_i[:, 1]]).max(axis=1)
-    bare = (probs[:, 0] + probs[:, 3])[under_i].min(axis=1)
-    fits = (tile[ends_i[:, 0]] > CANDIDATE_END) & (tile[ends_i[:, 1]] > CANDIDATE_END)
+    first, second = ends_i[:, 0], ends_i[:, 1]
+    one_colour = np.maximum(np.minimum(colour[first, 0], colour[second, 0]),
+                            np.minimum(colour[first, 1], colour[second, 1]))
+    bare_cell = probs[:, 0] + probs[:, 3]
+    bare = np.minimum(bare_cell[under_i[:, 0]], bare_cell[under_i[:, 1]])
+    fits = (tile[first] > CANDIDATE_END) & (tile[second] > CANDIDATE_END)
     if known_background(background) is not None:
         fits &= (one_colour > CANDIDATE_FIT) & (bare > CANDIDATE_FIT)
     if extra is not None:
