@@ -12,6 +12,8 @@ from calibration.format import default_thresholds
 from tests.vision_drawing import draw_board, place_in_scene
 from vision.classify import median_along, row_max, row_mean, row_min, row_sum
 from vision.features import (
+    BoxIndexes,
+    box_index,
     box_means,
     design_at,
     integral,
@@ -98,6 +100,27 @@ def test_the_top_down_view_s_sums_are_those_of_the_plain_float_paths() -> None:
     variance = np.maximum(box_means(squares, sampling.cell_boxes) - mean ** 2, 0.0)
     assert np.array_equal(spread, (np.sqrt(variance) / np.maximum(mean, 8.0)).reshape(100, 9))
     assert edges.shape == (100, 5) and np.isfinite(edges).all()
+
+
+def test_boxes_laid_out_beforehand_give_the_same_means() -> None:
+    rng = np.random.default_rng(3)
+    image = rng.integers(0, 256, (50, 60, 3), np.uint8)
+    ii = integral(image)
+    x0, y0 = rng.integers(0, 40, 200), rng.integers(0, 30, 200)
+    boxes = np.column_stack([x0, y0, x0 + rng.integers(1, 20, 200), y0 + rng.integers(1, 20, 200)])
+    plain = box_means(ii, boxes)
+    assert np.array_equal(box_means(ii, box_index(boxes, ii.shape[1])), plain)
+    pick = rng.integers(0, 200, 50)
+    assert np.array_equal(box_means(ii, box_index(boxes, ii.shape[1]).pick(pick)), plain[pick])
+    grey = cv2.integral(image[:, :, 0], sdepth=cv2.CV_64F)
+    assert np.array_equal(box_means(grey, box_index(boxes, 61)), box_means(grey, boxes))
+    # Kept once made, and several arrays laid out one after the other.
+    indexes, other = BoxIndexes(), boxes[::-1].copy()
+    assert indexes(61, boxes) is indexes(61, boxes)
+    assert np.array_equal(box_means(ii, indexes(61, boxes, other)),
+                          np.concatenate([plain, box_means(ii, other)]))
+    with pytest.raises(ValueError, match="61 columns"):
+        box_means(ii[:, :-1], indexes(61, boxes))
 
 
 def test_the_light_field_is_the_same_for_a_ring_seen_again_or_another_ring() -> None:

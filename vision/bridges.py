@@ -13,7 +13,7 @@ length (a shadow or a tile's side is not), unlike the board and the tiles.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
@@ -22,6 +22,7 @@ from calibration.format import ColourModel, Lab, Thresholds
 from vision.cells import Cell, bridge_kind, cells_under
 from vision.classify import BRIDGE, DARK, EMPTY, LIGHT, UNKNOWN, CellReading, colour_distance
 from vision.features import (
+    BoxIndexes,
     SamplingPlan,
     Slopes,
     box_means,
@@ -75,6 +76,9 @@ class BridgePlan:
     edge_normals: np.ndarray | None = None
     """(pairs * heights * samples, 2) per path sample, the unit vector in the top-down view
     from its minus edge box to its plus edge box (across the deck)."""
+    indexes: BoxIndexes = field(default_factory=lambda: BoxIndexes(), repr=False,
+                                compare=False)
+    """Its boxes laid out for integral images (`features.box_index`), made once."""
 
 
 def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
@@ -225,7 +229,7 @@ def measure_flanks(
         return None
     n = len(_T)
     index = (np.asarray(rows, np.int64)[:, None] * (2 * n) + np.arange(2 * n)[None, :]).ravel()
-    bgr = box_means(ii, bridge_plan.flanks[index])
+    bgr = box_means(ii, bridge_plan.indexes(ii.shape[1], bridge_plan.flanks).pick(index))
     lab = to_lab(bgr / field_of(light_coef, bridge_plan.flank_design[index]))
     return lab.reshape(len(rows), n, 2, 3)
 
@@ -247,10 +251,11 @@ def measure_deck_edges(
     n = len(_T)
     sample = (np.asarray(rows, np.int64)[:, None] * n + np.arange(n)[None, :]).ravel()
     index = (sample[:, None] * 2 + np.arange(2)[None, :]).ravel()
-    edge_boxes = bridge_plan.deck_edges[index]
+    width = slopes.grey.shape[1]
+    edge_boxes = bridge_plan.indexes(width, bridge_plan.deck_edges).pick(index)
     slope = box_means(slopes.gradients, edge_boxes).reshape(len(sample), 2, 2)
     edge_grey = box_means(slopes.grey, edge_boxes).reshape(len(sample), 2)
-    deck = box_means(slopes.grey, bridge_plan.boxes[sample])
+    deck = box_means(slopes.grey, bridge_plan.indexes(width, bridge_plan.boxes).pick(sample))
     normal = bridge_plan.edge_normals[sample]
     across = slope[:, :, 0] * normal[:, None, 0] + slope[:, :, 1] * normal[:, None, 1]
     level = np.maximum((edge_grey.sum(axis=1) + deck) / 3.0, 8.0)[:, None]
@@ -261,7 +266,7 @@ def measure_deck_edges(
 
 def measure_paths(bridge_plan: BridgePlan, ii: np.ndarray, light_coef: np.ndarray) -> np.ndarray:
     """Light-normalised Lab of every candidate's path samples, (pairs * heights, samples, 3)."""
-    bgr = box_means(ii, bridge_plan.boxes)
+    bgr = box_means(ii, bridge_plan.indexes(ii.shape[1], bridge_plan.boxes))
     lab = to_lab(bgr / field_at(light_coef, bridge_plan.xy))
     return lab.reshape(len(bridge_plan.pairs) * bridge_plan.heights, len(_T), 3)
 
@@ -272,7 +277,7 @@ def measure_rows(
     """`measure_paths` for some rows only (pair * heights + height), (len(rows), samples, 3)."""
     n = len(_T)
     index = (np.asarray(rows, np.int64)[:, None] * n + np.arange(n)[None, :]).ravel()
-    bgr = box_means(ii, bridge_plan.boxes[index])
+    bgr = box_means(ii, bridge_plan.indexes(ii.shape[1], bridge_plan.boxes).pick(index))
     field = (field_of(light_coef, bridge_plan.design[index]) if bridge_plan.design is not None
              else field_at(light_coef, bridge_plan.xy[index]))
     lab = to_lab(bgr / field)

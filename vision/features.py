@@ -9,7 +9,7 @@ Colours are normalised for uneven light with a smooth field fitted to the border
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -67,6 +67,14 @@ class SamplingPlan:
     fixed_maps: tuple[np.ndarray, np.ndarray] | None = None
     """`map_x` and `map_y` in OpenCV's fixed-point form (`cv2.convertMaps`), which its
     remap reads a little quicker to the same pixels (it converts float maps so anyway)."""
+    indexes: BoxIndexes = field(default_factory=lambda: BoxIndexes(), repr=False,
+                                compare=False)
+    """Its boxes laid out for the top-down view's integral images (`index`)."""
+
+    def index(self, *parts: np.ndarray) -> BoxIndex:
+        """Some of its own boxes (one array or several, one after the other) laid out for
+        integral images of its top-down view (`side` + 1 wide)."""
+        return self.indexes(self.side + 1, *parts)
 
 
 def plan_sampling(
@@ -211,27 +219,75 @@ def integral(topdown: np.ndarray) -> np.ndarray:
     return result
 
 
-def box_means(ii: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-    """Mean value in each box of an integral image, (n, 4) -> (n, 3), or (n,) for one
-    channel."""
-    x0, y0, x1, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
-    # The four corners by flat index, in one `take`: a few times quicker than indexing
-    # rows and columns separately.
-    width = ii.shape[1]
+@dataclass(frozen=True)
+class BoxIndex:
+    """Boxes laid out for `box_means` on integral images `width` wide: what a frame's box
+    means need of the boxes alone, worked out once for boxes that stay put."""
+
+    corners: np.ndarray
+    """(4, n) each box's four corners by flat index: bottom right, top right, bottom left,
+    top left (x1, y1; x1, y0; x0, y1; x0, y0)."""
+    area: np.ndarray
+    """(n, 1) float64 the boxes' areas."""
+    width: int
+
+    def pick(self, index: np.ndarray) -> BoxIndex:
+        """The boxes `index` of these."""
+        return BoxIndex(self.corners[:, index], self.area[index], self.width)
+
+    def means(self, ii: np.ndarray) -> np.ndarray:
+        """Mean value in each box of the integral image `ii`, (n, 3) or (n,) for one
+        channel (see `box_means`)."""
+        if ii.shape[1] != self.width:
+            raise ValueError(f"boxes laid out for {self.width} columns, not {ii.shape[1]}")
+        flat = ii.reshape(ii.shape[0] * self.width, -1)
+        # The four corners by flat index, in one `take`: a few times quicker than indexing
+        # rows and columns separately.
+        corners = np.take(flat, self.corners.reshape(-1), axis=0).reshape(
+            4, self.corners.shape[1], flat.shape[1])
+        # Whole numbers when the integral image is of integers: exact, as in float64.
+        total = corners[0] - corners[1] - corners[2] + corners[3]
+        result: np.ndarray = total / self.area
+        return result if ii.ndim == 3 else result[:, 0]
+
+
+def box_index(boxes: np.ndarray, width: int) -> BoxIndex:
+    """(n, 4) int boxes x0, y0, x1, y1 laid out for integral images `width` wide."""
+    x0, y0, x1, y1 = (np.asarray(boxes[:, i], np.int64) for i in range(4))
     top, bottom = y0 * width, y1 * width
-    flat = ii.reshape(ii.shape[0] * width, -1)
-    corners = np.take(flat, np.concatenate([bottom + x1, top + x1, bottom + x0, top + x0]),
-                      axis=0).reshape(4, len(boxes), flat.shape[1])
-    # Whole numbers when the integral image is of integers: exact, as in float64.
-    total = corners[0] - corners[1] - corners[2] + corners[3]
-    area = ((x1 - x0) * (y1 - y0)).astype(np.float64)
-    result: np.ndarray = total / area[:, None]
-    return result if ii.ndim == 3 else result[:, 0]
+    corners = np.stack([bottom + x1, top + x1, bottom + x0, top + x0])
+    return BoxIndex(corners, ((x1 - x0) * (y1 - y0)).astype(np.float64)[:, None], width)
+
+
+class BoxIndexes:
+    """The `box_index` of a plan's own box arrays, each made on first use and kept (the
+    arrays are the plan's, so they stay put while it lives)."""
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[int, ...], tuple[tuple[np.ndarray, ...], BoxIndex]] = {}
+
+    def __call__(self, width: int, *parts: np.ndarray) -> BoxIndex:
+        """The index of the boxes `parts` (one array, or several one after the other)."""
+        key = (width, *(id(p) for p in parts))
+        made = self._made.get(key)
+        if made is None or any(a is not b for a, b in zip(made[0], parts, strict=True)):
+            boxes = parts[0] if len(parts) == 1 else np.concatenate(parts)
+            made = (parts, box_index(boxes, width))  # the arrays kept: their ids stay theirs
+            self._made[key] = made
+        return made[1]
+
+
+def box_means(ii: np.ndarray, boxes: np.ndarray | BoxIndex) -> np.ndarray:
+    """Mean value in each box of an integral image, (n, 4) -> (n, 3), or (n,) for one
+    channel; `boxes` may be laid out beforehand (`box_index`)."""
+    if not isinstance(boxes, BoxIndex):
+        boxes = box_index(boxes, ii.shape[1])
+    return boxes.means(ii)
 
 
 def cell_colours(ii: np.ndarray, plan: SamplingPlan) -> np.ndarray:
     """Per cell, its 3 x 3 sub-box mean colours, (100, 9, 3) BGR."""
-    result: np.ndarray = box_means(ii, plan.cell_boxes).reshape(SIZE * SIZE, 9, 3)
+    result: np.ndarray = box_means(ii, plan.index(plan.cell_boxes)).reshape(SIZE * SIZE, 9, 3)
     return result
 
 
@@ -405,14 +461,15 @@ def texture(
     # 8-bit input summed in integers, and one channel at a time (a two-channel float
     # integral takes several times as long as two one-channel ones).
     total, squares = cv2.integral2(grey8, sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
-    mean = box_means(total, plan.cell_boxes)
-    var = np.maximum(box_means(squares, plan.cell_boxes) - mean ** 2, 0.0)
+    cells = plan.index(plan.cell_boxes)
+    mean = box_means(total, cells)
+    var = np.maximum(box_means(squares, cells) - mean ** 2, 0.0)
     spread = (np.sqrt(var) / np.maximum(mean, 8.0)).reshape(SIZE * SIZE, 9)
     gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)
     mag = cv2.integral(cv2.magnitude(gx, gy), sdepth=cv2.CV_64F)
     level = np.maximum(mean.reshape(SIZE * SIZE, 9).mean(axis=1, keepdims=True), 8.0)
-    edges = box_means(mag, plan.edge_boxes).reshape(SIZE * SIZE, 5) / level
+    edges = box_means(mag, plan.index(plan.edge_boxes)).reshape(SIZE * SIZE, 5) / level
     gradients = cv2.merge([cv2.integral(gx, sdepth=cv2.CV_32F),
                            cv2.integral(gy, sdepth=cv2.CV_32F)])
     return spread, edges, Slopes(total, gradients, grey8)

@@ -187,7 +187,7 @@ def measure(settings: Thresholds, plan: Plan, image: np.ndarray, *, even: bool =
 def measure_view(settings: Thresholds, plan: Plan, topdown: np.ndarray, ii: np.ndarray, *,
                  even: bool = True) -> Measurement:
     """`measure` of a top-down view already made (`warp_topdown`) and its integral image."""
-    ring = box_means(ii, plan.sampling.ring_boxes)
+    ring = box_means(ii, plan.sampling.index(plan.sampling.ring_boxes))
     coef, keep = light_field(ring, plan.sampling.ring_xy, settings.ring_outlier_error)
     if even:
         sub_lab, rim_lab, subs = _evened(plan, ii, coef)
@@ -197,7 +197,8 @@ def measure_view(settings: Thresholds, plan: Plan, topdown: np.ndarray, ii: np.n
     grain, edges, slopes = texture(topdown, plan.sampling)
     return Measurement(
         median_along(sub_lab, 1), sub_lab, rim_lab, ring_lab, ring, ~keep, coef, ii, topdown,
-        grain, edges, ring_outer_bgr=box_means(ii, plan.sampling.ring_outer_boxes),
+        grain, edges,
+        ring_outer_bgr=box_means(ii, plan.sampling.index(plan.sampling.ring_outer_boxes)),
         slopes=slopes, sub_bgr=subs,
     )
 
@@ -225,7 +226,7 @@ def _evened(plan: Plan, ii: np.ndarray, coef: np.ndarray
     field = field_at(coef, sampling.cell_xy)[:, None, :]
     # The sub-boxes and the rim boxes measured in one pass (the same numbers as apart).
     split = len(sampling.cell_boxes)
-    both = box_means(ii, np.concatenate([sampling.cell_boxes, sampling.outer_boxes]))
+    both = box_means(ii, sampling.index(sampling.cell_boxes, sampling.outer_boxes))
     subs = both[:split].reshape(SIZE * SIZE, -1, 3)
     rims = both[split:].reshape(SIZE * SIZE, -1, 3)
     lab = to_lab(np.concatenate([(subs / field).reshape(-1, 3), (rims / field).reshape(-1, 3)]))
@@ -1088,7 +1089,7 @@ class BoardReader:
                 lines = grid_profiles(ii, self._inner)
                 self._lines_moved(lines)
             shifted = self._steady_offsets > 0
-            blocks = box_means(ii, self._blocks)
+            blocks = box_means(ii, self._plan.sampling.index(self._blocks))
             last, self._last_blocks = self._last_blocks, blocks
             change = (np.abs(blocks - last) if last is not None and last.shape == blocks.shape
                       else None)  # (n blocks, 3): from the frame before
