@@ -224,16 +224,23 @@ class BoxIndex:
     """Boxes laid out for `box_means` on integral images `width` wide: what a frame's box
     means need of the boxes alone, worked out once for boxes that stay put."""
 
-    corners: np.ndarray
-    """(4, n) each box's four corners by flat index: bottom right, top right, bottom left,
+    rows: np.ndarray
+    """(n, 4) each box's four corners by flat index: bottom right, top right, bottom left,
     top left (x1, y1; x1, y0; x0, y1; x0, y0)."""
     area: np.ndarray
     """(n, 1) float64 the boxes' areas."""
     width: int
+    corners: np.ndarray = field(init=False, repr=False, compare=False)
+    """(4 n,) `rows` corner by corner: all the boxes' first corners, then the second..."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "corners", self.rows.T.reshape(-1))
 
     def pick(self, index: np.ndarray) -> BoxIndex:
-        """The boxes `index` of these."""
-        return BoxIndex(self.corners[:, index], self.area[index], self.width)
+        """The boxes `index` of these (taken as whole rows: a few times quicker than
+        picking columns of the corner-by-corner layout)."""
+        return BoxIndex(np.take(self.rows, index, axis=0), np.take(self.area, index, axis=0),
+                        self.width)
 
     def means(self, ii: np.ndarray) -> np.ndarray:
         """Mean value in each box of the integral image `ii`, (n, 3) or (n,) for one
@@ -243,8 +250,7 @@ class BoxIndex:
         flat = ii.reshape(ii.shape[0] * self.width, -1)
         # The four corners by flat index, in one `take`: a few times quicker than indexing
         # rows and columns separately.
-        corners = np.take(flat, self.corners.reshape(-1), axis=0).reshape(
-            4, self.corners.shape[1], flat.shape[1])
+        corners = np.take(flat, self.corners, axis=0).reshape(4, len(self.rows), flat.shape[1])
         # Whole numbers when the integral image is of integers: exact, as in float64.
         total = corners[0] - corners[1] - corners[2] + corners[3]
         result: np.ndarray = total / self.area
@@ -255,8 +261,8 @@ def box_index(boxes: np.ndarray, width: int) -> BoxIndex:
     """(n, 4) int boxes x0, y0, x1, y1 laid out for integral images `width` wide."""
     x0, y0, x1, y1 = (np.asarray(boxes[:, i], np.int64) for i in range(4))
     top, bottom = y0 * width, y1 * width
-    corners = np.stack([bottom + x1, top + x1, bottom + x0, top + x0])
-    return BoxIndex(corners, ((x1 - x0) * (y1 - y0)).astype(np.float64)[:, None], width)
+    rows = np.stack([bottom + x1, top + x1, bottom + x0, top + x0], axis=1)
+    return BoxIndex(rows, ((x1 - x0) * (y1 - y0)).astype(np.float64)[:, None], width)
 
 
 class BoxIndexes:
