@@ -235,14 +235,17 @@ def _against_rows(lab: np.ndarray, model: ColourModel) -> np.ndarray:
     n = len(lum)
     el, ea, eb = (float(v) for v in model.empty)
     out = np.empty((AGAINST, n), np.float32)
+    # Each row written in place (`out=`): the same numbers without a copy of each.
     dl_e, da_e, db_e = lum - el, a - ea, b - eb
-    out[0], out[1], out[2] = dl_e / 30.0, da_e / 30.0, db_e / 30.0
+    np.divide(dl_e, 30.0, out=out[0])
+    np.divide(da_e, 30.0, out=out[1])
+    np.divide(db_e, 30.0, out=out[2])
     d_e = np.sqrt(dl_e * dl_e + da_e * da_e + db_e * db_e)
     lightness = lum + 16.0
     tone_a, tone_b = a / lightness, b / lightness
-    out[11] = tone_a - ea / (el + 16.0)
-    out[12] = tone_b - eb / (el + 16.0)
-    out[13] = np.log(np.maximum(lightness, 1e-3) / (el + 16.0))
+    np.subtract(tone_a, ea / (el + 16.0), out=out[11])
+    np.subtract(tone_b, eb / (el + 16.0), out=out[12])
+    np.log(np.maximum(lightness, 1e-3) / (el + 16.0), out=out[13])
     for k, centre in enumerate((model.light, model.dark)):
         row = 3 + 4 * k
         if centre is None:
@@ -255,12 +258,12 @@ def _against_rows(lab: np.ndarray, model: ColourModel) -> np.ndarray:
         d_c = np.sqrt((lum - cl) ** 2 + (a - ca) ** 2 + (b - cb) ** 2)
         dl = cl - el
         dl = dl if abs(dl) >= 2.0 else (2.0 if dl >= 0 else -2.0)
-        out[row] = np.minimum(d_e / span, 3.0)
-        out[row + 1] = np.minimum(d_c / span, 3.0)
-        out[row + 2] = d_e / (d_e + d_c + 1e-6)
-        out[row + 3] = np.clip(dl_e / dl, -3, 3)
+        np.minimum(d_e / span, 3.0, out=out[row])
+        np.minimum(d_c / span, 3.0, out=out[row + 1])
+        np.divide(d_e, d_e + d_c + 1e-6, out=out[row + 2])
+        np.minimum(np.maximum(dl_e / dl, -3), 3, out=out[row + 3])  # np.clip, quicker
         off_a, off_b = tone_a - ca / (cl + 16.0), tone_b - cb / (cl + 16.0)
-        out[14 + k] = np.minimum(np.sqrt(off_a * off_a + off_b * off_b), 1.0)
+        np.minimum(np.sqrt(off_a * off_a + off_b * off_b), 1.0, out=out[14 + k])
     return out
 
 
