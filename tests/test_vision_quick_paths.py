@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cv2
 import numpy as np
 import pytest
@@ -22,7 +24,7 @@ from vision.features import (
     warp_topdown,
 )
 from vision.patches import _BIAS_ROWS, Conv
-from vision.pipeline import make_plan
+from vision.pipeline import _ring_strips, make_plan
 
 BOARD = ["L.D.......", "L.D.......", "..........", "....LL..DD", "D.........",
          "D......L..", "D......L..", "..........", "L........D", ".........."]
@@ -100,6 +102,10 @@ def test_the_top_down_view_s_sums_are_those_of_the_plain_float_paths() -> None:
     variance = np.maximum(box_means(squares, sampling.cell_boxes) - mean ** 2, 0.0)
     assert np.array_equal(spread, (np.sqrt(variance) / np.maximum(mean, 8.0)).reshape(100, 9))
     assert edges.shape == (100, 5) and np.isfinite(edges).all()
+    # The bump check's strips, gathered in one go, as copied square by square.
+    assert plan.strip_pixels is not None
+    assert np.array_equal(_ring_strips(plan, topdown),
+                          _ring_strips(replace(plan, strip_pixels=None), topdown))
 
 
 def test_boxes_laid_out_beforehand_give_the_same_means() -> None:
