@@ -76,6 +76,8 @@ class BridgePlan:
     edge_normals: np.ndarray | None = None
     """(pairs * heights * samples, 2) per path sample, the unit vector in the top-down view
     from its minus edge box to its plus edge box (across the deck)."""
+    conflicts: np.ndarray | None = None
+    """(pairs, pairs) `pair_conflicts` of its pairs."""
     indexes: BoxIndexes = field(default_factory=lambda: BoxIndexes(), repr=False,
                                 compare=False)
     """Its boxes laid out for integral images (`features.box_index`), made once."""
@@ -117,7 +119,8 @@ def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
     ends, under, kinds = pair_tables(pairs)
     nearest = _nearest_boxes(np.column_stack([x, y]), plan.cell_boxes, NEAR_BOX * px)
     return BridgePlan(tuple(pairs), count, boxes, seen, ends, under, kinds, flanks,
-                      design_at(seen), design_at(flank_xy), nearest, deck_edges, normals)
+                      design_at(seen), design_at(flank_xy), nearest, deck_edges, normals,
+                      pair_conflicts(tuple(pairs)))
 
 
 _FLANK = 0.3
@@ -210,6 +213,14 @@ def pair_conflicts(pairs: tuple[tuple[Cell, Cell], ...]) -> np.ndarray:
     crossing = (o1 * o2 < 0) & ((o1 * o2).T < 0) & ~shared
     result: np.ndarray = blocked | crossing
     return result
+
+
+def plan_conflicts(bridge_plan: BridgePlan) -> np.ndarray:
+    """The plan's own `pair_conflicts` table, or made from its pairs when it has none (a
+    plan made by hand, in tests): looked up by the pairs, a table costs hashing them all."""
+    if bridge_plan.conflicts is not None:
+        return bridge_plan.conflicts
+    return pair_conflicts(bridge_plan.pairs)
 
 
 def plan_tables(bridge_plan: BridgePlan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -20,7 +20,6 @@ import numpy as np
 
 from calibration.format import A1Corner, Calibration, ColourModel, Thresholds, default_thresholds
 from vision.bridges import (
-    BridgeLayout,
     BridgePlan,
     find_bridges,
     learn_bridge_colour,
@@ -28,8 +27,8 @@ from vision.bridges import (
     measure_flanks,
     measure_paths,
     measure_rows,
-    pair_conflicts,
     plan_bridges,
+    plan_conflicts,
     plan_tables,
 )
 from vision.cells import SIZE, Cell, CellState, cells_under
@@ -617,17 +616,25 @@ def _learned_bridges(
     tile = tile_chance(probs, ends)
     unfounded = (p < needed) & (tile[pair_cells].max(axis=1) < DECK_END)
     p = _deck_look(settings, plan, m, model, p, keep, sure >= SURE_ENDS, unfounded)
-    layout = BridgeLayout()
-    for n in np.argsort(-p, kind="stable"):
-        if p[n] < needed[n]:
+    # Best first, each where it fits among those taken (`BridgeLayout`'s rules, by the
+    # plan's table of pairs that cannot both stand).
+    conflicts = plan_conflicts(bridge_plan)
+    order = np.argsort(-p, kind="stable")
+    taken: list[int] = []
+    found: list[tuple[Cell, Cell]] = []
+    colours: list[int] = []
+    for n in order[p[order] >= needed[order]].tolist():
+        k = int(keep[n])
+        if taken and conflicts[k, taken].any():
             continue
-        a, b = bridge_plan.pairs[int(keep[n])]
-        if layout.fits(a, b):
-            ia, ib = a[1] * SIZE + a[0], b[1] * SIZE + b[0]
-            light = probs[ia, LIGHT] + probs[ib, LIGHT]
-            dark = probs[ia, DARK] + probs[ib, DARK]
-            layout.add(a, b, LIGHT if light >= dark else DARK)
-    return layout.found, layout.colours
+        a, b = bridge_plan.pairs[k]
+        ia, ib = a[1] * SIZE + a[0], b[1] * SIZE + b[0]
+        light = probs[ia, LIGHT] + probs[ib, LIGHT]
+        dark = probs[ia, DARK] + probs[ib, DARK]
+        taken.append(k)
+        found.append((a, b))
+        colours.append(LIGHT if light >= dark else DARK)
+    return found, colours
 
 
 def _deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
@@ -648,7 +655,7 @@ def _deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourMo
     # A candidate that shares a tile with, or crosses, a bridge the bridge network is sure
     # of (`vision.decks.HIGH` or more: never looked at) cannot be reported beside it: its
     # look is skipped. (It could only displace that bridge by a look surer still.)
-    conflicts = pair_conflicts(plan.bridges.pairs)
+    conflicts = plan_conflicts(plan.bridges)
     settled: list[int] = []
     for n in np.argsort(-p, kind="stable"):
         if p[n] < DECK_HIGH:
