@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 from calibration.format import default_thresholds
 from tests.vision_drawing import draw_board, place_in_scene
-from vision.classify import median_along, row_max, row_mean, row_min, row_sum
+from vision.classify import (
+    median_along,
+    row_max,
+    row_mean,
+    row_min,
+    row_sum,
+    squared_lengths,
+)
 from vision.features import (
     BoxIndexes,
     box_index,
@@ -71,6 +78,24 @@ def test_row_reductions_are_numpy_s_to_the_bit(rows: int, count: int, lead: int,
     flags = values > 0  # counted
     assert np.array_equal(row_sum(flags), flags.sum(axis=-1))
     assert row_sum(flags).dtype == flags.sum(axis=-1).dtype
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(1, 30), min_size=0, max_size=3), wide=st.booleans(),
+       layout=st.sampled_from(["plain", "every other", "transposed"]),
+       seed=st.integers(0, 2**16))
+def test_squared_lengths_are_einsum_s_to_the_bit(shape: list[int], wide: bool, layout: str,
+                                                 seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    diff = rng.normal(0, 40, (*shape, 3)).astype(np.float64 if wide else np.float32)
+    diff[rng.random(diff.shape) < 0.02] = np.nan  # the bare board where it is not known
+    if layout == "every other" and shape:
+        diff = diff[::2]
+    elif layout == "transposed":
+        diff = np.moveaxis(np.ascontiguousarray(np.moveaxis(diff, -1, 0)), 0, -1)
+    got, want = squared_lengths(diff), np.einsum("...k,...k->...", diff, diff)
+    assert got.dtype == want.dtype
+    assert np.array_equal(got, want, equal_nan=True)
 
 
 def test_the_top_down_view_s_sums_are_those_of_the_plain_float_paths() -> None:

@@ -42,6 +42,7 @@ from vision.classify import (
     row_min,
     row_sum,
     shade_free_change,
+    squared_lengths,
 )
 
 SIZE = 10
@@ -291,7 +292,7 @@ def cell_features(m: Measured, model: ColourModel) -> np.ndarray:
     med, lo, hi = ranked[:, 4], ranked[:, 0], ranked[:, 8]
     middle = median_along(sub_lab, 1)
     off = sub_lab - middle[:, None, :]
-    spread = np.sqrt(np.einsum("ijk,ijk->ij", off, off)).max(axis=1, keepdims=True) / _span(
+    spread = np.sqrt(squared_lengths(off)).max(axis=1, keepdims=True) / _span(
         model)
     neighbours = _neighbour_context(med)
     local = _local_contrast(middle)
@@ -331,7 +332,7 @@ def _against_background(sub_lab: np.ndarray, background: np.ndarray | None) -> n
         return out
     now, then = sub_lab[known], background[known]
     diff = now - then
-    dist = np.sort(np.sqrt(np.einsum("ijk,ijk->ij", diff, diff)) / 30.0, axis=1)
+    dist = np.sort(np.sqrt(squared_lengths(diff)) / 30.0, axis=1)
     out[known, 0] = dist[:, dist.shape[1] // 2]  # nine boxes: the median
     out[known, 1] = dist[:, 0]
     out[known, 2] = dist[:, -1]
@@ -420,17 +421,17 @@ def bridge_features(
     mean = row_mean(_against_rows(paths, model).reshape(AGAINST, len(paths), n)).T
     centre = row_mean(paths.transpose(0, 2, 1))  # (P*H, 3) each row's mean colour
     off = paths - centre[:, None, :]
-    spread = np.sqrt(np.einsum("ijk,ijk->ij", off, off)) / _span(model)
+    spread = np.sqrt(squared_lengths(off)) / _span(model)
     # Seen at an angle, a deck's path along the far edge lies over the board's border: how
     # like the border it looks tells a wooden border from a grey deck.
     to_ring = paths - np.asarray(model.ring, np.float64)
-    ring = np.sqrt(np.einsum("ijk,ijk->ij", to_ring, to_ring)) / 30.0
+    ring = np.sqrt(squared_lengths(to_ring)) / 30.0
     if seen_before is None:
         seen_before = np.full_like(paths, np.nan)
     known = ~np.isnan(seen_before[..., 0])  # (P*H, n)
     then = np.where(known[..., None], seen_before, paths)
     change = paths - then
-    moved = np.sqrt(np.einsum("ijk,ijk->ij", change, change)) / 30.0
+    moved = np.sqrt(squared_lengths(change)) / 30.0
     count = row_sum(known)
     moved_mean = row_sum(moved) / np.maximum(count, 1)
     if seen_cells is None:
@@ -456,9 +457,9 @@ def bridge_features(
     sides = flanks(pick) if flanks is not None else None
     if sides is not None:
         out_to = sides - paths[pick][:, :, None, :]
-        apart = np.sort(np.sqrt(np.einsum("ijsk,ijsk->ijs", out_to, out_to)), axis=2) / 30.0
+        apart = np.sort(np.sqrt(squared_lengths(out_to)), axis=2) / 30.0
         across = sides[:, :, 0] - sides[:, :, 1]
-        between = np.sqrt(np.einsum("ijk,ijk->ij", across, across)) / 30.0
+        between = np.sqrt(squared_lengths(across)) / 30.0
         beside = np.column_stack([apart[:, :, 0].mean(axis=1), apart[:, :, 1].mean(axis=1),
                                   between.mean(axis=1)])
     shade = shade_free_change(paths[pick], then[pick])
