@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numpy.lib.stride_tricks import sliding_window_view
 
 from calibration.format import default_thresholds
 from tests.vision_drawing import draw_board, place_in_scene
@@ -30,7 +31,7 @@ from vision.features import (
     texture,
     warp_topdown,
 )
-from vision.patches import _BIAS_ROWS, Conv
+from vision.patches import _BIAS_ROWS, Conv, columns
 from vision.pipeline import _ring_strips, make_plan
 
 BOARD = ["L.D.......", "L.D.......", "..........", "....LL..DD", "D.........",
@@ -192,3 +193,18 @@ def test_a_convolution_over_more_pixels_than_its_bias_is_laid_out_for(stride: in
             want += np.einsum("nhwc,oc->nhwo", window, weight[:, :, dy, dx])
     want = np.maximum(want + bias, 0.0)
     assert np.allclose(got, want, atol=1e-4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(count=st.integers(1, 3), high=st.integers(3, 30), wide=st.integers(3, 30),
+       channels=st.integers(1, 8), k=st.sampled_from([3, 5]), stride=st.integers(1, 3))
+def test_a_convolution_s_windows_are_numpy_s_sliding_windows(
+        count: int, high: int, wide: int, channels: int, k: int, stride: int) -> None:
+    x = np.random.default_rng(high * wide).random((count, high, wide, channels), np.float32)
+    pad = k // 2
+    padded = np.pad(x, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    windows = sliding_window_view(padded, (k, k, channels), axis=(1, 2, 3))[
+        :, ::stride, ::stride, 0]
+    cols, (n, h, w) = columns(x, k, stride)
+    assert (n, h, w) == windows.shape[:3]
+    assert np.array_equal(cols, windows.reshape(n * h * w, -1))
