@@ -208,3 +208,21 @@ def test_a_convolution_s_windows_are_numpy_s_sliding_windows(
     cols, (n, h, w) = columns(x, k, stride)
     assert (n, h, w) == windows.shape[:3]
     assert np.array_equal(cols, windows.reshape(n * h * w, -1))
+
+
+def test_blas_runs_one_thread_inside_the_context_and_as_before_after() -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from vision.learned import one_blas_thread
+
+    def blas_threads() -> list[int]:
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        with one_blas_thread():
+            assert set(blas_threads()) <= {1}
+            with one_blas_thread():  # nested: still one, and the outer one puts it back
+                assert set(blas_threads()) <= {1}
+            assert set(blas_threads()) <= {1}
+        assert blas_threads() == before

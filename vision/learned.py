@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import BinaryIO, Protocol, TypeVar
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
+from threadpoolctl import LibController, ThreadpoolController
 
 from calibration.format import ColourModel
 from vision.bridges import BridgePlan, plan_tables
@@ -148,6 +148,12 @@ def _blas() -> ThreadpoolController:
     return ThreadpoolController()
 
 
+@cache
+def _blas_libraries() -> tuple[LibController, ...]:
+    """The BLAS libraries loaded (threadpoolctl's controllers of them)."""
+    return tuple(_blas().select(user_api="blas").lib_controllers)
+
+
 _held = threading.local()
 
 
@@ -161,12 +167,21 @@ def one_blas_thread() -> Iterator[None]:
     if getattr(_held, "limited", False):  # the outer context sets and lifts the limit
         yield
         return
-    with _blas().limit(limits=1, user_api="blas"):
-        _held.limited = True
-        try:
-            yield
-        finally:
-            _held.limited = False
+    # Each library's limit set and put back directly: `ThreadpoolController.limit` first
+    # gathers every library's information, which costs several times as much.
+    libraries = _blas_libraries()
+    before = [library.get_num_threads() for library in libraries]
+    for library, threads in zip(libraries, before, strict=True):
+        if threads != 1:
+            library.set_num_threads(1)
+    _held.limited = True
+    try:
+        yield
+    finally:
+        _held.limited = False
+        for library, threads in zip(libraries, before, strict=True):
+            if threads != 1:
+                library.set_num_threads(threads)
 
 
 T = TypeVar("T")
