@@ -226,3 +226,26 @@ def test_blas_runs_one_thread_inside_the_context_and_as_before_after() -> None:
                 assert set(blas_threads()) <= {1}
             assert set(blas_threads()) <= {1}
         assert blas_threads() == before
+
+
+def test_the_shade_worked_out_once_a_frame_is_used_only_for_its_own_arrays() -> None:
+    from vision.classify import bare_in_shadow, make_shade
+    from vision.learned import _against_background
+
+    rng = np.random.default_rng(11)
+    background = rng.normal([70, 5, 20], 5, (100, 9, 3))
+    background[:7] = np.nan  # not known there
+    sub_lab = background * rng.uniform(0.5, 1.0, (100, 1, 1)) + rng.normal(0, 2, (100, 9, 3))
+    sub_lab[:7] = rng.normal(50, 10, (7, 9, 3))
+    shade = make_shade(sub_lab, background)
+    assert shade is not None
+    assert np.array_equal(bare_in_shadow(sub_lab, background, shade),
+                          bare_in_shadow(sub_lab, background))
+    assert np.array_equal(_against_background(sub_lab, background, shade),
+                          _against_background(sub_lab, background))
+    # Made of other arrays (an older frame's), it is not used.
+    other = make_shade(sub_lab + 3.0, background)
+    assert np.array_equal(_against_background(sub_lab, background, other),
+                          _against_background(sub_lab, background))
+    assert bare_in_shadow(sub_lab, background, shade).any()
+    assert make_shade(sub_lab, None) is None

@@ -126,7 +126,7 @@ def uniform_cells(settings: Thresholds, sub_lab: np.ndarray) -> np.ndarray:
 
 def learn_colours(
     settings: Thresholds, sub_lab: np.ndarray, ring: Lab, hint: ColourModel | None = None,
-    background: np.ndarray | None = None,
+    background: np.ndarray | None = None, shade: Shade | None = None,
 ) -> ColourModel:
     """A colour model from one image's cells ((100, 9, 3) Lab of their sub-boxes).
 
@@ -150,7 +150,7 @@ def learn_colours(
     no cluster matches the hint's board colour, that colour is kept: a window's shadows over
     most of the board would otherwise make a cluster of their own, taken for a tile colour.
     """
-    shaded = bare_in_shadow(sub_lab, background)
+    shaded = bare_in_shadow(sub_lab, background, shade)
     uniform = uniform_cells(settings, sub_lab) & ~shaded
     cells = median_along(sub_lab, 1)
     lab = cells[uniform] if uniform.sum() >= 10 else cells
@@ -224,16 +224,48 @@ SHADOW_BOARD_TONE = 0.2
 board a black or white tile has the board's shade-free colour too)."""
 
 
-def bare_in_shadow(sub_lab: np.ndarray, background: np.ndarray | None) -> np.ndarray:
-    """(100,) cells that look like the bare board seen there before (`background`, Lab per
-    sample box, NaN where unknown) in a shadow: 0.2 to 0.85 times as light, with the same
-    shade-free colour (a shadow scales a colour's channels alike)."""
-    out = np.zeros(len(sub_lab), bool)
+@dataclass(frozen=True)
+class Shade:
+    """`shade_free_change` of a frame's sample boxes (`sub_lab`) from the bare board seen
+    there before (`background`), at the cells where that is known (`known`): worked out
+    once a frame for the colour model and the cell features alike (see `background_shade`)."""
+
+    sub_lab: np.ndarray
+    background: np.ndarray
+    known: np.ndarray
+    change: np.ndarray
+
+
+def make_shade(sub_lab: np.ndarray, background: np.ndarray | None) -> Shade | None:
+    """The `Shade` of these sample boxes, or None where the bare board is known nowhere."""
     known = known_background(background)
     if background is None or known is None:
+        return None
+    return Shade(sub_lab, background, known,
+                 shade_free_change(sub_lab[known], background[known]))
+
+
+def background_shade(sub_lab: np.ndarray, background: np.ndarray | None,
+                     made: Shade | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """(known, change) of `make_shade`: `made`'s when it was made of these very arrays."""
+    if made is not None and made.sub_lab is sub_lab and made.background is background:
+        return made.known, made.change
+    shade = make_shade(sub_lab, background)
+    return None if shade is None else (shade.known, shade.change)
+
+
+def bare_in_shadow(sub_lab: np.ndarray, background: np.ndarray | None,
+                   made: Shade | None = None) -> np.ndarray:
+    """(100,) cells that look like the bare board seen there before (`background`, Lab per
+    sample box, NaN where unknown) in a shadow: 0.2 to 0.85 times as light, with the same
+    shade-free colour (a shadow scales a colour's channels alike). `made`: see
+    `background_shade`."""
+    out = np.zeros(len(sub_lab), bool)
+    shade = background_shade(sub_lab, background, made)
+    if background is None or shade is None:
         return out
-    now, then = sub_lab[known], background[known]
-    change = shade_free_change(now, then)
+    known, change = shade
+    then = background[known]
     ratio = np.exp(change[:, 2])
     light_then = then[..., 0] + 16.0
     board = median_along(np.hypot(then[..., 1] / light_then, then[..., 2] / light_then), 1)

@@ -34,6 +34,8 @@ from threadpoolctl import LibController, ThreadpoolController
 from calibration.format import ColourModel
 from vision.bridges import BridgePlan, plan_tables
 from vision.classify import (
+    Shade,
+    background_shade,
     colour_distance,
     known_background,
     median_along,
@@ -311,7 +313,7 @@ def cell_features(m: Measured, model: ColourModel) -> np.ndarray:
         model)
     neighbours = _neighbour_context(med)
     local = _local_contrast(middle)
-    changed = _against_background(sub_lab, m.background)
+    changed = _against_background(sub_lab, m.background, m.shade)
     out: np.ndarray = np.concatenate(
         [rel.reshape(len(rel), -1), med, lo, hi, spread, neighbours, local, changed, m.texture,
          np.sort(m.edges[:, :4], axis=1), m.edges[:, 4:]], axis=1)
@@ -332,7 +334,8 @@ def background_change(feats: np.ndarray) -> np.ndarray:
     return result
 
 
-def _against_background(sub_lab: np.ndarray, background: np.ndarray | None) -> np.ndarray:
+def _against_background(sub_lab: np.ndarray, background: np.ndarray | None,
+                        made: Shade | None = None) -> np.ndarray:
     """(100, 10) per cell, how its sample boxes differ from the bare board seen there before.
 
     The median, least and most colour difference over the nine boxes, the median Lab
@@ -342,9 +345,10 @@ def _against_background(sub_lab: np.ndarray, background: np.ndarray | None) -> n
     too, so a bare cell under it hardly differs; a tile does.
     """
     out = np.zeros((SIZE * SIZE, BACKGROUND_FEATURES))
-    known = known_background(background)
-    if background is None or known is None:
+    shade = background_shade(sub_lab, background, made)
+    if background is None or shade is None:
         return out
+    known, change = shade
     now, then = sub_lab[known], background[known]
     diff = now - then
     dist = np.sort(np.sqrt(squared_lengths(diff)) / 30.0, axis=1)
@@ -352,7 +356,7 @@ def _against_background(sub_lab: np.ndarray, background: np.ndarray | None) -> n
     out[known, 1] = dist[:, 0]
     out[known, 2] = dist[:, -1]
     out[known, 3:6] = median_along(diff, 1) / 30.0
-    out[known, 6:9] = shade_free_change(now, then)
+    out[known, 6:9] = change
     out[known, 9] = 1.0
     return out
 

@@ -38,10 +38,12 @@ from vision.classify import (
     LIGHT,
     UNKNOWN,
     CellReading,
+    Shade,
     blend_colours,
     classify_cells,
     colour_distance,
     learn_colours,
+    make_shade,
     median_along,
     uniform_cells,
 )
@@ -158,6 +160,10 @@ class Measurement:
     `features.texture`)."""
     sub_bgr: np.ndarray | None = None
     """(100, 9, 3): BGR of each cell's sub-boxes as seen, before the light is evened out."""
+    shade: Shade | None = None
+    """How the sub-boxes have changed from the bare board seen before (`make_shade`), when
+    worked out for this frame's (consumers check it is of their `sub_lab` and
+    `background`)."""
 
 
 def make_plan(
@@ -1077,10 +1083,11 @@ class BoardReader:
         m = self._against_border(m)
         if self._hidden_still >= self._next_look:
             m = self._look_again(image, m)
-        m = replace(_relit(self.settings, self._plan, m, self._border),
-                    background=self._background, bare_view=self._view)
+        m = _relit(self.settings, self._plan, m, self._border)
+        m = replace(m, background=self._background, bare_view=self._view,
+                    shade=make_shade(m.sub_lab, self._background))
         model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab), self.model,
-                              self._background)
+                              self._background, m.shade)
         return self._plan, m, model
 
     def read(self, frame: np.ndarray | bytes, *, source: str = "frame",
