@@ -313,7 +313,8 @@ def cell_features(m: Measured, model: ColourModel) -> np.ndarray:
         model)
     neighbours = _neighbour_context(med)
     local = _local_contrast(middle)
-    changed = _against_background(sub_lab, m.background, m.shade)
+    # The frame's shade when it has one worked out (`vision.pipeline.Measurement.shade`).
+    changed = _against_background(sub_lab, m.background, getattr(m, "shade", None))
     out: np.ndarray = np.concatenate(
         [rel.reshape(len(rel), -1), med, lo, hi, spread, neighbours, local, changed, m.texture,
          np.sort(m.edges[:, :4], axis=1), m.edges[:, 4:]], axis=1)
