@@ -264,7 +264,8 @@ def measure_deck_edges(
     index = (sample[:, None] * 2 + np.arange(2)[None, :]).ravel()
     width = slopes.grey.shape[1]
     edge_boxes = bridge_plan.indexes(width, bridge_plan.deck_edges).pick(index)
-    slope = box_means(slopes.gradients, edge_boxes).reshape(len(sample), 2, 2)
+    slope = np.stack([box_means(slopes.across, edge_boxes), box_means(slopes.down, edge_boxes)],
+                     axis=1).reshape(len(sample), 2, 2)
     edge_grey = box_means(slopes.grey, edge_boxes).reshape(len(sample), 2)
     deck = box_means(slopes.grey, bridge_plan.indexes(width, bridge_plan.boxes).pick(sample))
     normal = bridge_plan.edge_normals[sample]

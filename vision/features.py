@@ -441,14 +441,23 @@ def to_lab(bgr: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class Slopes:
     """Integral images of the top-down view's grey level (32-bit integers) and of its x and y
-    gradients (Sobel; 2 channels, float32: a gradient's sum along a row or column telescopes,
-    so its sums stay small)."""
+    gradients (Sobel; float32, one image each: a gradient's sum along a row or column
+    telescopes, so its sums stay small)."""
 
     grey: np.ndarray
-    gradients: np.ndarray
+    across: np.ndarray
+    """The x gradient's integral image ..."""
+    down: np.ndarray
+    """... and the y gradient's (kept apart: merging them costs more than measuring each)."""
     image: np.ndarray | None = None
     """The grey-level image itself (uint8), for whoever needs it after (the reader's bump
     check, `vision.pipeline._ring_strips`): converted once a frame."""
+
+    @property
+    def gradients(self) -> np.ndarray:
+        """The two gradients' integral images as one of two channels, x first."""
+        merged: np.ndarray = cv2.merge([self.across, self.down])
+        return merged
 
 
 def texture(
@@ -479,6 +488,5 @@ def texture(
     mag = cv2.integral(cv2.magnitude(gx, gy), sdepth=cv2.CV_64F)
     level = np.maximum(mean.reshape(SIZE * SIZE, 9).mean(axis=1, keepdims=True), 8.0)
     edges = box_means(mag, plan.index(plan.edge_boxes)).reshape(SIZE * SIZE, 5) / level
-    gradients = cv2.merge([cv2.integral(gx, sdepth=cv2.CV_32F),
-                           cv2.integral(gy, sdepth=cv2.CV_32F)])
-    return spread, edges, Slopes(total, gradients, grey8)
+    return spread, edges, Slopes(total, cv2.integral(gx, sdepth=cv2.CV_32F),
+                                 cv2.integral(gy, sdepth=cv2.CV_32F), grey8)
