@@ -21,8 +21,9 @@ def test_bench_vision_times_the_reader_on_bytes_and_on_frames_decoded_whole(
     assert main(["bench", "vision", "--quick"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].split()[:2] == ["setup", "reader"] and "decoded whole ms" in lines[0]
+    assert "quietest" in lines[0]
     rows = [line.split() for line in lines[1:4]]
     assert [row[0] for row in rows] == ["overhead-cream-red", "angled45-white-black",
                                         "phone-rotated-brown"]
-    assert all(float(v) > 0 for row in rows for v in row[1:5])
-    assert "decoded whole first" in lines[4]
+    assert all(float(v) > 0 for row in rows for v in row[1:6])
+    assert "decoded whole first" in lines[4] and "at its quietest" in lines[4]
