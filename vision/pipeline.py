@@ -442,11 +442,11 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
     best = probs.argmax(axis=1)
     bare = best == EMPTY
     if change is not None:
-        changed = bare & (np.nan_to_num(change) > CHANGED_BARE)
+        changed = bare & (change > CHANGED_BARE)  # NaN (not known) compares False
         if changed.any():
             doubt |= changed & ~_maybe_spanned(plan, probs)
         tile = (best == LIGHT) | (best == DARK)
-        doubt |= tile & (np.where(np.isnan(change), np.inf, change) < UNCHANGED_TILE)
+        doubt |= tile & (change < UNCHANGED_TILE)  # NaN (not known) compares False
     subs = m.sub_bgr if m.sub_bgr is not None else cell_colours(m.integral, plan.sampling)
     doubt |= bare & (subs.min(axis=(1, 2)) >= SATURATED)
     unsure = np.flatnonzero(doubt & (probs[:, UNKNOWN] < 0.5))
