@@ -480,8 +480,7 @@ def bridge_features(
         apart = np.sort(np.sqrt(squared_lengths(out_to)), axis=2) / 30.0
         across = sides[:, :, 0] - sides[:, :, 1]
         between = np.sqrt(squared_lengths(across)) / 30.0
-        beside = np.column_stack([apart[:, :, 0].mean(axis=1), apart[:, :, 1].mean(axis=1),
-                                  between.mean(axis=1)])
+        beside = np.column_stack([row_mean(np.moveaxis(apart, 1, 2)), row_mean(between)])
     shade = shade_free_change(paths[pick], then[pick])
     share = (count[pick] / n)[:, None]
     steps = deck_edges(pick) if deck_edges is not None else None
