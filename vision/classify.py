@@ -96,21 +96,20 @@ def row_mean(x: np.ndarray) -> np.ndarray:
 
 def row_max(x: np.ndarray) -> np.ndarray:
     """`x.max(axis=-1)`, a column at a time (see `row_sum`)."""
-    if x.shape[-1] < 2:
-        return np.asarray(x.max(axis=-1))
-    result: np.ndarray = np.maximum(x[..., 0], x[..., 1])
-    for i in range(2, x.shape[-1]):
-        np.maximum(result, x[..., i], out=result)
-    return result
+    return _row_fold(np.maximum, x)
 
 
 def row_min(x: np.ndarray) -> np.ndarray:
     """`x.min(axis=-1)`, a column at a time (see `row_sum`)."""
+    return _row_fold(np.minimum, x)
+
+
+def _row_fold(op: np.ufunc, x: np.ndarray) -> np.ndarray:
     if x.shape[-1] < 2:
-        return np.asarray(x.min(axis=-1))
-    result: np.ndarray = np.minimum(x[..., 0], x[..., 1])
+        return np.asarray(op.reduce(x, axis=-1))
+    result: np.ndarray = op(x[..., 0], x[..., 1])
     for i in range(2, x.shape[-1]):
-        np.minimum(result, x[..., i], out=result)
+        op(result, x[..., i], out=result)
     return result
 
 
