@@ -128,10 +128,13 @@ def test_the_top_down_view_s_sums_are_those_of_the_plain_float_paths() -> None:
     variance = np.maximum(box_means(squares, sampling.cell_boxes) - mean ** 2, 0.0)
     assert np.array_equal(spread, (np.sqrt(variance) / np.maximum(mean, 8.0)).reshape(100, 9))
     assert edges.shape == (100, 5) and np.isfinite(edges).all()
-    # The bump check's strips, gathered in one go, as copied square by square.
-    assert plan.strip_pixels is not None
-    assert np.array_equal(_ring_strips(plan, topdown),
-                          _ring_strips(replace(plan, strip_pixels=None), topdown))
+    # The bump check's strips, gathered in one go, as shrunk square by square.
+    assert plan.strip_pixels is not None and plan.strips is not None
+    one_by_one = np.array([cv2.resize(grey[ya:yb, xa:xb].astype(np.float32), (12, 12),
+                                      interpolation=cv2.INTER_AREA)
+                           for ya, yb, xa, xb in plan.strips])
+    assert np.array_equal(_ring_strips(plan, topdown), one_by_one)
+    assert np.array_equal(_ring_strips(replace(plan, strip_pixels=None), topdown), one_by_one)
 
 
 def test_boxes_laid_out_beforehand_give_the_same_means() -> None:

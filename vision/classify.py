@@ -117,8 +117,7 @@ def uniform_cells(settings: Thresholds, sub_lab: np.ndarray) -> np.ndarray:
     """Cells whose 3 x 3 sub-boxes agree (no bridge, shadow edge or hand across them)."""
     med = median_along(sub_lab, 1)[:, None, :]
     # Along the short rows a column at a time (see `row_sum`).
-    off = (sub_lab - med) ** 2
-    spread = np.sqrt(off[..., 0] + off[..., 1] + off[..., 2])
+    spread = np.sqrt(row_sum((sub_lab - med) ** 2))
     result: np.ndarray = row_max(spread) <= settings.uniform_spread
     return result
 
@@ -245,12 +244,11 @@ def make_shade(sub_lab: np.ndarray, background: np.ndarray | None) -> Shade | No
 
 
 def background_shade(sub_lab: np.ndarray, background: np.ndarray | None,
-                     made: Shade | None = None) -> tuple[np.ndarray, np.ndarray] | None:
-    """(known, change) of `make_shade`: `made`'s when it was made of these very arrays."""
+                     made: Shade | None = None) -> Shade | None:
+    """`make_shade`'s, or `made` when it was made of these very arrays."""
     if made is not None and made.sub_lab is sub_lab and made.background is background:
-        return made.known, made.change
-    shade = make_shade(sub_lab, background)
-    return None if shade is None else (shade.known, shade.change)
+        return made
+    return make_shade(sub_lab, background)
 
 
 def bare_in_shadow(sub_lab: np.ndarray, background: np.ndarray | None,
@@ -261,10 +259,10 @@ def bare_in_shadow(sub_lab: np.ndarray, background: np.ndarray | None,
     `background_shade`."""
     out = np.zeros(len(sub_lab), bool)
     shade = background_shade(sub_lab, background, made)
-    if background is None or shade is None:
+    if shade is None:
         return out
-    known, change = shade
-    then = background[known]
+    known, change = shade.known, shade.change
+    then = shade.background[known]
     ratio = np.exp(change[:, 2])
     light_then = then[..., 0] + 16.0
     board = median_along(np.hypot(then[..., 1] / light_then, then[..., 2] / light_then), 1)

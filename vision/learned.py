@@ -347,10 +347,10 @@ def _against_background(sub_lab: np.ndarray, background: np.ndarray | None,
     """
     out = np.zeros((SIZE * SIZE, BACKGROUND_FEATURES))
     shade = background_shade(sub_lab, background, made)
-    if background is None or shade is None:
+    if shade is None:
         return out
-    known, change = shade
-    now, then = sub_lab[known], background[known]
+    known, change = shade.known, shade.change
+    now, then = sub_lab[known], shade.background[known]
     diff = now - then
     dist = np.sort(np.sqrt(squared_lengths(diff)) / 30.0, axis=1)
     out[known, 0] = dist[:, dist.shape[1] // 2]  # nine boxes: the median

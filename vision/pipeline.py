@@ -45,6 +45,7 @@ from vision.classify import (
     learn_colours,
     make_shade,
     median_along,
+    row_max,
     uniform_cells,
 )
 from vision.decks import HIGH as DECK_HIGH
@@ -1180,8 +1181,7 @@ class BoardReader:
             return
         # Channel by channel and by a product: numpy's reductions along short rows, and
         # over the rows picked out, take several times as long.
-        most = np.maximum(np.maximum(change[:, 0], change[:, 1]), change[:, 2])
-        near = (most >= STIR_LEVELS).astype(np.float32) @ self._block_cells
+        near = (row_max(change) >= STIR_LEVELS).astype(np.float32) @ self._block_cells
         self._moved_at[near > 0] = self._clock
 
     def _stirring(self, board: np.ndarray) -> frozenset[Cell]:
@@ -1903,25 +1903,16 @@ def _ring_strips(plan: Plan, topdown: np.ndarray, slopes: Slopes | None = None) 
     squares = plan.strips if plan.strips is not None else strip_squares(plan.sampling)
     gray = (slopes.image if slopes is not None and slopes.image is not None
             else cv2.cvtColor(topdown, cv2.COLOR_BGR2GRAY))
-    if plan.strip_pixels is not None and gray.shape[1] == plan.sampling.side:
-        # The squares' pixels gathered in one go (the same as copied square by square
-        # below), shrunk in one call.
-        taken = np.take(gray.reshape(-1), plan.strip_pixels).astype(np.float32)
+    pixels = (plan.strip_pixels if plan.strip_pixels is not None
+              and gray.shape[1] == plan.sampling.side else strip_pixels(squares, gray.shape[1]))
+    if pixels is not None:
+        # Squares of one size, a whole number of times a strip's: gathered in one go and
+        # stacked, they shrink in one call to the same numbers as one by one (each strip
+        # pixel is the mean of its own block).
+        taken = np.take(gray.reshape(-1), pixels).astype(np.float32)
         shrunk: np.ndarray = cv2.resize(taken, (_STRIP, _STRIP * len(squares)),
                                         interpolation=cv2.INTER_AREA)
         return shrunk.reshape(len(squares), _STRIP, _STRIP)
-    high, wide = squares[:, 1] - squares[:, 0], squares[:, 3] - squares[:, 2]
-    if (len(squares) and (high == high[0]).all() and (wide == wide[0]).all()
-            and high[0] % _STRIP == 0 and wide[0] % _STRIP == 0):
-        # Squares of one size, a whole number of times a strip's: stacked, they shrink in
-        # one call to the same numbers (each strip pixel is the mean of its own block).
-        h, w = int(high[0]), int(wide[0])
-        stacked = np.empty((len(squares) * h, w), np.uint8)
-        for i, (ya, yb, xa, xb) in enumerate(squares.tolist()):
-            stacked[i * h:(i + 1) * h] = gray[ya:yb, xa:xb]
-        small: np.ndarray = cv2.resize(stacked.astype(np.float32), (_STRIP, _STRIP * len(squares)),
-                                       interpolation=cv2.INTER_AREA)
-        return small.reshape(len(squares), _STRIP, _STRIP)
     grey = gray.astype(np.float32)
     out = [cv2.resize(grey[ya:yb, xa:xb], (_STRIP, _STRIP), interpolation=cv2.INTER_AREA)
            for ya, yb, xa, xb in squares]
