@@ -113,9 +113,11 @@ def _row_fold(op: np.ufunc, x: np.ndarray) -> np.ndarray:
     return result
 
 
-def uniform_cells(settings: Thresholds, sub_lab: np.ndarray) -> np.ndarray:
-    """Cells whose 3 x 3 sub-boxes agree (no bridge, shadow edge or hand across them)."""
-    med = median_along(sub_lab, 1)[:, None, :]
+def uniform_cells(settings: Thresholds, sub_lab: np.ndarray,
+                  cells: np.ndarray | None = None) -> np.ndarray:
+    """Cells whose 3 x 3 sub-boxes agree (no bridge, shadow edge or hand across them).
+    `cells`: their medians (`median_along(sub_lab, 1)`), when worked out already."""
+    med = (median_along(sub_lab, 1) if cells is None else cells)[:, None, :]
     # Along the short rows a column at a time (see `row_sum`).
     spread = np.sqrt(row_sum((sub_lab - med) ** 2))
     result: np.ndarray = row_max(spread) <= settings.uniform_spread
@@ -125,8 +127,10 @@ def uniform_cells(settings: Thresholds, sub_lab: np.ndarray) -> np.ndarray:
 def learn_colours(
     settings: Thresholds, sub_lab: np.ndarray, ring: Lab, hint: ColourModel | None = None,
     background: np.ndarray | None = None, shade: Shade | None = None,
+    cells: np.ndarray | None = None,
 ) -> ColourModel:
-    """A colour model from one image's cells ((100, 9, 3) Lab of their sub-boxes).
+    """A colour model from one image's cells ((100, 9, 3) Lab of their sub-boxes; `cells`:
+    their medians, `median_along(sub_lab, 1)`, when worked out already).
 
     Only uniform cells are clustered (k-means, at most three clusters). The bare board is
     the cluster nearest the hint's board colour when there is a hint, else the cluster
@@ -149,8 +153,8 @@ def learn_colours(
     most of the board would otherwise make a cluster of their own, taken for a tile colour.
     """
     shaded = bare_in_shadow(sub_lab, background, shade)
-    uniform = uniform_cells(settings, sub_lab) & ~shaded
-    cells = median_along(sub_lab, 1)
+    cells = median_along(sub_lab, 1) if cells is None else cells
+    uniform = uniform_cells(settings, sub_lab, cells) & ~shaded
     lab = cells[uniform] if uniform.sum() >= 10 else cells
     for _ in range(2):
         clusters = _clusters(lab, settings)

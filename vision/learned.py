@@ -307,7 +307,9 @@ def cell_features(m: Measured, model: ColourModel) -> np.ndarray:
     # min and max would, for half the cost of the three).
     ranked = np.sort(rel[:, :9], axis=1)
     med, lo, hi = ranked[:, 4], ranked[:, 0], ranked[:, 8]
-    middle = median_along(sub_lab, 1)
+    middle = getattr(m, "cells_lab", None)  # the reader's measurement has the medians
+    if middle is None:
+        middle = median_along(sub_lab, 1)
     off = sub_lab - middle[:, None, :]
     spread = np.sqrt(squared_lengths(off)).max(axis=1, keepdims=True) / _span(
         model)

@@ -412,7 +412,7 @@ def _refined(
     """The tile colours again, as the median of the uniform cells the network is sure of
     (at least two); None when neither moves by more than `_REFINE_MOVE`."""
     changes = {}
-    uniform = uniform_cells(settings, m.sub_lab)
+    uniform = uniform_cells(settings, m.sub_lab, m.cells_lab)
     for name, cls in (("light", LIGHT), ("dark", DARK)):
         sure = (probs[:, cls] >= _REFINE_P) & uniform
         if sure.sum() < 2:
@@ -1088,7 +1088,7 @@ class BoardReader:
         m = replace(m, background=self._background, bare_view=self._view,
                     shade=make_shade(m.sub_lab, self._background))
         model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab), self.model,
-                              self._background, m.shade)
+                              self._background, m.shade, m.cells_lab)
         return self._plan, m, model
 
     def read(self, frame: np.ndarray | bytes, *, source: str = "frame",
