@@ -252,3 +252,29 @@ def test_the_shade_worked_out_once_a_frame_is_used_only_for_its_own_arrays() -> 
                           _against_background(sub_lab, background))
     assert bare_in_shadow(sub_lab, background, shade).any()
     assert make_shade(sub_lab, None) is None
+
+
+_LAB = st.tuples(st.floats(0, 100), st.floats(-60, 60), st.floats(-60, 60))
+
+
+@settings(max_examples=80, deadline=None)
+@given(empty=_LAB, light=_LAB, dark=_LAB, count=st.integers(1, 60), seed=st.integers(0, 99))
+def test_both_tile_colours_at_once_give_each_colours_own_numbers(
+    empty: tuple[float, float, float], light: tuple[float, float, float],
+    dark: tuple[float, float, float], count: int, seed: int,
+) -> None:
+    from calibration.format import ColourModel
+    from vision.learned import _against_rows
+
+    rng = np.random.default_rng(seed)
+    lab = np.column_stack([rng.uniform(0, 100, count), rng.uniform(-60, 60, (count, 2))])
+    lab[0] = light  # a sample on a tile colour: its own distance 0
+    both = _against_rows(lab, ColourModel(empty=empty, ring=empty, light=light, dark=dark))
+    alone = (_against_rows(lab, ColourModel(empty=empty, ring=empty, light=light)),
+             _against_rows(lab, ColourModel(empty=empty, ring=empty, dark=dark)))
+    for k in (0, 1):
+        rows = [3 + 4 * k + i for i in range(4)] + [14 + k]
+        assert np.array_equal(both[rows], alone[k][rows])
+    assert np.array_equal(both[:3], alone[0][:3]) and np.array_equal(both[11:14], alone[1][11:14])
+    # A colour not learned counts as far away.
+    assert np.all(alone[0][7:9] == 3.0) and np.all(alone[0][15] == 1.0)

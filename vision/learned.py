@@ -264,24 +264,42 @@ def _against_rows(lab: np.ndarray, model: ColourModel) -> np.ndarray:
     np.subtract(tone_a, ea / (el + 16.0), out=out[11])
     np.subtract(tone_b, eb / (el + 16.0), out=out[12])
     np.log(np.maximum(lightness, 1e-3) / (el + 16.0), out=out[13])
+    learned = []
     for k, centre in enumerate((model.light, model.dark)):
-        row = 3 + 4 * k
         if centre is None:
+            row = 3 + 4 * k
             out[row:row + 2] = 3.0
             out[row + 2:row + 4] = 0.0
             out[14 + k] = 1.0
-            continue
-        cl, ca, cb = (float(v) for v in centre)
-        span = max(float(np.sqrt((cl - el) ** 2 + (ca - ea) ** 2 + (cb - eb) ** 2)), 4.0)
-        d_c = np.sqrt((lum - cl) ** 2 + (a - ca) ** 2 + (b - cb) ** 2)
+        else:
+            learned.append((k, *(float(v) for v in centre)))
+    if not learned:
+        return out
+    # Both tile colours at once, as rows of (colours, n) arrays: the same numbers as one
+    # colour at a time (each a colour's numbers, as numpy casts them, in a column).
+    spans, steps, tones_a, tones_b = [], [], [], []
+    for _, cl, ca, cb in learned:
+        spans.append(max(float(np.sqrt((cl - el) ** 2 + (ca - ea) ** 2 + (cb - eb) ** 2)), 4.0))
         dl = cl - el
-        dl = dl if abs(dl) >= 2.0 else (2.0 if dl >= 0 else -2.0)
-        np.minimum(d_e / span, 3.0, out=out[row])
-        np.minimum(d_c / span, 3.0, out=out[row + 1])
-        np.divide(d_e, d_e + d_c + 1e-6, out=out[row + 2])
-        np.minimum(np.maximum(dl_e / dl, -3), 3, out=out[row + 3])  # np.clip, quicker
-        off_a, off_b = tone_a - ca / (cl + 16.0), tone_b - cb / (cl + 16.0)
-        np.minimum(np.sqrt(off_a * off_a + off_b * off_b), 1.0, out=out[14 + k])
+        steps.append(dl if abs(dl) >= 2.0 else (2.0 if dl >= 0 else -2.0))
+        tones_a.append(ca / (cl + 16.0))
+        tones_b.append(cb / (cl + 16.0))
+
+    def column(values: list[float]) -> np.ndarray:
+        return np.array(values, np.float32)[:, None]
+
+    cl, ca, cb = (column([c[i] for c in learned]) for i in (1, 2, 3))
+    span = column(spans)
+    first, last = learned[0][0], learned[-1][0]
+    rows = slice(3 + 4 * first, 4 + 4 * last, 4)  # a colour's rows lie 4 apart
+    d_c = np.sqrt((lum - cl) ** 2 + (a - ca) ** 2 + (b - cb) ** 2)
+    np.minimum(d_e / span, 3.0, out=out[rows])
+    np.minimum(d_c / span, 3.0, out=out[rows.start + 1:rows.stop + 1:4])
+    np.divide(d_e, d_e + d_c + 1e-6, out=out[rows.start + 2:rows.stop + 2:4])
+    np.minimum(np.maximum(dl_e / column(steps), -3), 3,  # np.clip, quicker
+               out=out[rows.start + 3:rows.stop + 3:4])
+    off_a, off_b = tone_a - column(tones_a), tone_b - column(tones_b)
+    np.minimum(np.sqrt(off_a * off_a + off_b * off_b), 1.0, out=out[14 + first:15 + last])
     return out
 
 
@@ -639,13 +657,13 @@ def candidate_features(
     if bridge_plan.nearest is not None:
         n = len(bridge_plan.boxes) // (len(bridge_plan.pairs) * heights)
         nearest = bridge_plan.nearest[(rows[:, None] * n + np.arange(n)[None, :]).ravel()]
-        near = (nearest >= 0)[:, None]
-        seen_cells = np.where(near, probs[np.maximum(nearest, 0) // 9], 0.0).reshape(
-            len(rows), n, probs.shape[1])
+        # A sample with no box near (-1, and -1 // 9 == -1) takes the row put last: zeros
+        # for the cells, NaN (not known) for the bare board.
+        seen_cells = np.concatenate([probs, np.zeros((1, probs.shape[1]))])[
+            nearest // 9].reshape(len(rows), n, probs.shape[1])
         if background is not None:
-            flat = background.reshape(-1, 3)
-            seen_before = np.where(near, flat[np.maximum(nearest, 0)], np.nan).reshape(
-                len(rows), n, 3)
+            flat = np.concatenate([background.reshape(-1, 3), np.full((1, 3), np.nan)])
+            seen_before = flat[nearest].reshape(len(rows), n, 3)
     flanks = None if beside is None else (lambda pick: beside(rows[pick]))
     outline = None if edges is None else (lambda pick: edges(rows[pick]))
     return bridge_features(paths(rows), heights, kinds, ends, under, model, seen_before,
