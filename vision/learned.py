@@ -278,33 +278,34 @@ def _against_rows(lab: np.ndarray, model: ColourModel) -> np.ndarray:
     # Both tile colours at once, as rows of (colours, n) arrays: the same numbers as one
     # colour at a time (each a colour's numbers, as numpy casts them, in a column).
     spans, steps, tones_a, tones_b = [], [], [], []
-    for _, cl, ca, cb in learned:
-        spans.append(max(float(np.sqrt((cl - el) ** 2 + (ca - ea) ** 2 + (cb - eb) ** 2)), 4.0))
-        dl = cl - el
+    for _, tl, ta, tb in learned:
+        spans.append(max(float(np.sqrt((tl - el) ** 2 + (ta - ea) ** 2 + (tb - eb) ** 2)), 4.0))
+        dl = tl - el
         steps.append(dl if abs(dl) >= 2.0 else (2.0 if dl >= 0 else -2.0))
-        tones_a.append(ca / (cl + 16.0))
-        tones_b.append(cb / (cl + 16.0))
-
-    def column(values: list[float]) -> np.ndarray:
-        return np.array(values, np.float32)[:, None]
-
-    cl, ca, cb = (column([c[i] for c in learned]) for i in (1, 2, 3))
-    span = column(spans)
+        tones_a.append(ta / (tl + 16.0))
+        tones_b.append(tb / (tl + 16.0))
+    cl, ca, cb = (_column([c[i] for c in learned]) for i in (1, 2, 3))
+    span = _column(spans)
     first, last = learned[0][0], learned[-1][0]
     rows = slice(3 + 4 * first, 4 + 4 * last, 4)  # a colour's rows lie 4 apart
     d_c = np.sqrt((lum - cl) ** 2 + (a - ca) ** 2 + (b - cb) ** 2)
     np.minimum(d_e / span, 3.0, out=out[rows])
     np.minimum(d_c / span, 3.0, out=out[rows.start + 1:rows.stop + 1:4])
     np.divide(d_e, d_e + d_c + 1e-6, out=out[rows.start + 2:rows.stop + 2:4])
-    np.minimum(np.maximum(dl_e / column(steps), -3), 3,  # np.clip, quicker
+    np.minimum(np.maximum(dl_e / _column(steps), -3), 3,  # np.clip, quicker
                out=out[rows.start + 3:rows.stop + 3:4])
-    off_a, off_b = tone_a - column(tones_a), tone_b - column(tones_b)
+    off_a, off_b = tone_a - _column(tones_a), tone_b - _column(tones_b)
     np.minimum(np.sqrt(off_a * off_a + off_b * off_b), 1.0, out=out[14 + first:15 + last])
     return out
 
 
 AGAINST = 16
 """Features per colour sample from `_against`."""
+
+
+def _column(values: list[float]) -> np.ndarray:
+    """(len(values), 1) float32: one number per row, broadcast along it."""
+    return np.array(values, np.float32)[:, None]
 
 
 def _span(model: ColourModel) -> float:
