@@ -154,6 +154,95 @@ def test_a_cell_taken_for_hidden_at_the_edge_flags_the_frame(
     assert not read_board(frame.image).occluded
 
 
+@pytest.mark.parametrize(("between", "hidden", "flagged"), [
+    ("a6", 0.45, True),   # beside it, towards the edge
+    ("a7", 0.45, True),   # corner to corner
+    ("a6", 0.2, False),   # too little like a finger
+])
+def test_a_hidden_cell_joined_to_the_edge_by_half_hidden_cells_flags_the_frame(
+    monkeypatch: pytest.MonkeyPatch, between: str, hidden: float, flagged: bool,
+) -> None:
+    """A fingertip one cell in from the edge, the finger over the edge cell half taken for
+    hidden (`REACHING_HIDDEN`): the frame is flagged, the fingertip listed as hidden, and
+    every cell reads as before (a stray cell nothing joins to the edge is not flagged)."""
+    from vision import pipeline
+
+    frame = render(_spec(elevation_deg=90.0))
+    plain = read_board(frame.image)
+    tip, finger = parse_cell("b6"), parse_cell(between)
+    looked = pipeline.looked_cells
+
+    def hiding(*args: object, **kwargs: object) -> tuple[object, ...]:
+        probs, *rest = looked(*args, **kwargs)  # type: ignore[arg-type]
+        probs = probs.copy()
+        probs[tip[1] * 10 + tip[0]] = (0.3, 0.0, 0.0, 0.7)
+        probs[finger[1] * 10 + finger[0]] = (1.0 - hidden, 0.0, 0.0, hidden)
+        return (probs, *rest)
+
+    monkeypatch.setattr(pipeline, "looked_cells", hiding)
+    obs = read_board(frame.image)
+    assert obs.occluded is flagged
+    assert obs.occluded_cells == (frozenset({tip}) if flagged else frozenset())
+    assert obs.board_rows() == plain.board_rows() == list(frame.board)
+    assert obs.bridges == plain.bridges
+
+
+def test_reaches_edge_follows_half_hidden_cells() -> None:
+    from vision.pipeline import REACHING_HIDDEN, _reaches_edge
+
+    unknown = np.zeros((10, 10), bool)
+    hidden = np.zeros(100)
+    assert not _reaches_edge(unknown, hidden)
+    unknown[4, 4] = True
+    assert not _reaches_edge(unknown, hidden)
+    for r, f in ((4, 3), (3, 2), (3, 1), (2, 0)):  # a crooked way out to the edge
+        hidden[r * 10 + f] = REACHING_HIDDEN
+    assert _reaches_edge(unknown, hidden)
+    hidden[3 * 10 + 1] = REACHING_HIDDEN - 0.01
+    assert not _reaches_edge(unknown, hidden)
+    # half-hidden cells at the edge with no hidden cell among them: nothing to join
+    assert not _reaches_edge(np.zeros((10, 10), bool), np.full(100, 0.9))
+
+
+def test_a_pale_hand_over_a_beige_border_is_flagged_by_its_fingertip() -> None:
+    """A pale hand over a beige border (seed 9999, hand scene 163): the border samples
+    change by less than the limit, and the fingers over c10 and b9 read as light tiles.
+    c9, under a fingertip, is taken for hidden, and c10 between it and the edge is half
+    taken for hidden: the frame is flagged (it read as a wrong board, unflagged, before),
+    and the same scene without the hand is not."""
+    from vision.evaluate import tracker_for
+    from vision.synth import random_spec
+
+    spec = random_spec(np.random.default_rng([9999, 163]), "hands")
+    hand = render(spec)
+    reader = tracker_for(spec, hand)
+    assert reader is not None and hand.encoded is not None
+    obs = reader.read(hand.encoded)
+    assert obs.occluded and parse_cell("c9") in obs.occluded_cells
+    assert obs.board_rows() != list(hand.board)  # what it flags is a wrong board
+    clear = render(replace(spec, hands=()))
+    fresh = tracker_for(spec, clear)
+    assert fresh is not None and clear.encoded is not None
+    seen = fresh.read(clear.encoded)
+    assert not seen.occluded and seen.board_rows() == list(clear.board)
+
+
+def test_fingers_read_as_a_bridge_at_the_edge_are_flagged_by_their_tip() -> None:
+    """A brown hand held high over the far edge (seed 12, hands, frame 30): its fingers
+    read as two dark tiles and a bridge d10-f10, and e9 under a fingertip as hidden. The
+    cells of that "bridge" are half taken for hidden (e10 at 0.55), which joins e9 to the
+    edge: the frame is flagged (it read as a wrong board, unflagged, before)."""
+    from vision.evaluate import scene, tracker_for
+
+    spec = scene(12, "hands", 30)
+    hand = render(spec)
+    reader = tracker_for(spec, hand)
+    assert reader is not None and hand.encoded is not None
+    obs = reader.read(hand.encoded)
+    assert obs.occluded and parse_cell("e9") in obs.occluded_cells
+    assert obs.board_rows() != list(hand.board)
+
+
 def test_tracker_reads_jpeg_frames_after_calibrating_on_the_empty_board() -> None:
     spec = _spec(elevation_deg=70.0, azimuth_deg=-15.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())

@@ -312,7 +312,11 @@ def observe(
     # A hand comes in over the board's edge: a cell there taken for hidden may be a
     # fingertip, even where the border beside it looks as it did (a hand over a table or
     # a border of its own colour). The frame is flagged; the cell is read as a stray cell.
-    flagged_strays = faint or (EDGE_HIDDEN and not occluded and bool((unknown & _EDGE).any()))
+    # A fingertip further in is joined to the edge by the cells the finger lies over, which
+    # the network half takes for hidden.
+    flagged_strays = faint or (EDGE_HIDDEN and not occluded and (
+        bool((unknown & _EDGE).any())
+        or (learned is not None and _reaches_edge(unknown, probs[:, UNKNOWN]))))
     if occluded:
         # Next to what is hidden, a cell read without conviction is hidden too (a sleeve's
         # edge, a finger's shadow).
@@ -878,6 +882,20 @@ colour) and 3 more of 1,137 clean frames (3 of 2,274 on the tuning seeds 2-5), w
 cell and bridge read as before: the cell keeps the stray cell's reading."""
 _EDGE = np.ones((SIZE, SIZE), bool)
 _EDGE[1:-1, 1:-1] = False
+REACHING_HIDDEN = 0.3
+"""The cell network's chance of being hidden at which the cells between a hidden cell and
+the board's edge count as a finger reaching it (see `_reaches_edge`)."""
+
+
+def _reaches_edge(unknown: np.ndarray, hidden: np.ndarray) -> bool:
+    """Whether a hidden cell ((10, 10) mask) is joined to the board's edge, 8-connected,
+    through cells with at least `REACHING_HIDDEN` chance of being hidden (`hidden`, (100,);
+    a bridge's end or a cell under one counts too: fingers can be read as a bridge)."""
+    if not unknown.any():
+        return False
+    chain = unknown | (hidden >= REACHING_HIDDEN).reshape(SIZE, SIZE)
+    _, labels = cv2.connectedComponents(chain.astype(np.uint8), connectivity=8)
+    return bool(np.isin(labels[_EDGE & chain], labels[unknown]).any())
 
 
 def _large_patches(mask: np.ndarray, least: int) -> np.ndarray:
