@@ -17,6 +17,7 @@ from vision.errors import CalibrationMismatch, ImageUnreadable
 from vision.features import integral
 from vision.geometry import topdown_matrix
 from vision.learned import Network
+from vision.observation import Observation
 from vision.pipeline import (
     REUSE_AFTER,
     SHIFT_STILL_FRAMES,
@@ -29,7 +30,7 @@ from vision.pipeline import (
     nudged_corners,
     read_board,
 )
-from vision.synth import CameraSpec, HandSpec, SceneSpec, random_spec, render
+from vision.synth import CameraSpec, Frame, HandSpec, SceneSpec, random_spec, render
 from vision.synth.position import random_game
 
 BOARD = (
@@ -54,6 +55,17 @@ def _spec(**camera: float) -> SceneSpec:
 
 def _bridges(obs_names: list[list[str]]) -> set[tuple[str, str]]:
     return {(a, b) for a, b in obs_names}
+
+
+def _tracked(spec: SceneSpec) -> tuple[Frame, Observation]:
+    """A scene rendered, and its JPEG read by a reader calibrated on the same scene with
+    the board empty (as `ponte eval vision`'s `tracker` mode reads it)."""
+    from vision.evaluate import tracker_for
+
+    frame = render(spec)
+    reader = tracker_for(spec, frame)
+    assert reader is not None and frame.encoded is not None
+    return frame, reader.read(frame.encoded)
 
 
 @pytest.mark.parametrize(
@@ -121,6 +133,23 @@ def test_a_bridge_dropped_for_a_hidden_end_leaves_its_cells_to_their_own_reading
         assert obs.board_rows()[9 - r][f] == "."
 
 
+def _hide(monkeypatch: pytest.MonkeyPatch, hidden: dict[tuple[int, int], float]) -> None:
+    """Make the cell network give these cells (file, rank) this chance of being hidden,
+    and the rest to bare board."""
+    from vision import pipeline
+
+    looked = pipeline.looked_cells
+
+    def hiding(*args: object, **kwargs: object) -> tuple[object, ...]:
+        probs, *rest = looked(*args, **kwargs)  # type: ignore[arg-type]
+        probs = probs.copy()
+        for (f, r), p in hidden.items():
+            probs[r * 10 + f] = (1.0 - p, 0.0, 0.0, p)
+        return (probs, *rest)
+
+    monkeypatch.setattr(pipeline, "looked_cells", hiding)
+
+
 @pytest.mark.parametrize("cell", ["a5", "j10", "e5"])
 def test_a_cell_taken_for_hidden_at_the_edge_flags_the_frame(
     monkeypatch: pytest.MonkeyPatch, cell: str,
@@ -135,15 +164,7 @@ def test_a_cell_taken_for_hidden_at_the_edge_flags_the_frame(
     plain = read_board(frame.image)
     assert not plain.occluded
     f, r = parse_cell(cell)
-    looked = pipeline.looked_cells
-
-    def hiding(*args: object, **kwargs: object) -> tuple[object, ...]:
-        probs, *rest = looked(*args, **kwargs)  # type: ignore[arg-type]
-        probs = probs.copy()
-        probs[r * 10 + f] = (0.3, 0.0, 0.0, 0.7)  # hidden, else most likely bare board
-        return (probs, *rest)
-
-    monkeypatch.setattr(pipeline, "looked_cells", hiding)
+    _hide(monkeypatch, {(f, r): 0.7})
     obs = read_board(frame.image)
     at_edge = cell != "e5"
     assert obs.occluded is at_edge
@@ -165,21 +186,10 @@ def test_a_hidden_cell_joined_to_the_edge_by_half_hidden_cells_flags_the_frame(
     """A fingertip one cell in from the edge, the finger over the edge cell half taken for
     hidden (`REACHING_HIDDEN`): the frame is flagged, the fingertip listed as hidden, and
     every cell reads as before (a stray cell nothing joins to the edge is not flagged)."""
-    from vision import pipeline
-
     frame = render(_spec(elevation_deg=90.0))
     plain = read_board(frame.image)
     tip, finger = parse_cell("b6"), parse_cell(between)
-    looked = pipeline.looked_cells
-
-    def hiding(*args: object, **kwargs: object) -> tuple[object, ...]:
-        probs, *rest = looked(*args, **kwargs)  # type: ignore[arg-type]
-        probs = probs.copy()
-        probs[tip[1] * 10 + tip[0]] = (0.3, 0.0, 0.0, 0.7)
-        probs[finger[1] * 10 + finger[0]] = (1.0 - hidden, 0.0, 0.0, hidden)
-        return (probs, *rest)
-
-    monkeypatch.setattr(pipeline, "looked_cells", hiding)
+    _hide(monkeypatch, {tip: 0.7, finger: hidden})
     obs = read_board(frame.image)
     assert obs.occluded is flagged
     assert obs.occluded_cells == (frozenset({tip}) if flagged else frozenset())
@@ -210,20 +220,11 @@ def test_a_pale_hand_over_a_beige_border_is_flagged_by_its_fingertip() -> None:
     c9, under a fingertip, is taken for hidden, and c10 between it and the edge is half
     taken for hidden: the frame is flagged (it read as a wrong board, unflagged, before),
     and the same scene without the hand is not."""
-    from vision.evaluate import tracker_for
-    from vision.synth import random_spec
-
     spec = random_spec(np.random.default_rng([9999, 163]), "hands")
-    hand = render(spec)
-    reader = tracker_for(spec, hand)
-    assert reader is not None and hand.encoded is not None
-    obs = reader.read(hand.encoded)
+    hand, obs = _tracked(spec)
     assert obs.occluded and parse_cell("c9") in obs.occluded_cells
     assert obs.board_rows() != list(hand.board)  # what it flags is a wrong board
-    clear = render(replace(spec, hands=()))
-    fresh = tracker_for(spec, clear)
-    assert fresh is not None and clear.encoded is not None
-    seen = fresh.read(clear.encoded)
+    clear, seen = _tracked(replace(spec, hands=()))
     assert not seen.occluded and seen.board_rows() == list(clear.board)
 
 
@@ -232,13 +233,7 @@ def test_fingers_read_as_a_bridge_at_the_edge_are_flagged_by_their_tip() -> None
     read as two dark tiles and a bridge d10-f10, and e9 under a fingertip as hidden. The
     cells of that "bridge" are half taken for hidden (e10 at 0.55), which joins e9 to the
     edge: the frame is flagged (it read as a wrong board, unflagged, before)."""
-    from vision.evaluate import scene, tracker_for
-
-    spec = scene(12, "hands", 30)
-    hand = render(spec)
-    reader = tracker_for(spec, hand)
-    assert reader is not None and hand.encoded is not None
-    obs = reader.read(hand.encoded)
+    hand, obs = _tracked(_scene(12, "hands", 30))
     assert obs.occluded and parse_cell("e9") in obs.occluded_cells
     assert obs.board_rows() != list(hand.board)
 
@@ -747,23 +742,11 @@ def test_a_dark_hand_over_a_border_of_its_colour_is_not_taken_for_a_tiles_shadow
     dark tiles. One of them is unlike every tile, so the change beside it is not excused as
     that tile's shadow, and the frame is flagged (it read as a board with two dark tiles
     too many, unflagged, before)."""
-    from vision.evaluate import tracker_for
-    from vision.synth import random_spec
-
-    rng = np.random.default_rng([9999, 183])
-    spec = random_spec(rng, "hands")
-    hand = render(spec)
-    reader = tracker_for(spec, hand)
-    assert reader is not None
-    assert hand.encoded is not None
-    obs = reader.read(hand.encoded)
+    spec = random_spec(np.random.default_rng([9999, 183]), "hands")
+    hand, obs = _tracked(spec)
     assert obs.occluded
     assert obs.board_rows() != list(hand.board)  # what it flags is a wrong board
-    clear = render(replace(spec, hands=()))
-    assert clear.encoded is not None
-    fresh = tracker_for(spec, clear)
-    assert fresh is not None
-    seen = fresh.read(clear.encoded)
+    clear, seen = _tracked(replace(spec, hands=()))
     assert not seen.occluded and seen.board_rows() == list(clear.board)
 
 
@@ -781,13 +764,8 @@ def test_cells_a_lamps_glare_half_hides_are_read_though_the_frame_is_flagged() -
     frame though nothing crosses the border. The frame stays flagged and the four stay
     listed as hidden, but they read as their likeliest colours, all four right (they read
     as bare board before)."""
-    from vision.evaluate import tracker_for
-
     spec = _scene(14, "warm-lamp-shadows", 146)
-    frame = render(spec)
-    reader = tracker_for(spec, frame)
-    assert reader is not None and frame.encoded is not None
-    obs = reader.read(frame.encoded)
+    frame, obs = _tracked(spec)
     assert obs.occluded
     assert {(0, 9), (1, 9), (0, 8), (1, 7)} <= obs.occluded_cells
     assert obs.board_rows() == list(frame.board)
@@ -798,13 +776,8 @@ def test_a_bare_cell_in_a_tiles_shadow_is_not_taken_for_a_bridges_foot() -> None
     calibration, and the pair c10-e10 (c10 a cream tile) is asked about as a bridge whose
     foot may hide its tile. The deck network gives it 0.76: below `FOOT_P`, so no bridge
     c10-e10 is reported and e10 is not read as a light tile (both were, at 0.7)."""
-    from vision.evaluate import tracker_for
-
     spec = _scene(11, "window-daylight", 20)
-    frame = render(spec)
-    reader = tracker_for(spec, frame)
-    assert reader is not None and frame.encoded is not None
-    obs = reader.read(frame.encoded)
+    frame, obs = _tracked(spec)
     assert not obs.occluded
     assert obs.bridges == () and frame.bridges == ()
     assert obs.board_rows() == list(frame.board)
@@ -815,13 +788,8 @@ def test_a_cell_read_as_a_tile_but_unchanged_since_calibration_is_looked_at_agai
     did in the calibration photo (0.9 Lab units apart), yet the cell network read it as a
     light tile with 0.999. A cell read as a tile that has not changed gets the second look,
     which sees the bare board of the photo there."""
-    from vision.evaluate import tracker_for
-
     spec = _scene(14, "warm-lamp-shadows", 66)
-    frame = render(spec)
-    reader = tracker_for(spec, frame)
-    assert reader is not None and frame.encoded is not None
-    obs = reader.read(frame.encoded)
+    frame, obs = _tracked(spec)
     assert obs.board_rows() == list(frame.board) and not obs.occluded
 
 
@@ -831,13 +799,8 @@ def test_a_window_frame_whose_border_is_seen_bare_on_one_side_only_reads_right()
     board, and the far four ranks read as dark tiles, 29 cells wrong and 6 bridges lost
     (the frame flagged). The border's change is now kept within what the bare side
     shows, and the board reads right."""
-    from vision.evaluate import tracker_for
-
     spec = _scene(15, "window-daylight", 237)
-    frame = render(spec)
-    reader = tracker_for(spec, frame)
-    assert reader is not None and frame.encoded is not None
-    obs = reader.read(frame.encoded)
+    frame, obs = _tracked(spec)
     assert obs.board_rows() == list(frame.board)
     assert _bridges(obs.bridge_names()) == set(frame.bridges)
 
@@ -847,13 +810,8 @@ def test_deep_shadows_on_a_pale_board_are_not_read_as_the_dark_tiles() -> None:
     red tiles and four times as many, and the two fell into one colour cluster whose median
     was a shadow. Learnt as the dark tiles' colour, it made 18 shadowed bare cells dark
     tiles, in a frame not flagged. The red tiles' own colour is now learnt."""
-    from vision.evaluate import tracker_for
-
     spec = _scene(17, "window-daylight", 104)
-    frame = render(spec)
-    reader = tracker_for(spec, frame)
-    assert reader is not None and frame.encoded is not None
-    obs = reader.read(frame.encoded)
+    frame, obs = _tracked(spec)
     rows = obs.board_rows()
     truth = list(frame.board)
     cells = [(r, f) for r in range(10) for f in range(10)]
@@ -867,14 +825,7 @@ def test_cells_a_hand_surely_hides_are_not_read_as_tiles() -> None:
     """Fingers over b1-c2 (no border change beside them): the cell network is sure the
     cells are hidden (0.99), so the frame is flagged and they are left empty, not read as
     the tiles the fingers look like (the dark tiles under them are not known either)."""
-    from vision.evaluate import tracker_for
-    from vision.synth import random_spec
-
-    spec = random_spec(np.random.default_rng([7777, 17]), "hands")
-    frame = render(spec)
-    reader = tracker_for(spec, frame)
-    assert reader is not None and frame.encoded is not None
-    obs = reader.read(frame.encoded)
+    _, obs = _tracked(random_spec(np.random.default_rng([7777, 17]), "hands"))
     assert obs.occluded and obs.occluded_cells
     rows = obs.board_rows()
     assert all(rows[9 - r][f] == "." for f, r in obs.occluded_cells)
