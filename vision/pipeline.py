@@ -151,6 +151,12 @@ class Measurement:
     ring_outer_odd: np.ndarray | None = None
     """(n,) outer halves off the bare border other than as a shadow is (None: no reference
     to judge them by)."""
+    ring_faint: np.ndarray | None = None
+    """(n,) border samples off the bare border by the relative limit but by fewer grey levels
+    than make them outliers or shadows (at least `FAINT_LEVELS`) ..."""
+    ring_clear: np.ndarray | None = None
+    """... and the outliers off it by at least `CLEAR_LEVELS` (see `_ring_hit`; None when
+    not worked out: no outlier, or no reference)."""
     background: np.ndarray | None = None
     """(100, 9, 3) the bare board's Lab per sample box as seen before (the calibration's,
     kept up to date), NaN where not known; None when there is none."""
@@ -720,6 +726,40 @@ def _ring_hit(
     model: ColourModel,
 ) -> bool:
     """Whether something lies across the board's border: enough border samples off the
+    bare border (see `_odd_boxes`). Where one that counts changed clearly, by
+    `CLEAR_LEVELS` or more, the samples next to it that changed faintly
+    (`Measurement.ring_faint`) count too, whatever else might explain them, as a shadow
+    beside a change that counts does: an arm's picture fades out at its edges."""
+    odd = _odd_boxes(settings, plan, m, codes, spanned, model)
+    least = settings.ring_occlusion_fraction * len(odd)
+    count = int(odd.sum())
+    if (0 < count <= least and m.ring_faint is not None and m.ring_clear is not None
+            and m.ring_faint.any() and (odd & m.ring_clear).any()):
+        xy = plan.sampling.ring_xy
+        apart = np.linalg.norm(xy[:, None, :] - xy[None, odd & m.ring_clear, :], axis=2)
+        count += int((m.ring_faint & (apart.min(axis=1) <= FAINT_BESIDE)).sum())
+    return count > least
+
+
+FAINT_LEVELS = 10.0
+"""Grey levels a border sample must differ by, beside one changed by `CLEAR_LEVELS`, to
+count (see `_ring_hit`): two thirds of `MIN_ODD_LEVELS`, which alone counts. Seed 4444,
+hand scene 15: a brown hand over a brown wooden border, holding a dark tile over a light
+one, changed the box beside g10 by 65 levels and the next one by 14.9, under the 15 that
+count, and one box is not enough; read as a dark tile at g10, unflagged."""
+CLEAR_LEVELS = 30.0
+"""Grey levels (twice `MIN_ODD_LEVELS`) by which a border sample off the bare border makes
+the faint changes next to it count (see `FAINT_LEVELS`)."""
+FAINT_BESIDE = 1.5
+"""Cells along the border from a clear change within which a faint one counts: the next box
+each way."""
+
+
+def _odd_boxes(
+    settings: Thresholds, plan: Plan, m: Measurement, codes: np.ndarray, spanned: np.ndarray,
+    model: ColourModel,
+) -> np.ndarray:
+    """(n,) the border samples that count as something lying across the border: off the
     bare border, not counting those beside a bridge (a deck is high and leans far, and its
     shadow is long) nor those beside an edge tile that may lean over them (seen at an
     angle, raised things lean away from the camera) and look like that tile or the border
@@ -792,7 +832,7 @@ def _ring_hit(
         # around the board a hand's.
         apart = np.linalg.norm(xy[:, None, :] - xy[None, odd, :], axis=2).min(axis=1)
         odd |= shadows & (apart <= SHADOW_BESIDE)
-    return bool(odd.sum() > settings.ring_occlusion_fraction * len(xy))
+    return odd
 
 
 UNLIKE_TILE = 30.0
@@ -1410,6 +1450,11 @@ class BoardReader:
         outer_odd = None
         if self._outer is not None and outer is not None:
             outer_odd = border_changes(outer, self._outer, limit)[0]
+        faint = clear = None
+        if odd.any():
+            faint = np.logical_or(*border_changes(m.ring_bgr, self._border, limit,
+                                                  FAINT_LEVELS)) & ~(odd | shadows)
+            clear = border_changes(m.ring_bgr, self._border, limit, CLEAR_LEVELS)[0]
         if not (odd | shadows).any():
             rate = self.settings.adapt_rate
             self._border = (1 - rate) * self._border + rate * m.ring_bgr
@@ -1441,9 +1486,10 @@ class BoardReader:
                 self._still = None
                 odd = np.zeros_like(odd)
                 shadows = np.zeros_like(shadows)
-                outer_odd = None
+                outer_odd = faint = clear = None
         self._last_odd = odd | shadows
-        return replace(m, ring_outliers=odd, ring_shadows=shadows, ring_outer_odd=outer_odd)
+        return replace(m, ring_outliers=odd, ring_shadows=shadows, ring_outer_odd=outer_odd,
+                       ring_faint=faint, ring_clear=clear)
 
     def _unchanged_near(self, changed: np.ndarray) -> bool:
         """Whether the cells within `REACH` of these border samples read as they did on
@@ -1862,18 +1908,18 @@ def _border_of(calibration: Calibration, xy: np.ndarray) -> np.ndarray | None:
 
 
 def border_changes(
-    ring: np.ndarray, reference: np.ndarray, limit: float
+    ring: np.ndarray, reference: np.ndarray, limit: float, levels: float = MIN_ODD_LEVELS
 ) -> tuple[np.ndarray, np.ndarray]:
     """(n,) border samples unlike the bare border behind them, as (outliers, shadows).
 
     The overall change of exposure (the median ratio) is taken out first; a sample has
-    changed when it then differs by more than `limit` (relative) and by `MIN_ODD_LEVELS`.
+    changed when it then differs by more than `limit` (relative) and by `levels` (grey).
     A changed sample is a shadow when every channel is darker by about the same factor (a
     tile's or a bridge's shadow under a low lamp falls across the border, and so does a
     hand's); otherwise it is an outlier (a hand, an arm, a sleeve changes the colour).
     """
     expected, diff = _off_exposure(ring, reference)
-    odd = (diff > limit * np.maximum(expected.mean(axis=1), 1.0)) & (diff > MIN_ODD_LEVELS)
+    odd = (diff > limit * np.maximum(expected.mean(axis=1), 1.0)) & (diff > levels)
     ratio = np.maximum(ring, 1.0) / np.maximum(expected, 1.0)
     top, bottom = ratio.max(axis=1), ratio.min(axis=1)
     noise = _SHADOW_NOISE_LEVELS / np.maximum(expected.min(axis=1), 1.0)
