@@ -68,6 +68,12 @@ def _tracked(spec: SceneSpec) -> tuple[Frame, Observation]:
     return frame, reader.read(frame.encoded)
 
 
+def _border_seen(**fields: object) -> SimpleNamespace:
+    """What `_ring_hit` reads of a frame's measurement: the fields given, and no faint
+    change of the border (see `Measurement.ring_faint`) unless given."""
+    return SimpleNamespace(**{"ring_faint": None, "ring_clear": None, **fields})
+
+
 @pytest.mark.parametrize(
     "camera",
     [
@@ -236,6 +242,21 @@ def test_fingers_read_as_a_bridge_at_the_edge_are_flagged_by_their_tip() -> None
     hand, obs = _tracked(_scene(12, "hands", 30))
     assert obs.occluded and parse_cell("e9") in obs.occluded_cells
     assert obs.board_rows() != list(hand.board)
+
+
+def test_a_hand_of_the_borders_colour_is_flagged_by_the_faint_change_beside_its_arm() -> None:
+    """A brown hand over a brown wooden border, holding a dark tile over g10 where a light
+    tile stands (seed 4444, hand scene 15): the fingertip reads as a dark tile, and the
+    border changed clearly in one box (beside g10) and faintly, by under the 15 grey
+    levels that count alone, in the next. Beside the clear change the faint one counts: the
+    frame is flagged (it read as a wrong board, unflagged, before), and the same scene
+    without the hand is not."""
+    spec = random_spec(np.random.default_rng([4444, 15]), "hands")
+    hand, obs = _tracked(spec)
+    assert obs.occluded
+    assert obs.board_rows() != list(hand.board)  # what it flags is a wrong board
+    clear, seen = _tracked(replace(spec, hands=()))
+    assert not seen.occluded and seen.board_rows() == list(clear.board)
 
 
 def test_tracker_reads_jpeg_frames_after_calibrating_on_the_empty_board() -> None:
@@ -431,7 +452,7 @@ def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None
     codes[np.floor(sampling.ring_xy[near_side, 0]).astype(int)] = DARK
 
     def measured(outer: np.ndarray | None) -> SimpleNamespace:
-        return SimpleNamespace(ring_outliers=outliers, ring_shadows=shadows,
+        return _border_seen(ring_outliers=outliers, ring_shadows=shadows,
                                ring_bgr=ring, light_coef=coef, ring_lab=np.array(model.ring),
                                ring_outer_odd=outer, cells_lab=_tiles_as_learned(codes, model))
 
@@ -466,7 +487,7 @@ def test_a_change_of_the_outer_border_alone_counts_beside_a_hidden_cell_or_an_un
     outer[hit] = True  # a hand held high: only the outer halves of the border changed
 
     def ring_hit(codes: np.ndarray, lab: np.ndarray) -> bool:
-        m = SimpleNamespace(ring_outliers=np.zeros(len(xy), bool),
+        m = _border_seen(ring_outliers=np.zeros(len(xy), bool),
                             ring_shadows=np.zeros(len(xy), bool),
                             ring_bgr=np.tile([60.0, 40.0, 30.0], (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
@@ -507,7 +528,7 @@ def test_a_tinted_shadow_beside_a_tile_is_a_shadow_unless_the_outer_border_chang
                         light=(95.0, 0.0, 2.0), dark=(15.0, 1.0, 0.0))
 
     def measured(outer: np.ndarray) -> SimpleNamespace:
-        return SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
+        return _border_seen(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
                                ring_bgr=ring, light_coef=coef, ring_lab=border_lab,
                                ring_outer_odd=outer, cells_lab=_tiles_as_learned(codes, model))
 
@@ -553,7 +574,7 @@ def test_a_tiles_shadow_counts_with_a_change_of_the_border_only_beside_it() -> N
     def hit(shadowed: np.ndarray) -> bool:
         shadows = np.zeros(len(xy), bool)
         shadows[shadowed] = True  # the tiles' shadows on the border
-        m = SimpleNamespace(ring_outliers=outliers, ring_shadows=shadows,
+        m = _border_seen(ring_outliers=outliers, ring_shadows=shadows,
                             ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
                             ring_outer_odd=outliers,
@@ -563,6 +584,47 @@ def test_a_tiles_shadow_counts_with_a_change_of_the_border_only_beside_it() -> N
 
     assert not hit(near_side[5:8])  # across the board from it: the tiles' own shadows
     assert hit(near_side[1:4])  # next to it: the shadow of what changed it
+
+
+def test_a_faint_change_of_the_border_counts_only_next_to_a_clear_one() -> None:
+    from vision.pipeline import _ring_hit
+
+    settings, plan, model, coef = _border_scene()
+    xy = plan.sampling.ring_xy
+    near_side = np.flatnonzero(xy[:, 1] < 0)
+    near_side = near_side[np.argsort(xy[near_side, 0])]  # a1's side, file by file
+    codes = np.zeros(100, np.int64)  # a bare board
+    outliers = np.zeros(len(xy), bool)
+    outliers[near_side[4]] = True  # one box changed (skin-coloured, say): not enough alone
+
+    def hit(faint_at: int, clearly: bool) -> bool:
+        faint = np.zeros(len(xy), bool)
+        faint[near_side[faint_at]] = True
+        m = _border_seen(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
+                            ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
+                            light_coef=coef, ring_lab=np.array(model.ring),
+                            ring_outer_odd=None, cells_lab=_tiles_as_learned(codes, model),
+                            ring_faint=faint, ring_clear=outliers & clearly)
+        return _ring_hit(settings, plan, m, codes, np.zeros(100, bool),  # type: ignore[arg-type]
+                         model)
+
+    assert hit(5, clearly=True)  # the next box along: the arm's fading edge
+    assert hit(3, clearly=True)
+    assert not hit(6, clearly=True)  # two boxes away: something else
+    assert not hit(5, clearly=False)  # beside a change itself near the limit: noise
+
+
+def test_a_border_change_counts_by_the_grey_levels_asked_for() -> None:
+    from vision.pipeline import border_changes
+
+    bare = np.tile([80.0, 100.0, 110.0], (40, 1))  # a brown border, 97 grey levels on average
+    now = bare.copy()
+    now[3] = [80.0, 100.0, 97.0]  # 13 levels off in one channel: 13% of the average
+    now[7] = [80.0, 112.0, 124.0]  # 14 levels (14%), lighter
+    odd, shadows = border_changes(now, bare, 0.1)
+    assert not odd.any() and not shadows.any()  # under the 15 levels that count alone
+    faint, _ = border_changes(now, bare, 0.1, 10.0)
+    assert list(np.flatnonzero(faint)) == [3, 7]
 
 
 def test_a_calibration_photo_with_a_hard_shadow_on_the_border_still_keeps_it() -> None:
@@ -964,7 +1026,7 @@ def test_a_change_beside_a_bridge_is_excused_only_where_its_deck_can_lean_over_t
         codes[spanned] = LIGHT
         outliers = np.zeros(len(xy), bool)
         outliers[boxes] = True  # skin-coloured, say
-        m = SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
+        m = _border_seen(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
                             ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
                             ring_outer_odd=outliers,
