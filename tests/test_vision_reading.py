@@ -68,12 +68,6 @@ def _tracked(spec: SceneSpec) -> tuple[Frame, Observation]:
     return frame, reader.read(frame.encoded)
 
 
-def _border_seen(**fields: object) -> SimpleNamespace:
-    """What `_ring_hit` reads of a frame's measurement: the fields given, and no faint
-    change of the border (see `Measurement.ring_faint`) unless given."""
-    return SimpleNamespace(**{"ring_faint": None, "ring_clear": None, **fields})
-
-
 @pytest.mark.parametrize(
     "camera",
     [
@@ -452,7 +446,7 @@ def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None
     codes[np.floor(sampling.ring_xy[near_side, 0]).astype(int)] = DARK
 
     def measured(outer: np.ndarray | None) -> SimpleNamespace:
-        return _border_seen(ring_outliers=outliers, ring_shadows=shadows,
+        return SimpleNamespace(ring_outliers=outliers, ring_shadows=shadows,
                                ring_bgr=ring, light_coef=coef, ring_lab=np.array(model.ring),
                                ring_outer_odd=outer, cells_lab=_tiles_as_learned(codes, model))
 
@@ -487,7 +481,7 @@ def test_a_change_of_the_outer_border_alone_counts_beside_a_hidden_cell_or_an_un
     outer[hit] = True  # a hand held high: only the outer halves of the border changed
 
     def ring_hit(codes: np.ndarray, lab: np.ndarray) -> bool:
-        m = _border_seen(ring_outliers=np.zeros(len(xy), bool),
+        m = SimpleNamespace(ring_outliers=np.zeros(len(xy), bool),
                             ring_shadows=np.zeros(len(xy), bool),
                             ring_bgr=np.tile([60.0, 40.0, 30.0], (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
@@ -528,7 +522,7 @@ def test_a_tinted_shadow_beside_a_tile_is_a_shadow_unless_the_outer_border_chang
                         light=(95.0, 0.0, 2.0), dark=(15.0, 1.0, 0.0))
 
     def measured(outer: np.ndarray) -> SimpleNamespace:
-        return _border_seen(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
+        return SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
                                ring_bgr=ring, light_coef=coef, ring_lab=border_lab,
                                ring_outer_odd=outer, cells_lab=_tiles_as_learned(codes, model))
 
@@ -574,7 +568,7 @@ def test_a_tiles_shadow_counts_with_a_change_of_the_border_only_beside_it() -> N
     def hit(shadowed: np.ndarray) -> bool:
         shadows = np.zeros(len(xy), bool)
         shadows[shadowed] = True  # the tiles' shadows on the border
-        m = _border_seen(ring_outliers=outliers, ring_shadows=shadows,
+        m = SimpleNamespace(ring_outliers=outliers, ring_shadows=shadows,
                             ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
                             ring_outer_odd=outliers,
@@ -587,7 +581,7 @@ def test_a_tiles_shadow_counts_with_a_change_of_the_border_only_beside_it() -> N
 
 
 def test_a_faint_change_of_the_border_counts_only_next_to_a_clear_one() -> None:
-    from vision.pipeline import _ring_hit
+    from vision.pipeline import _fading_arm, _ring_hit
 
     settings, plan, model, coef = _border_scene()
     xy = plan.sampling.ring_xy
@@ -600,13 +594,14 @@ def test_a_faint_change_of_the_border_counts_only_next_to_a_clear_one() -> None:
     def hit(faint_at: int, clearly: bool) -> bool:
         faint = np.zeros(len(xy), bool)
         faint[near_side[faint_at]] = True
-        m = _border_seen(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
+        m = SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
                             ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
                             ring_outer_odd=None, cells_lab=_tiles_as_learned(codes, model),
                             ring_faint=faint, ring_clear=outliers & clearly)
-        return _ring_hit(settings, plan, m, codes, np.zeros(100, bool),  # type: ignore[arg-type]
-                         model)
+        spanned = np.zeros(100, bool)
+        assert not _ring_hit(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
+        return _fading_arm(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
 
     assert hit(5, clearly=True)  # the next box along: the arm's fading edge
     assert hit(3, clearly=True)
@@ -1026,7 +1021,7 @@ def test_a_change_beside_a_bridge_is_excused_only_where_its_deck_can_lean_over_t
         codes[spanned] = LIGHT
         outliers = np.zeros(len(xy), bool)
         outliers[boxes] = True  # skin-coloured, say
-        m = _border_seen(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
+        m = SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
                             ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
                             ring_outer_odd=outliers,

@@ -155,7 +155,7 @@ class Measurement:
     """(n,) border samples off the bare border by the relative limit but by fewer grey levels
     than make them outliers or shadows (at least `FAINT_LEVELS`) ..."""
     ring_clear: np.ndarray | None = None
-    """... and the outliers off it by at least `CLEAR_LEVELS` (see `_ring_hit`; None when
+    """... and the outliers off it by at least `CLEAR_LEVELS` (see `_fading_arm`; None when
     not worked out: no outlier, or no reference)."""
     background: np.ndarray | None = None
     """(100, 9, 3) the bare board's Lab per sample box as seen before (the calibration's,
@@ -320,9 +320,12 @@ def observe(
     # a border of its own colour). The frame is flagged; the cell is read as a stray cell.
     # A fingertip further in is joined to the edge by the cells the finger lies over, which
     # the network half takes for hidden.
-    flagged_strays = faint or (EDGE_HIDDEN and not occluded and (
-        bool((unknown & _EDGE).any())
-        or (learned is not None and _reaches_edge(unknown, probs[:, UNKNOWN]))))
+    # An arm over a border of its own colour may change one border sample clearly and the
+    # next only faintly (`_fading_arm`): that too flags the frame, read as it is.
+    flagged_strays = faint or (not occluded and (
+        (EDGE_HIDDEN and (bool((unknown & _EDGE).any())
+                          or (learned is not None and _reaches_edge(unknown, probs[:, UNKNOWN]))))
+        or _fading_arm(settings, plan, m, ring_codes, ring_spanned, model)))
     if occluded:
         # Next to what is hidden, a cell read without conviction is hidden too (a sleeve's
         # edge, a finger's shadow).
@@ -726,27 +729,39 @@ def _ring_hit(
     model: ColourModel,
 ) -> bool:
     """Whether something lies across the board's border: enough border samples off the
-    bare border (see `_odd_boxes`). Where one that counts changed clearly, by
-    `CLEAR_LEVELS` or more, the samples next to it that changed faintly
-    (`Measurement.ring_faint`) count too, whatever else might explain them, as a shadow
-    beside a change that counts does: an arm's picture fades out at its edges."""
+    bare border (see `_odd_boxes`)."""
     odd = _odd_boxes(settings, plan, m, codes, spanned, model)
-    least = settings.ring_occlusion_fraction * len(odd)
-    count = int(odd.sum())
-    if (0 < count <= least and m.ring_faint is not None and m.ring_clear is not None
-            and m.ring_faint.any() and (odd & m.ring_clear).any()):
-        xy = plan.sampling.ring_xy
-        apart = np.linalg.norm(xy[:, None, :] - xy[None, odd & m.ring_clear, :], axis=2)
-        count += int((m.ring_faint & (apart.min(axis=1) <= FAINT_BESIDE)).sum())
-    return count > least
+    return bool(odd.sum() > settings.ring_occlusion_fraction * len(odd))
+
+
+def _fading_arm(
+    settings: Thresholds, plan: Plan, m: Measurement, codes: np.ndarray, spanned: np.ndarray,
+    model: ColourModel,
+) -> bool:
+    """Whether the border samples that count (see `_odd_boxes`), too few for `_ring_hit`,
+    are enough with the samples next to one that changed clearly, by `CLEAR_LEVELS` or
+    more, that changed faintly (`Measurement.ring_faint`): an arm's picture fades out at its
+    edges. Those count whatever else might explain them, as a shadow beside a change that
+    counts does."""
+    if m.ring_faint is None or m.ring_clear is None or not m.ring_faint.any():
+        return False
+    odd = _odd_boxes(settings, plan, m, codes, spanned, model)
+    clear = odd & m.ring_clear
+    if not clear.any():
+        return False
+    xy = plan.sampling.ring_xy
+    apart = np.linalg.norm(xy[:, None, :] - xy[None, clear, :], axis=2).min(axis=1)
+    count = int(odd.sum()) + int((m.ring_faint & (apart <= FAINT_BESIDE)).sum())
+    return count > settings.ring_occlusion_fraction * len(odd)
 
 
 FAINT_LEVELS = 10.0
 """Grey levels a border sample must differ by, beside one changed by `CLEAR_LEVELS`, to
-count (see `_ring_hit`): two thirds of `MIN_ODD_LEVELS`, which alone counts. Seed 4444,
-hand scene 15: a brown hand over a brown wooden border, holding a dark tile over a light
-one, changed the box beside g10 by 65 levels and the next one by 14.9, under the 15 that
-count, and one box is not enough; read as a dark tile at g10, unflagged."""
+count (see `_fading_arm`): two thirds of `MIN_ODD_LEVELS`, which alone counts. Seed 4444,
+hand scene 15: a brown hand over a brown wooden border, holding a dark tile over g10 where
+a light tile stands, changed the box beside g10 by 65 levels and the next one by 14.9,
+under the 15 that count, and one box is not enough; read as a dark tile at g10, unflagged.
+Such a frame is flagged and read as it would be otherwise, as `EDGE_HIDDEN` does."""
 CLEAR_LEVELS = 30.0
 """Grey levels (twice `MIN_ODD_LEVELS`) by which a border sample off the bare border makes
 the faint changes next to it count (see `FAINT_LEVELS`)."""
