@@ -68,6 +68,19 @@ def _tracked(spec: SceneSpec) -> tuple[Frame, Observation]:
     return frame, reader.read(frame.encoded)
 
 
+def _hand_scene_flagged(seed: int, index: int) -> Observation:
+    """Hand scene `index` of `seed` (`random_spec`) read as `_tracked` reads it: flagged,
+    though what it flags is a wrong board, and the same scene without the hand read right
+    and not flagged. Returns the hand frame's observation."""
+    spec = random_spec(np.random.default_rng([seed, index]), "hands")
+    hand, obs = _tracked(spec)
+    assert obs.occluded
+    assert obs.board_rows() != list(hand.board)  # what it flags is a wrong board
+    clear, seen = _tracked(replace(spec, hands=()))
+    assert not seen.occluded and seen.board_rows() == list(clear.board)
+    return obs
+
+
 @pytest.mark.parametrize(
     "camera",
     [
@@ -220,12 +233,7 @@ def test_a_pale_hand_over_a_beige_border_is_flagged_by_its_fingertip() -> None:
     c9, under a fingertip, is taken for hidden, and c10 between it and the edge is half
     taken for hidden: the frame is flagged (it read as a wrong board, unflagged, before),
     and the same scene without the hand is not."""
-    spec = random_spec(np.random.default_rng([9999, 163]), "hands")
-    hand, obs = _tracked(spec)
-    assert obs.occluded and parse_cell("c9") in obs.occluded_cells
-    assert obs.board_rows() != list(hand.board)  # what it flags is a wrong board
-    clear, seen = _tracked(replace(spec, hands=()))
-    assert not seen.occluded and seen.board_rows() == list(clear.board)
+    assert parse_cell("c9") in _hand_scene_flagged(9999, 163).occluded_cells
 
 
 def test_fingers_read_as_a_bridge_at_the_edge_are_flagged_by_their_tip() -> None:
@@ -245,12 +253,7 @@ def test_a_hand_of_the_borders_colour_is_flagged_by_the_faint_change_beside_its_
     levels that count alone, in the next. Beside the clear change the faint one counts: the
     frame is flagged (it read as a wrong board, unflagged, before), and the same scene
     without the hand is not."""
-    spec = random_spec(np.random.default_rng([4444, 15]), "hands")
-    hand, obs = _tracked(spec)
-    assert obs.occluded
-    assert obs.board_rows() != list(hand.board)  # what it flags is a wrong board
-    clear, seen = _tracked(replace(spec, hands=()))
-    assert not seen.occluded and seen.board_rows() == list(clear.board)
+    _hand_scene_flagged(4444, 15)
 
 
 def test_tracker_reads_jpeg_frames_after_calibrating_on_the_empty_board() -> None:
@@ -799,12 +802,7 @@ def test_a_dark_hand_over_a_border_of_its_colour_is_not_taken_for_a_tiles_shadow
     dark tiles. One of them is unlike every tile, so the change beside it is not excused as
     that tile's shadow, and the frame is flagged (it read as a board with two dark tiles
     too many, unflagged, before)."""
-    spec = random_spec(np.random.default_rng([9999, 183]), "hands")
-    hand, obs = _tracked(spec)
-    assert obs.occluded
-    assert obs.board_rows() != list(hand.board)  # what it flags is a wrong board
-    clear, seen = _tracked(replace(spec, hands=()))
-    assert not seen.occluded and seen.board_rows() == list(clear.board)
+    _hand_scene_flagged(9999, 183)
 
 
 def _scene(seed: int, setup: str, index: int) -> SceneSpec:
