@@ -12,7 +12,7 @@ import pytest
 
 from calibration.format import CalibrationError, ColourModel, Thresholds
 from calibration.make import make_calibration
-from vision.cells import parse_cell
+from vision.cells import CellState, parse_cell
 from vision.errors import CalibrationMismatch, ImageUnreadable
 from vision.features import integral
 from vision.geometry import topdown_matrix
@@ -256,6 +256,38 @@ def test_a_hand_of_the_borders_colour_is_flagged_by_the_faint_change_beside_its_
     _hand_scene_flagged(4444, 15)
 
 
+def test_a_pale_hand_over_a_tan_border_is_flagged_by_the_change_beside_its_finger() -> None:
+    """A pale hand over a tan border placing a light tile at b1 (seed 1111, hand scene 67):
+    the border changed in the one sample beside b1, too few to count, and b1 under the
+    fingers, half taken for hidden, reads as a light tile. A counted change of the border
+    beside a half-hidden edge cell flags the frame (it read as a wrong board, unflagged,
+    before), and the same scene without the hand is not flagged."""
+    obs = _hand_scene_flagged(1111, 67)
+    assert obs.state(parse_cell("b1")) is CellState.LIGHT  # flagged, read as it was
+
+
+def test_a_change_of_the_border_counts_beside_a_half_hidden_edge_cell() -> None:
+    from vision.pipeline import REACHING_HIDDEN, _finger_on_border
+
+    _, plan = _angled_plan()
+    xy = plan.sampling.ring_xy
+    near_side = np.flatnonzero(xy[:, 1] < 0)
+    box = near_side[np.argsort(xy[near_side, 0])][1]  # beside b1
+    assert tuple(np.floor(xy[box]).clip(0, 9).astype(int)) == parse_cell("b1")
+    odd = np.zeros(len(xy), bool)
+    hidden = np.zeros(100)
+    assert not _finger_on_border(plan, odd, hidden)
+    odd[box] = True
+    assert not _finger_on_border(plan, odd, hidden)  # a change alone is too little
+    hidden[1] = REACHING_HIDDEN  # b1
+    assert _finger_on_border(plan, odd, hidden)
+    hidden[1] = REACHING_HIDDEN - 0.01
+    assert not _finger_on_border(plan, odd, hidden)
+    hidden[2] = 0.9  # c1, the next cell, beside a sample that did not change
+    assert not _finger_on_border(plan, odd, hidden)
+    assert not _finger_on_border(plan, np.zeros(len(xy), bool), np.full(100, 0.9))
+
+
 def test_tracker_reads_jpeg_frames_after_calibrating_on_the_empty_board() -> None:
     spec = _spec(elevation_deg=70.0, azimuth_deg=-15.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
@@ -416,10 +448,19 @@ def _tiles_as_learned(codes: np.ndarray, model: ColourModel) -> np.ndarray:
     return out
 
 
+def _border_hit(settings: Thresholds, plan: Plan, m: object, codes: np.ndarray,
+                spanned: np.ndarray, model: ColourModel) -> bool:
+    """`_ring_hit` over the border samples that `_odd_boxes` counts, as `observe` takes them
+    (`m`: a `Measurement`, or a stand-in with the fields the border test reads)."""
+    from vision.pipeline import _odd_boxes, _ring_hit
+
+    return _ring_hit(settings, _odd_boxes(settings, plan, m, codes, spanned,  # type: ignore[arg-type]
+                                          model))
+
+
 def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None:
     from calibration.format import ColourModel
     from vision.classify import DARK, LIGHT
-    from vision.pipeline import _ring_hit
 
     settings, plan = _angled_plan()
     sampling = plan.sampling
@@ -457,17 +498,15 @@ def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None
     # The outer halves are still the bare border: tiles leaning over it, and nothing over
     # the border for the tiles' shadows to be the shadow of.
     leaning = measured(outer_odd)
-    assert not _ring_hit(settings, plan, leaning, codes, spanned, model)  # type: ignore[arg-type]
+    assert not _border_hit(settings, plan, leaning, codes, spanned, model)
     outer_odd[hit] = True  # the outer halves changed too: an arm across the whole border
-    assert _ring_hit(settings, plan, measured(outer_odd), codes, spanned,  # type: ignore[arg-type]
-                     model)
+    assert _border_hit(settings, plan, measured(outer_odd), codes, spanned, model)
 
 
 def test_a_change_of_the_outer_border_alone_counts_beside_a_hidden_cell_or_an_unlike_tile(
 ) -> None:
     from calibration.format import ColourModel
     from vision.classify import LIGHT, UNKNOWN
-    from vision.pipeline import _ring_hit
 
     settings, plan = _angled_plan()
     xy = plan.sampling.ring_xy
@@ -489,8 +528,7 @@ def test_a_change_of_the_outer_border_alone_counts_beside_a_hidden_cell_or_an_un
                             ring_bgr=np.tile([60.0, 40.0, 30.0], (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
                             ring_outer_odd=outer, cells_lab=lab)
-        return _ring_hit(settings, plan, m, codes, np.zeros(100, bool),  # type: ignore[arg-type]
-                         model)
+        return _border_hit(settings, plan, m, codes, np.zeros(100, bool), model)
 
     codes = np.zeros(100, np.int64)
     codes[beside] = LIGHT
@@ -506,7 +544,6 @@ def test_a_tinted_shadow_beside_a_tile_is_a_shadow_unless_the_outer_border_chang
     from calibration.format import ColourModel
     from vision.classify import DARK
     from vision.features import to_lab
-    from vision.pipeline import _ring_hit
 
     settings, plan = _angled_plan()
     xy = plan.sampling.ring_xy
@@ -531,16 +568,14 @@ def test_a_tinted_shadow_beside_a_tile_is_a_shadow_unless_the_outer_border_chang
 
     spanned = np.zeros(100, bool)
     unchanged = np.zeros(len(xy), bool)
-    assert not _ring_hit(settings, plan, measured(unchanged), codes, spanned,  # type: ignore[arg-type]
-                         model)
+    assert not _border_hit(settings, plan, measured(unchanged), codes, spanned, model)
     # A dark sleeve there reaches in from outside the board: the outer half changes too.
     changed = unchanged.copy()
     changed[near_side] = True
-    assert _ring_hit(settings, plan, measured(changed), codes, spanned,  # type: ignore[arg-type]
-                     model)
+    assert _border_hit(settings, plan, measured(changed), codes, spanned, model)
     # And without tiles beside it, it is no tile's shadow.
-    assert _ring_hit(settings, plan, measured(unchanged), np.zeros(100, np.int64),  # type: ignore[arg-type]
-                     spanned, model)
+    assert _border_hit(settings, plan, measured(unchanged), np.zeros(100, np.int64),
+                       spanned, model)
 
 
 def _border_scene() -> tuple[Thresholds, Plan, ColourModel, np.ndarray]:
@@ -556,7 +591,6 @@ def _border_scene() -> tuple[Thresholds, Plan, ColourModel, np.ndarray]:
 
 def test_a_tiles_shadow_counts_with_a_change_of_the_border_only_beside_it() -> None:
     from vision.classify import LIGHT
-    from vision.pipeline import _ring_hit
 
     settings, plan, model, coef = _border_scene()
     xy = plan.sampling.ring_xy
@@ -576,15 +610,14 @@ def test_a_tiles_shadow_counts_with_a_change_of_the_border_only_beside_it() -> N
                             light_coef=coef, ring_lab=np.array(model.ring),
                             ring_outer_odd=outliers,
                             cells_lab=_tiles_as_learned(codes, model))
-        return _ring_hit(settings, plan, m, codes, np.zeros(100, bool),  # type: ignore[arg-type]
-                         model)
+        return _border_hit(settings, plan, m, codes, np.zeros(100, bool), model)
 
     assert not hit(near_side[5:8])  # across the board from it: the tiles' own shadows
     assert hit(near_side[1:4])  # next to it: the shadow of what changed it
 
 
 def test_a_faint_change_of_the_border_counts_only_next_to_a_clear_one() -> None:
-    from vision.pipeline import _fading_arm, _ring_hit
+    from vision.pipeline import _fading_arm, _odd_boxes, _ring_hit
 
     settings, plan, model, coef = _border_scene()
     xy = plan.sampling.ring_xy
@@ -603,8 +636,9 @@ def test_a_faint_change_of_the_border_counts_only_next_to_a_clear_one() -> None:
                             ring_outer_odd=None, cells_lab=_tiles_as_learned(codes, model),
                             ring_faint=faint, ring_clear=outliers & clearly)
         spanned = np.zeros(100, bool)
-        assert not _ring_hit(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
-        return _fading_arm(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
+        odd = _odd_boxes(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
+        assert not _ring_hit(settings, odd)
+        return _fading_arm(settings, plan, m, odd)  # type: ignore[arg-type]
 
     assert hit(5, clearly=True)  # the next box along: the arm's fading edge
     assert hit(3, clearly=True)
@@ -979,7 +1013,6 @@ def test_a_bridge_whose_foot_hides_its_tile_counts_only_when_the_network_is_sure
 
 def test_the_background_follows_bare_cells_and_learns_cells_no_longer_covered() -> None:
     from calibration.format import default_thresholds
-    from vision.cells import CellState
     from vision.classify import EMPTY, LIGHT
     from vision.pipeline import _follow_background
 
@@ -1005,7 +1038,6 @@ def test_the_background_follows_bare_cells_and_learns_cells_no_longer_covered() 
 def test_a_change_beside_a_bridge_is_excused_only_where_its_deck_can_lean_over_the_border(
 ) -> None:
     from vision.classify import LIGHT
-    from vision.pipeline import _ring_hit
 
     settings, plan, model, coef = _border_scene()
     xy = plan.sampling.ring_xy
@@ -1024,7 +1056,7 @@ def test_a_change_beside_a_bridge_is_excused_only_where_its_deck_can_lean_over_t
                             light_coef=coef, ring_lab=np.array(model.ring),
                             ring_outer_odd=outliers,
                             cells_lab=_tiles_as_learned(codes, model))
-        return _ring_hit(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
+        return _border_hit(settings, plan, m, codes, spanned, model)
 
     assert not hit(xy[:, 1] > 10)  # the far side: a deck may lean over it
     assert hit(xy[:, 1] < 0)  # the near side: nothing leans towards the camera

@@ -303,7 +303,8 @@ def observe(
             spanned[r * SIZE + f] = True
     unknown = (codes == UNKNOWN).reshape(SIZE, SIZE)
     ring_codes, ring_spanned = border_excuses(codes, spanned, reading.codes, bridges)
-    ring_hit = _ring_hit(settings, plan, m, ring_codes, ring_spanned, model)
+    odd = _odd_boxes(settings, plan, m, ring_codes, ring_spanned, model)
+    ring_hit = _ring_hit(settings, odd)
     # Tiles lie in groups of a few; a wide patch of one "tile colour" is a hand or a sleeve.
     too_wide = _wide_groups(codes, settings.tile_max_group)
     unknown |= too_wide
@@ -320,12 +321,16 @@ def observe(
     # a border of its own colour). The frame is flagged; the cell is read as a stray cell.
     # A fingertip further in is joined to the edge by the cells the finger lies over, which
     # the network half takes for hidden.
+    # So may a cell at the edge that the network half takes for hidden, where the border
+    # beside it changed (`_finger_on_border`).
     # An arm over a border of its own colour may change one border sample clearly and the
     # next only faintly (`_fading_arm`): that too flags the frame, read as it is.
     flagged_strays = faint or (not occluded and (
         (EDGE_HIDDEN and (bool((unknown & _EDGE).any())
-                          or (learned is not None and _reaches_edge(unknown, probs[:, UNKNOWN]))))
-        or _fading_arm(settings, plan, m, ring_codes, ring_spanned, model)))
+                          or (learned is not None
+                              and (_reaches_edge(unknown, probs[:, UNKNOWN])
+                                   or _finger_on_border(plan, odd, probs[:, UNKNOWN])))))
+        or _fading_arm(settings, plan, m, odd)))
     if occluded:
         # Next to what is hidden, a cell read without conviction is hidden too (a sleeve's
         # edge, a finger's shadow).
@@ -724,28 +729,20 @@ def border_excuses(
     return ring_codes, ring_spanned
 
 
-def _ring_hit(
-    settings: Thresholds, plan: Plan, m: Measurement, codes: np.ndarray, spanned: np.ndarray,
-    model: ColourModel,
-) -> bool:
+def _ring_hit(settings: Thresholds, odd: np.ndarray) -> bool:
     """Whether something lies across the board's border: enough border samples off the
-    bare border (see `_odd_boxes`)."""
-    odd = _odd_boxes(settings, plan, m, codes, spanned, model)
+    bare border (`odd`, see `_odd_boxes`)."""
     return bool(odd.sum() > settings.ring_occlusion_fraction * len(odd))
 
 
-def _fading_arm(
-    settings: Thresholds, plan: Plan, m: Measurement, codes: np.ndarray, spanned: np.ndarray,
-    model: ColourModel,
-) -> bool:
-    """Whether the border samples that count (see `_odd_boxes`), too few for `_ring_hit`,
-    are enough with the samples next to one that changed clearly, by `CLEAR_LEVELS` or
-    more, that changed faintly (`Measurement.ring_faint`): an arm's picture fades out at its
-    edges. Those count whatever else might explain them, as a shadow beside a change that
-    counts does."""
+def _fading_arm(settings: Thresholds, plan: Plan, m: Measurement, odd: np.ndarray) -> bool:
+    """Whether the border samples that count (`odd`, see `_odd_boxes`), too few for
+    `_ring_hit`, are enough with the samples next to one that changed clearly, by
+    `CLEAR_LEVELS` or more, that changed faintly (`Measurement.ring_faint`): an arm's
+    picture fades out at its edges. Those count whatever else might explain them, as a
+    shadow beside a change that counts does."""
     if m.ring_faint is None or m.ring_clear is None or not m.ring_faint.any():
         return False
-    odd = _odd_boxes(settings, plan, m, codes, spanned, model)
     clear = odd & m.ring_clear
     if not clear.any():
         return False
@@ -782,8 +779,7 @@ def _odd_boxes(
     border's outer half alone counts beside a cell read as hidden or as such a tile.
     Shadows count only beside something else that does."""
     xy = plan.sampling.ring_xy
-    cells = np.clip(np.floor(xy).astype(np.int64), 0, SIZE - 1)
-    index = cells[:, 1] * SIZE + cells[:, 0]
+    index = _ring_cells(plan)
     beside = codes[index]
     # A bridge's deck is higher than a tile: it leans over much of the border where the
     # camera looks at the board from its far side, and nowhere else.
@@ -945,6 +941,30 @@ in is a stray cell to `EDGE_HIDDEN`: a pale hand over a beige border (seed 9999,
 bridge (seed 12, hands, 30; e9 hidden, e10 at 0.55) read as wrong boards unflagged. On
 3,504 clean frames of the tuning seeds no hidden cell was joined to the edge by cells
 above 0.23; on the held-out seeds it flagged one clean frame of 2,278 (bridges' cells)."""
+
+
+def _ring_cells(plan: Plan) -> np.ndarray:
+    """(n,) the edge cell (flat index) beside each border sample."""
+    cells = np.clip(np.floor(plan.sampling.ring_xy).astype(np.int64), 0, SIZE - 1)
+    result: np.ndarray = cells[:, 1] * SIZE + cells[:, 0]
+    return result
+
+
+def _finger_on_border(plan: Plan, odd: np.ndarray, hidden: np.ndarray) -> bool:
+    """Whether a border sample that counts (`odd`, see `_odd_boxes`) lies beside an edge
+    cell with at least `REACHING_HIDDEN` chance of being hidden (`hidden`, (100,)): a
+    finger over the cell, its hand across the border beside it. A hand of the border's own
+    colour may change a single sample, which alone is too little for `_ring_hit`.
+
+    Seed 1111, hand scene 67: a pale hand over a tan border, placing a light tile at b1,
+    changed the border sample beside b1 and no other that counts; b1, which the network
+    gave 0.44 for hidden, was read as a light tile. Over 4,724 reads in both calibrated
+    modes (the tuning seeds 2, 3, 9 and 10 in every setup and the 1,800 hand scenes of
+    seeds 1111-9999), no frame without a hand had an edge cell above 0.05 beside a
+    counted sample that `_ring_hit` did not already flag."""
+    if not odd.any():
+        return False
+    return bool((hidden[_ring_cells(plan)[odd]] >= REACHING_HIDDEN).any())
 
 
 def _reaches_edge(unknown: np.ndarray, hidden: np.ndarray) -> bool:
