@@ -75,7 +75,9 @@ def _hand_scene_flagged(seed: int, index: int) -> Observation:
     spec = random_spec(np.random.default_rng([seed, index]), "hands")
     hand, obs = _tracked(spec)
     assert obs.occluded
-    assert obs.board_rows() != list(hand.board)  # what it flags is a wrong board
+    # what it flags is a wrong board: its cells, or its bridges
+    assert (obs.board_rows() != list(hand.board)
+            or _bridges(obs.bridge_names()) != set(hand.bridges))
     clear, seen = _tracked(replace(spec, hands=()))
     assert not seen.occluded and seen.board_rows() == list(clear.board)
     return obs
@@ -264,6 +266,39 @@ def test_a_pale_hand_over_a_tan_border_is_flagged_by_the_change_beside_its_finge
     before), and the same scene without the hand is not flagged."""
     obs = _hand_scene_flagged(1111, 67)
     assert obs.state(parse_cell("b1")) is CellState.LIGHT  # flagged, read as it was
+
+
+def test_a_hand_over_a_bridge_at_the_edge_is_flagged_by_the_hidden_cell_beside_the_border(
+) -> None:
+    """A brown hand over a dark border, its fingers over the bridge c10-d8 between brown
+    tiles (seed 4444, hand scene 51): the bridge is missed and c9 under the fingers is
+    hidden, one cell in from the edge; the border beside a10-c10 changed but is excused as
+    the tiles there leaning over it. A hidden cell next to an edge cell whose border
+    changed flags the frame (it read as a wrong board, unflagged, before), and the same
+    scene without the hand is not flagged."""
+    obs = _hand_scene_flagged(4444, 51)
+    assert parse_cell("c9") in obs.occluded_cells
+    assert ("c10", "d8") not in _bridges(obs.bridge_names())
+
+
+def test_a_hidden_cell_counts_next_to_an_edge_cell_whose_border_changed() -> None:
+    from vision.pipeline import _beside_changed_border
+
+    _, plan = _angled_plan()
+    xy = plan.sampling.ring_xy
+    near_side = np.flatnonzero(xy[:, 1] < 0)
+    near_side = near_side[np.argsort(xy[near_side, 0])]  # a1's side, file by file
+    changed = np.zeros(len(xy), bool)
+    assert tuple(np.floor(xy[near_side[4]]).clip(0, 9).astype(int)) == parse_cell("e1")
+    changed[near_side[4]] = True  # beside e1
+    unknown = np.zeros((10, 10), bool)
+    assert not _beside_changed_border(plan, unknown, changed)
+    for f, r, flagged in ((4, 1, True), (5, 1, True), (3, 0, True), (4, 0, True),
+                          (6, 1, False), (4, 2, False), (0, 0, False)):
+        unknown[:] = False
+        unknown[r, f] = True  # rows are ranks: (4, 1) is e2
+        assert _beside_changed_border(plan, unknown, changed) is flagged
+        assert not _beside_changed_border(plan, unknown, np.zeros(len(xy), bool))
 
 
 def test_a_change_of_the_border_counts_beside_a_half_hidden_edge_cell() -> None:
