@@ -942,7 +942,9 @@ in is a stray cell to `EDGE_HIDDEN`: a pale hand over a beige border (seed 9999,
 163; c9 hidden, c10 at 0.42) and a hand held over the far edge whose fingers read as a
 bridge (seed 12, hands, 30; e9 hidden, e10 at 0.55) read as wrong boards unflagged. On
 3,504 clean frames of the tuning seeds no hidden cell was joined to the edge by cells
-above 0.23; on the held-out seeds it flagged one clean frame of 2,278 (bridges' cells)."""
+above 0.23; on the held-out seeds it flagged one clean frame of 2,278 (bridges' cells).
+An edge cell this likely hidden beside a border sample that counts is a finger too (see
+`_finger_on_border`)."""
 
 
 def _ring_cells(plan: Plan) -> np.ndarray:
