@@ -286,8 +286,7 @@ def test_a_hidden_cell_counts_next_to_an_edge_cell_whose_border_changed() -> Non
 
     _, plan = _angled_plan()
     xy = plan.sampling.ring_xy
-    near_side = np.flatnonzero(xy[:, 1] < 0)
-    near_side = near_side[np.argsort(xy[near_side, 0])]  # a1's side, file by file
+    near_side = _near_side(plan)
     changed = np.zeros(len(xy), bool)
     assert tuple(np.floor(xy[near_side[4]]).clip(0, 9).astype(int)) == parse_cell("e1")
     changed[near_side[4]] = True  # beside e1
@@ -306,8 +305,7 @@ def test_a_change_of_the_border_counts_beside_a_half_hidden_edge_cell() -> None:
 
     _, plan = _angled_plan()
     xy = plan.sampling.ring_xy
-    near_side = np.flatnonzero(xy[:, 1] < 0)
-    box = near_side[np.argsort(xy[near_side, 0])][1]  # beside b1
+    box = _near_side(plan)[1]  # beside b1
     assert tuple(np.floor(xy[box]).clip(0, 9).astype(int)) == parse_cell("b1")
     odd = np.zeros(len(xy), bool)
     hidden = np.zeros(100)
@@ -489,8 +487,16 @@ def _border_hit(settings: Thresholds, plan: Plan, m: object, codes: np.ndarray,
     (`m`: a `Measurement`, or a stand-in with the fields the border test reads)."""
     from vision.pipeline import _odd_boxes, _ring_hit
 
-    return _ring_hit(settings, _odd_boxes(settings, plan, m, codes, spanned,  # type: ignore[arg-type]
-                                          model))
+    odd = _odd_boxes(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
+    return _ring_hit(settings, odd)
+
+
+def _near_side(plan: Plan) -> np.ndarray:
+    """The border samples along a1's side (the near side of `_angled_plan`), file by file."""
+    xy = plan.sampling.ring_xy
+    side = np.flatnonzero(xy[:, 1] < 0)
+    result: np.ndarray = side[np.argsort(xy[side, 0])]
+    return result
 
 
 def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None:
@@ -629,8 +635,7 @@ def test_a_tiles_shadow_counts_with_a_change_of_the_border_only_beside_it() -> N
 
     settings, plan, model, coef = _border_scene()
     xy = plan.sampling.ring_xy
-    near_side = np.flatnonzero(xy[:, 1] < 0)
-    near_side = near_side[np.argsort(xy[near_side, 0])]  # a1's side, file by file
+    near_side = _near_side(plan)
     changed = near_side[0]  # one box changed (skin-coloured, say), beside a tile
     codes = np.zeros(100, np.int64)
     codes[np.floor(xy[near_side, 0]).astype(int)] = LIGHT  # tiles all along that side
@@ -656,8 +661,7 @@ def test_a_faint_change_of_the_border_counts_only_next_to_a_clear_one() -> None:
 
     settings, plan, model, coef = _border_scene()
     xy = plan.sampling.ring_xy
-    near_side = np.flatnonzero(xy[:, 1] < 0)
-    near_side = near_side[np.argsort(xy[near_side, 0])]  # a1's side, file by file
+    near_side = _near_side(plan)
     codes = np.zeros(100, np.int64)  # a bare board
     outliers = np.zeros(len(xy), bool)
     outliers[near_side[4]] = True  # one box changed (skin-coloured, say): not enough alone
