@@ -1505,15 +1505,15 @@ class BoardReader:
                 self._outer = None if outer is None else outer.copy()
             return m
         limit = self.settings.ring_outlier_error
-        odd, shadows = border_changes(m.ring_bgr, self._border, limit)
+        change = border_change_levels(m.ring_bgr, self._border, limit)
+        odd, shadows = split_changes(*change, MIN_ODD_LEVELS)
         outer_odd = None
         if self._outer is not None and outer is not None:
             outer_odd = border_changes(outer, self._outer, limit)[0]
         faint = clear = None
         if odd.any():
-            faint = np.logical_or(*border_changes(m.ring_bgr, self._border, limit,
-                                                  FAINT_LEVELS)) & ~(odd | shadows)
-            clear = border_changes(m.ring_bgr, self._border, limit, CLEAR_LEVELS)[0]
+            faint = np.logical_or(*split_changes(*change, FAINT_LEVELS)) & ~(odd | shadows)
+            clear = split_changes(*change, CLEAR_LEVELS)[0]
         if not (odd | shadows).any():
             rate = self.settings.adapt_rate
             self._border = (1 - rate) * self._border + rate * m.ring_bgr
@@ -1977,13 +1977,31 @@ def border_changes(
     tile's or a bridge's shadow under a low lamp falls across the border, and so does a
     hand's); otherwise it is an outlier (a hand, an arm, a sleeve changes the colour).
     """
+    return split_changes(*border_change_levels(ring, reference, limit), levels)
+
+
+def border_change_levels(
+    ring: np.ndarray, reference: np.ndarray, limit: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(n,) the grey levels by which each border sample differs from the bare border behind
+    it where it differs by more than `limit` (relative), else 0; and (n,) whether its
+    change is a shadow's (see `border_changes`, which counts the levels)."""
     expected, diff = _off_exposure(ring, reference)
-    odd = (diff > limit * np.maximum(expected.mean(axis=1), 1.0)) & (diff > levels)
+    change = np.where(diff > limit * np.maximum(expected.mean(axis=1), 1.0), diff, 0.0)
     ratio = np.maximum(ring, 1.0) / np.maximum(expected, 1.0)
     top, bottom = ratio.max(axis=1), ratio.min(axis=1)
     noise = _SHADOW_NOISE_LEVELS / np.maximum(expected.min(axis=1), 1.0)
     shadow = (top < 1.0) & (bottom > _SHADOW_DEEPEST) & (
         top - bottom < _SHADOW_TINT * ratio.mean(axis=1) + noise)
+    return change, shadow
+
+
+def split_changes(
+    change: np.ndarray, shadow: np.ndarray, levels: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """`border_change_levels`' samples changed by more than `levels` grey levels, as
+    (outliers, shadows)."""
+    odd = change > levels
     return odd & ~shadow, odd & shadow
 
 
