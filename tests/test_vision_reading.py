@@ -321,6 +321,114 @@ def test_a_change_of_the_border_counts_beside_a_half_hidden_edge_cell() -> None:
     assert not _finger_on_border(plan, np.zeros(len(xy), bool), np.full(100, 0.9))
 
 
+def test_a_pale_hand_reaching_over_a_corner_is_flagged_by_the_tile_it_seems() -> None:
+    """A pale hand the colour of the board and its beige border reaching over a10 (seed
+    3434, hand scene 97): a10 under the fingers reads as a light tile, unlike the board's
+    other light tiles though not enough to be unlike every tile, and only the outer half
+    of the border beside it changed. Such a tile beside such a change flags the frame (it
+    read as a wrong board, unflagged, before), and the same scene without the hand is not
+    flagged."""
+    obs = _hand_scene_flagged(3434, 97)
+    assert obs.state(parse_cell("a10")) is CellState.LIGHT  # flagged, read as it was
+
+
+def test_a_light_tile_in_the_shadow_of_a_hand_held_high_is_read_by_a_second_look() -> None:
+    """A brown hand held high beside the far corner (seed 6767, hand scene 26) shades a9,
+    b9 and the bare cells next to them: the cell network is sure the light tiles at a9
+    and b9 are bare board. The second look, taken at a9 for doubt, sees a light tile; b9,
+    which it did not doubt, is looked at too because it is next to a9 and has changed more
+    than bare board does. The board is read right (b9 was read as bare board before)."""
+    hand, obs = _tracked(random_spec(np.random.default_rng([6767, 26]), "hands"))
+    assert hand.occluded
+    assert obs.board_rows() == list(hand.board)
+    assert _bridges(obs.bridge_names()) == set(hand.bridges)
+
+
+def test_a_bare_cell_next_to_one_the_look_finds_a_tile_is_looked_at_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import vision.pipeline as pipeline
+    from vision.classify import EMPTY, LIGHT
+
+    settings, plan = _angled_plan()
+    looked: list[list[int]] = []
+    seen = {"e5": LIGHT}
+
+    def look_at(settings: Thresholds, plan: Plan, m: object, model: ColourModel,
+                net: object, cells: np.ndarray, out: np.ndarray) -> None:
+        looked.append(sorted(int(c) for c in cells))
+        if 44 in cells:  # e5, which the cell network doubts
+            out[44] = 0.0
+            out[44, seen["e5"]] = 1.0
+
+    monkeypatch.setattr(pipeline, "_look_at", look_at)
+    probs = np.zeros((100, 4))
+    probs[:, EMPTY] = 1.0
+    probs[44] = (0.9, 0.1, 0.0, 0.0)
+    change = np.zeros(100)
+    change[[45, 54, 33]] = pipeline.NEIGHBOUR_CHANGED + 1.0  # f5, e6, d4: changed
+    change[43] = pipeline.NEIGHBOUR_CHANGED  # d5: not by more than bare board does
+    change[46] = 50.0  # g5: changed a lot, but not next to e5
+    probs[33] = (0.4, 0.0, 0.0, 0.6)  # d4: taken for hidden
+    m = SimpleNamespace(sub_bgr=np.full((100, 9, 3), 100.0))
+    model = ColourModel(empty=(70.0, 0.0, 10.0), ring=(20.0, 0.0, 0.0),
+                        light=(90.0, 0.0, 10.0), dark=(30.0, 30.0, 20.0))
+    out = pipeline._second_look(settings, plan, m, model, probs, change)  # type: ignore[arg-type]
+    assert looked == [[44, 46], [45, 54]]  # e5 doubted, g5 changed; then f5 and e6
+    assert out[44].argmax() == LIGHT
+    looked.clear()
+    seen["e5"] = EMPTY  # the look finds e5 bare too: nothing more is looked at
+    pipeline._second_look(settings, plan, m, model, probs, change)  # type: ignore[arg-type]
+    assert looked == [[44, 46]]
+
+
+def test_an_edge_tile_apart_from_its_colour_counts_beside_a_change_of_the_outer_border(
+) -> None:
+    from vision.classify import DARK, LIGHT
+    from vision.pipeline import APART_RATIO, APART_TILE, _tile_apart_on_border
+
+    _, plan = _angled_plan()
+    xy = plan.sampling.ring_xy
+    box = _near_side(plan)[1]  # beside b1
+    assert tuple(np.floor(xy[box]).clip(0, 9).astype(int)) == parse_cell("b1")
+    assert plan.sampling.ring_outer_share[box] < 0.3
+    model = ColourModel(empty=(70.0, 0.0, 10.0), ring=(75.0, 2.0, 15.0),
+                        light=(90.0, 0.0, 10.0), dark=(30.0, 30.0, 20.0))
+    codes = np.zeros(100, np.int64)
+    codes[[1, 44, 77]] = LIGHT  # b1, e5, h8
+    codes[[60, 61]] = DARK
+    lab = _tiles_as_learned(codes, model)
+    lab[44, 0] -= 4.0  # the other light tiles, 4 and 2 from the light colour
+    lab[77, 0] += 2.0
+    outer = np.zeros(len(xy), bool)
+    none = np.zeros(len(xy), bool)
+    spanned = np.zeros(100, bool)
+
+    def apart(b1: float, outliers: np.ndarray = none, spanned: np.ndarray = spanned) -> bool:
+        seen = lab.copy()
+        seen[1, 0] -= b1  # b1 that far from the light colour
+        m = SimpleNamespace(ring_outer_odd=outer, ring_outliers=outliers, cells_lab=seen)
+        return _tile_apart_on_border(plan, m, model, codes, spanned)  # type: ignore[arg-type]
+
+    far = max(APART_TILE, APART_RATIO * 4.0)
+    assert not apart(far)  # the border did not change
+    outer[box] = True  # its outer half alone did
+    assert apart(far)
+    assert not apart(far - 0.5)  # like the other light tiles
+    lab[44, 0] -= 2.0  # e5 6 away: b1 must be 18 away
+    assert not apart(far) and apart(APART_RATIO * 6.0)
+    lab[44, 0] += 5.0  # e5 1 away: b1 must still be APART_TILE away
+    assert not apart(APART_TILE - 0.5) and apart(APART_TILE)
+    inner = none.copy()
+    inner[box] = True
+    assert not apart(far, inner)  # the inner half changed too: not this rule's
+    assert not apart(far, spanned=np.arange(100) == 1)  # b1 a bridge's end
+    outer[box] = False
+    assert not apart(far)
+    m = SimpleNamespace(ring_outer_odd=None, ring_outliers=none, cells_lab=lab)
+    assert not _tile_apart_on_border(plan, m, model, codes, spanned)  # type: ignore[arg-type]
+
+
 def test_tracker_reads_jpeg_frames_after_calibrating_on_the_empty_board() -> None:
     spec = _spec(elevation_deg=70.0, azimuth_deg=-15.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
