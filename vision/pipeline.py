@@ -455,7 +455,9 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
     `background_change`), a cell read as bare board that has changed from the bare board
     seen there by more than `CHANGED_BARE` gets the look too, however sure, and so does a
     cell read as a tile that has changed by less than `UNCHANGED_TILE`; so does a cell
-    read as bare board in a burnt-out picture (`SATURATED`)."""
+    read as bare board in a burnt-out picture (`SATURATED`). Where the look finds a tile in
+    a cell the cell network read as bare board, the bare cells next to it that changed by
+    more than `NEIGHBOUR_CHANGED` get the look too."""
     net = patch_network()
     # Doubt among what the cell can be in view: the look cannot change the chance that
     # it is hidden, so a cell sure of its state but for that chance gains nothing by it.
