@@ -338,7 +338,7 @@ def observe(
     if occluded:
         # Next to what is hidden, a cell read without conviction is hidden too (a sleeve's
         # edge, a finger's shadow).
-        near = cv2.dilate(unknown.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+        near = _around(unknown)
         occluded_grid = unknown | (near & (reading.confidence.reshape(SIZE, SIZE) < 0.5))
     else:
         # A stray cell nothing fits well (a glare spot, a shadow) on a board nothing hides:
@@ -489,9 +489,9 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
         # cells next to it that have changed more than bare board does are looked at too.
         turned = unsure[(best[unsure] == EMPTY) & (out[unsure].argmax(axis=1) != EMPTY)]
         if len(turned):
-            grid = np.zeros(SIZE * SIZE, np.uint8)
-            grid[turned] = 1
-            near = cv2.dilate(grid.reshape(SIZE, SIZE), np.ones((3, 3), np.uint8)).ravel() > 0
+            grid = np.zeros(SIZE * SIZE, bool)
+            grid[turned] = True
+            near = _around(grid.reshape(SIZE, SIZE)).ravel()
             near[unsure] = False
             more = np.flatnonzero(near & bare & (change > NEIGHBOUR_CHANGED)
                                   & (probs[:, UNKNOWN] < 0.5) & ~_maybe_spanned(plan, probs))
@@ -844,14 +844,12 @@ def _odd_boxes(
         # Held high, a hand's picture can leave the border's inner half as it was and
         # change only the outer half, where no tile leans: beside a cell read as hidden,
         # or as a tile unlike every tile, that is the arm of the hand over the cell.
-        alone = m.ring_outer_odd & ~m.ring_outliers & ~spanned[index]
-        odd |= alone & (unlike | (beside == UNKNOWN)) & (
-            plan.sampling.ring_outer_share < _LEAN_OUTER_SHARE)
+        odd |= _outer_alone(plan, m, spanned, index) & (unlike | (beside == UNKNOWN))
     if m.ring_shadows is not None:
         # A shadow on the border counts unless a tile or a bridge near it casts it (a
         # hand's shadow reaches the border before the hand does, or beside it).
         casters = ((codes == LIGHT) | (codes == DARK) | spanned).reshape(SIZE, SIZE)
-        near = cv2.dilate(casters.astype(np.uint8), np.ones((3, 3), np.uint8)).ravel() > 0
+        near = _around(casters).ravel()
         odd |= m.ring_shadows & ~near[index]
     shadows = m.ring_shadows
     if shadows is not None and m.ring_outer_odd is not None:
@@ -891,6 +889,24 @@ def _odd_boxes(
         apart = np.linalg.norm(xy[:, None, :] - xy[None, odd, :], axis=2).min(axis=1)
         odd |= shadows & (apart <= SHADOW_BESIDE)
     return odd
+
+
+def _outer_alone(plan: Plan, m: Measurement, spanned: np.ndarray, index: np.ndarray
+                 ) -> np.ndarray:
+    """(n,) the border samples whose outer half alone changed, where no tile's lean reaches
+    it and no bridge stands beside it (`m.ring_outer_odd` must be known; `index`: each
+    sample's edge cell, `spanned`: the cells a bridge may excuse a change beside)."""
+    assert m.ring_outer_odd is not None
+    result: np.ndarray = (m.ring_outer_odd & ~m.ring_outliers & ~spanned[index]
+                          & (plan.sampling.ring_outer_share < _LEAN_OUTER_SHARE))
+    return result
+
+
+def _around(mask: np.ndarray) -> np.ndarray:
+    """(10, 10) the cells of `mask` ((10, 10) bool) and those next to them, side by side or
+    corner to corner."""
+    result: np.ndarray = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    return result
 
 
 UNLIKE_TILE = 30.0
@@ -1032,8 +1048,7 @@ def _beside_changed_border(plan: Plan, unknown: np.ndarray, changed: np.ndarray)
         return False
     edge = np.zeros(SIZE * SIZE, bool)
     edge[_ring_cells(plan)[changed]] = True
-    near = cv2.dilate(unknown.astype(np.uint8), np.ones((3, 3), np.uint8)).ravel() > 0
-    return bool((near & edge).any())
+    return bool((_around(unknown).ravel() & edge).any())
 
 
 APART_TILE = 15.0
@@ -1064,12 +1079,10 @@ def _tile_apart_on_border(plan: Plan, m: Measurement, model: ColourModel, codes:
     most, a dark tile in a warm lamp's light, 4.3 times the others) or at most 2.2 times as
     far as the others; the rule flags 3434/97 alone. As `EDGE_HIDDEN`, it only flags: the
     reading stays."""
-    outer = m.ring_outer_odd
-    if outer is None:
+    if m.ring_outer_odd is None:
         return False
     index = _ring_cells(plan)
-    alone = (outer & ~m.ring_outliers & ~spanned[index]
-             & (plan.sampling.ring_outer_share < _LEAN_OUTER_SHARE))
+    alone = _outer_alone(plan, m, spanned, index)
     if not alone.any():
         return False
     for cls, centre in ((LIGHT, model.light), (DARK, model.dark)):
