@@ -1425,3 +1425,81 @@ def test_a_board_found_again_after_a_bump_is_lined_up_with_the_board_read_before
     assert np.abs(np.array(seen[-1].corners) - render(knocked).corners).max() < 10
     # what was learned of the bare border and board holds
     assert reader.measure_frame(_noisy(knocked, 6))[1].bare_view is not None
+
+
+def test_a_pale_hand_over_a_pale_border_is_flagged_by_the_print_it_hides() -> None:
+    """A pale hand over a pale grey border with printed lines (seed 1313, hand scene 28):
+    j2 under the fingers reads as a light tile, and no border sample changed colour. The
+    lines printed just outside the border samples there no longer look as in the
+    calibration photo, which flags the frame (it read as a wrong board, unflagged, before);
+    the same scene without the hand is not flagged."""
+    _hand_scene_flagged(1313, 28)
+
+
+def _printed_views(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """A top-down view of a bare board whose border has fine print (stripes two pixels
+    wide, 60 grey levels apart) and the same view with no print (one grey)."""
+    side = plan.sampling.side
+    ys, xs = np.mgrid[0:side, 0:side]
+    grey = np.where(((xs + ys) // 2) % 2 == 0, 150, 210).astype(np.uint8)
+    return np.repeat(grey[:, :, None], 3, axis=2), np.full((side, side, 3), 180, np.uint8)
+
+
+def test_the_border_print_is_compared_beside_samples_that_kept_their_colour() -> None:
+    from vision.pipeline import (
+        PRINT_LIKENESS,
+        PRINT_QUIET_LEVELS,
+        _print_hidden,
+        beyond_boxes,
+        print_likeness,
+    )
+
+    _, plan = _angled_plan()
+    sampling = plan.sampling
+    boxes = beyond_boxes(sampling)
+    outer = sampling.ring_outer_boxes
+    assert boxes.shape == outer.shape
+    # each box the size of its outer half, next to it, on the side away from the grid
+    assert ((boxes[:, 2:] - boxes[:, :2]) == (outer[:, 2:] - outer[:, :2])).all()
+    centre = np.array([sampling.side / 2, sampling.side / 2])
+    mid_box = (boxes[:, :2] + boxes[:, 2:]) / 2
+    mid_outer = (outer[:, :2] + outer[:, 2:]) / 2
+    assert (np.abs(mid_box - centre).max(axis=1) > np.abs(mid_outer - centre).max(axis=1)).all()
+    compared = np.concatenate([ids for ids, _ in plan.beyond])
+    assert len(np.unique(compared)) == len(compared) > 0.9 * len(boxes)
+
+    printed, plain = _printed_views(plan)
+    n = len(boxes)
+    box = int(compared[0])
+    x0, y0, x1, y1 = boxes[box]
+
+    quiet = np.zeros(n)
+
+    def likeness(view: np.ndarray | None, now: np.ndarray,
+                 levels: np.ndarray | None = quiet) -> np.ndarray:
+        bare = None if view is None else SimpleNamespace(image=view, grey=None)
+        m = SimpleNamespace(bare_view=bare, ring_levels=levels, topdown=now, slopes=None)
+        return print_likeness(plan, m)  # type: ignore[arg-type]
+
+    assert (likeness(printed, printed) > 0.999).all()
+    lit = (printed * 0.7 + 20).astype(np.uint8)  # dimmer light: the same print
+    assert (likeness(printed, lit) > 0.99).all()
+    hand = printed.copy()
+    hand[y0:y1, x0:x1] = 180  # a hand of the border's mean colour over the print
+    found = likeness(printed, hand)
+    assert found[box] < PRINT_LIKENESS and (np.delete(found, box) > 0.999).all()
+    m = SimpleNamespace(bare_view=SimpleNamespace(image=printed, grey=None),
+                        ring_levels=np.zeros(n), topdown=hand, slopes=None)
+    assert _print_hidden(plan, m)  # type: ignore[arg-type]
+    m.topdown = printed
+    assert not _print_hidden(plan, m)  # type: ignore[arg-type]
+    changed = np.zeros(n)
+    changed[box] = PRINT_QUIET_LEVELS  # the sample changed colour: other rules judge it
+    assert likeness(printed, hand, changed)[box] == 1.0
+    changed[box] = PRINT_QUIET_LEVELS - 0.5
+    assert likeness(printed, hand, changed)[box] < PRINT_LIKENESS
+    hand_plain = plain.copy()
+    hand_plain[y0:y1, x0:x1] = 120
+    assert (likeness(plain, hand_plain) == 1.0).all()  # no print in the photo to hide
+    assert (likeness(None, hand) == 1.0).all()  # no photo
+    assert (likeness(printed, hand, None) == 1.0).all()  # no bare border seen

@@ -115,7 +115,7 @@ def plan_sampling(
         [_boxes(p[None, :], hx, hy, px, margin, side)[0] for p, (hx, hy) in zip(
             ring_xy, ring_half, strict=True)]
     )
-    inside = [_inside(map_x, map_y, box, image_size) for box in ring_boxes]
+    inside = [box_inside(map_x, map_y, box, image_size) for box in ring_boxes]
     ring_boxes, ring_xy = ring_boxes[inside], ring_xy[inside]
     edge = np.clip(np.floor(ring_xy), 0, SIZE - 1) + 0.5
     outward = ring_xy - edge
@@ -140,7 +140,8 @@ def plan_sampling(
     )
 
 
-def _inside(map_x: np.ndarray, map_y: np.ndarray, box: np.ndarray, size: tuple[int, int]) -> bool:
+def box_inside(map_x: np.ndarray, map_y: np.ndarray, box: np.ndarray, size: tuple[int, int]
+               ) -> bool:
     """Whether a top-down box comes from inside the camera image (the border may not)."""
     x0, y0, x1, y1 = (int(v) for v in box)
     xs, ys = map_x[y0:y1, x0:x1], map_y[y0:y1, x0:x1]

@@ -64,6 +64,7 @@ from vision.features import (
     TILE_REACH,
     SamplingPlan,
     Slopes,
+    box_inside,
     box_means,
     cell_colours,
     field_at,
@@ -122,6 +123,10 @@ class Plan:
     """... and when they are all of one size, a whole number of times a strip's, the flat
     indices in the top-down view of their pixels, stacked ((squares * height, width), see
     `strip_pixels`)."""
+    beyond: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
+    """The border just outside the ring's outer halves (see `beyond_boxes`), in groups of
+    one size: per group, the ring samples' indices and the flat indices in the top-down
+    view of their pixels ((samples, pixels))."""
 
 
 @dataclass(frozen=True)
@@ -172,6 +177,10 @@ class Measurement:
     """How the sub-boxes have changed from the bare board seen before (`make_shade`), when
     worked out for this frame's (consumers check it is of their `sub_lab` and
     `background`)."""
+    ring_levels: np.ndarray | None = None
+    """(n,) the grey levels by which each border sample, or the outer half of it, differs
+    most from the bare border seen before (0 within the relative limit; None: no reference,
+    see `border_change_levels`)."""
 
 
 def make_plan(
@@ -188,7 +197,7 @@ def make_plan(
     decks = deck_frames(settings, sampling, np.array(bridges.pairs, np.int64))
     squares = strip_squares(sampling)
     return Plan(np.asarray(corners, np.float64), sampling, bridges, decks, squares,
-                strip_pixels(squares, sampling.side))
+                strip_pixels(squares, sampling.side), beyond_groups(sampling, image_size))
 
 
 def measure(settings: Thresholds, plan: Plan, image: np.ndarray, *, even: bool = True
@@ -334,7 +343,8 @@ def observe(
                               and (_reaches_edge(unknown, probs[:, UNKNOWN])
                                    or _finger_on_border(plan, odd, probs[:, UNKNOWN])))))
         or _fading_arm(settings, plan, m, odd)
-        or _tile_apart_on_border(plan, m, model, ring_codes, ring_spanned)))
+        or _tile_apart_on_border(plan, m, model, ring_codes, ring_spanned)
+        or _print_hidden(plan, m)))
     if occluded:
         # Next to what is hidden, a cell read without conviction is hidden too (a sleeve's
         # edge, a finger's shadow).
@@ -1102,6 +1112,96 @@ def _tile_apart_on_border(plan: Plan, m: Measurement, model: ColourModel, codes:
     return False
 
 
+PRINT_QUIET_LEVELS = 10.0
+"""Grey levels: `_print_hidden` compares the border's print beside the border samples (and
+their outer halves) that changed by less than this from the bare border seen before ..."""
+
+PRINT_LEAST_SPREAD = 10.0
+"""... where the calibration photo shows print there: its grey levels spread (standard
+deviation) by at least this ..."""
+
+PRINT_LIKENESS = 0.35
+"""... and flags the frame when the print's correlation with the photo's falls below this
+at one of them."""
+
+
+def beyond_boxes(sampling: SamplingPlan) -> np.ndarray:
+    """(n, 4) per border sample, the box of the top-down view (x0, y0, x1, y1) just outside
+    its outer half (`SamplingPlan.ring_outer_boxes`): the same box moved outward by its own
+    depth, over the border's outer part and its edge. Not cut at the view's edge."""
+    inner, outer = sampling.ring_boxes, sampling.ring_outer_boxes
+    step = ((outer[:, :2] + outer[:, 2:]) - (inner[:, :2] + inner[:, 2:])).astype(np.float64)
+    across = np.abs(step[:, 1]) > np.abs(step[:, 0])  # top and bottom: moved along y
+    depth = np.where(across, outer[:, 3] - outer[:, 1], outer[:, 2] - outer[:, 0])
+    sign = np.sign(np.where(across, step[:, 1], step[:, 0])).astype(np.int64)
+    shift = np.zeros_like(outer)
+    shift[:, 1] = shift[:, 3] = np.where(across, sign * depth, 0)
+    shift[:, 0] = shift[:, 2] = np.where(across, 0, sign * depth)
+    result: np.ndarray = outer + shift
+    return result
+
+
+def beyond_groups(sampling: SamplingPlan, image_size: tuple[int, int]
+                  ) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """`Plan.beyond`: the `beyond_boxes` that lie inside the top-down view and come from
+    inside the camera image, grouped by their number of pixels (the border's sides give
+    boxes of one shape lying and standing: one group, compared in one go)."""
+    side = sampling.side
+    boxes = beyond_boxes(sampling)
+    groups: dict[int, list[tuple[int, np.ndarray]]] = {}
+    for i, (x0, y0, x1, y1) in enumerate(boxes.tolist()):
+        if not (0 <= x0 < x1 <= side and 0 <= y0 < y1 <= side
+                and box_inside(sampling.map_x, sampling.map_y, boxes[i], image_size)):
+            continue
+        rows, cols = np.mgrid[y0:y1, x0:x1]
+        groups.setdefault((y1 - y0) * (x1 - x0), []).append(
+            (i, (rows * side + cols).ravel()))
+    return tuple((np.array([i for i, _ in members], np.int64),
+                  np.stack([flat for _, flat in members]))
+                 for _, members in sorted(groups.items()))
+
+
+def print_likeness(plan: Plan, m: Measurement) -> np.ndarray:
+    """(n,) per border sample, the correlation of the grey levels just outside it (see
+    `beyond_boxes`) with the calibration photo's there; 1.0 where not compared: where the
+    sample or its outer half changed by `PRINT_QUIET_LEVELS` or more, where the photo shows
+    no print (`PRINT_LEAST_SPREAD`), and everywhere without a photo or a bare border."""
+    n = len(plan.sampling.ring_boxes)
+    likeness = np.ones(n)
+    view = m.bare_view
+    if view is None or m.ring_levels is None or view.image.shape != m.topdown.shape:
+        return likeness
+    quiet = m.ring_levels < PRINT_QUIET_LEVELS
+    before = view.grey if view.grey is not None else cv2.cvtColor(view.image,
+                                                                  cv2.COLOR_BGR2GRAY)
+    now = (m.slopes.image if m.slopes is not None and m.slopes.image is not None
+           else cv2.cvtColor(m.topdown, cv2.COLOR_BGR2GRAY))
+    for ids, flat in plan.beyond:
+        use = quiet[ids]
+        if not use.any():
+            continue
+        pixels = flat[use]
+        a = before.reshape(-1).take(pixels).astype(np.float64)
+        b = now.reshape(-1).take(pixels).astype(np.float64)
+        a -= a.mean(axis=1, keepdims=True)
+        b -= b.mean(axis=1, keepdims=True)
+        aa, bb = (a * a).sum(axis=1), (b * b).sum(axis=1)
+        den = np.sqrt(aa * bb)
+        # (A patch of one grey now, where the photo shows print, is nothing like it.)
+        score = np.where(den > 1e-6, (a * b).sum(axis=1) / np.maximum(den, 1e-6), 0.0)
+        spread = np.sqrt(aa / pixels.shape[1])
+        likeness[ids[use]] = np.where(spread >= PRINT_LEAST_SPREAD, score, 1.0)
+    return likeness
+
+
+def _print_hidden(plan: Plan, m: Measurement) -> bool:
+    """Whether the border's print just outside a border sample that kept its colour no
+    longer looks as in the calibration photo (`print_likeness` below `PRINT_LIKENESS`).
+    A pale hand over a pale border of its own colour changes no colour sample, but it hides
+    the lines printed there. Flags only: the reading stays."""
+    return bool((print_likeness(plan, m) < PRINT_LIKENESS).any())
+
+
 def _reaches_edge(unknown: np.ndarray, hidden: np.ndarray) -> bool:
     """Whether a hidden cell ((10, 10) mask) is joined to the board's edge, 8-connected,
     through cells with at least `REACHING_HIDDEN` chance of being hidden (`hidden`, (100,);
@@ -1619,8 +1719,11 @@ class BoardReader:
         change = border_change_levels(m.ring_bgr, self._border, limit)
         odd, shadows = split_changes(*change, MIN_ODD_LEVELS)
         outer_odd = None
+        levels = change[0]
         if self._outer is not None and outer is not None:
-            outer_odd = border_changes(outer, self._outer, limit)[0]
+            outer_change = border_change_levels(outer, self._outer, limit)
+            outer_odd = split_changes(*outer_change, MIN_ODD_LEVELS)[0]
+            levels = np.maximum(levels, outer_change[0])
         faint = clear = None
         if odd.any():
             faint = np.logical_or(*split_changes(*change, FAINT_LEVELS)) & ~(odd | shadows)
@@ -1659,7 +1762,7 @@ class BoardReader:
                 outer_odd = faint = clear = None
         self._last_odd = odd | shadows
         return replace(m, ring_outliers=odd, ring_shadows=shadows, ring_outer_odd=outer_odd,
-                       ring_faint=faint, ring_clear=clear)
+                       ring_faint=faint, ring_clear=clear, ring_levels=levels)
 
     def _unchanged_near(self, changed: np.ndarray) -> bool:
         """Whether the cells within `REACH` of these border samples read as they did on
@@ -1913,7 +2016,8 @@ def _view_of(calibration: Calibration, side: int) -> BareView | None:
     if image is None or image.shape != (side, side, 3):
         return None
     known = np.array([row is not None for row in calibration.board])
-    return BareView(image, np.array(calibration.view_light, np.float64).reshape(6, 3), known)
+    return BareView(image, np.array(calibration.view_light, np.float64).reshape(6, 3), known,
+                    cv2.cvtColor(image, cv2.COLOR_BGR2GRAY))
 
 
 NUDGE_MIN_PX = 0.5
