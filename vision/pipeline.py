@@ -181,6 +181,9 @@ class Measurement:
     """(n,) the grey levels by which each border sample, or the outer half of it, differs
     most from the bare border seen before (0 within the relative limit; None: no reference,
     see `border_change_levels`)."""
+    print_grey: np.ndarray | None = None
+    """The grey top-down view the border's print is compared with (`print_likeness`): the
+    calibration photo's, or what a reader has seen lie still there since (None: none)."""
 
 
 def make_plan(
@@ -1163,17 +1166,16 @@ def beyond_groups(sampling: SamplingPlan, image_size: tuple[int, int]
 
 def print_likeness(plan: Plan, m: Measurement) -> np.ndarray:
     """(n,) per border sample, the correlation of the grey levels just outside it (see
-    `beyond_boxes`) with the calibration photo's there; 1.0 where not compared: where the
-    sample or its outer half changed by `PRINT_QUIET_LEVELS` or more, where the photo shows
-    no print (`PRINT_LEAST_SPREAD`), and everywhere without a photo or a bare border."""
+    `beyond_boxes`) with the calibration photo's there (`Measurement.print_grey`); 1.0 where
+    not compared: where the sample or its outer half changed by `PRINT_QUIET_LEVELS` or
+    more, where the photo shows no print (`PRINT_LEAST_SPREAD`), and everywhere without a
+    photo or a bare border."""
     n = len(plan.sampling.ring_boxes)
     likeness = np.ones(n)
-    view = m.bare_view
-    if view is None or m.ring_levels is None or view.image.shape != m.topdown.shape:
+    before = m.print_grey
+    if before is None or m.ring_levels is None or before.shape != m.topdown.shape[:2]:
         return likeness
     quiet = m.ring_levels < PRINT_QUIET_LEVELS
-    before = view.grey if view.grey is not None else cv2.cvtColor(view.image,
-                                                                  cv2.COLOR_BGR2GRAY)
     now = (m.slopes.image if m.slopes is not None and m.slopes.image is not None
            else cv2.cvtColor(m.topdown, cv2.COLOR_BGR2GRAY))
     for ids, flat in plan.beyond:
@@ -1344,6 +1346,14 @@ class BoardReader:
         self._background = _background_of(calibration)
         self._outer = _border_of(calibration, self._plan.sampling.ring_outer_xy)
         self._view = _view_of(calibration, self._plan.sampling.side)
+        self._print = None if self._view is None else self._view.grey
+        """The grey top-down view the border's print is compared with (`print_likeness`):
+        the calibration photo's, until something has lain still beside the board ..."""
+        self._print_odd: np.ndarray | None = None
+        """... the border samples beside which the print differs from it, on the last frame
+        read in full ..."""
+        self._print_steady = 0
+        """... and for how many frames running the same have, nothing moving."""
         self._steady = 0
         self._last_blocks: np.ndarray | None = None
         self._last_occluded = False
@@ -1419,7 +1429,8 @@ class BoardReader:
             m = self._look_again(image, m)
         m = _relit(self.settings, self._plan, m, self._border)
         m = replace(m, background=self._background, bare_view=self._view,
-                    shade=make_shade(m.sub_lab, self._background))
+                    shade=make_shade(m.sub_lab, self._background), print_grey=self._print)
+        self._settle_print(m)
         model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab), self.model,
                               self._background, m.shade, m.cells_lab)
         return self._plan, m, model
@@ -1763,6 +1774,26 @@ class BoardReader:
         self._last_odd = odd | shadows
         return replace(m, ring_outliers=odd, ring_shadows=shadows, ring_outer_odd=outer_odd,
                        ring_faint=faint, ring_clear=clear, ring_levels=levels)
+
+    def _settle_print(self, m: Measurement) -> None:
+        """Take the border's print as this frame shows it for the one to compare later
+        frames with once it has differed from it beside the same border samples for
+        `_BORDER_SETTLE_FRAMES` frames running, nothing moving, and the cells near them
+        read as on the last frame nothing hid (`_unchanged_near`). Something put down on
+        the table against the board's edge (the box, a cup, the tiles not yet played)
+        changes the print's surroundings there for good and would flag every frame after;
+        a hand hiding the print lies over the cells next to it, or moves."""
+        unlike = print_likeness(self._plan, m) < PRINT_LIKENESS
+        if not unlike.any():
+            self._print_odd, self._print_steady = None, 0
+            return
+        same = self._print_odd is not None and np.array_equal(unlike, self._print_odd)
+        self._print_steady = self._print_steady + 1 if same and self._view_still else 0
+        self._print_odd = unlike
+        if self._print_steady >= _BORDER_SETTLE_FRAMES and self._unchanged_near(unlike):
+            self._print = (m.slopes.image if m.slopes is not None and m.slopes.image is not None
+                           else cv2.cvtColor(m.topdown, cv2.COLOR_BGR2GRAY)).copy()
+            self._print_odd, self._print_steady = None, 0
 
     def _unchanged_near(self, changed: np.ndarray) -> bool:
         """Whether the cells within `REACH` of these border samples read as they did on
