@@ -183,7 +183,9 @@ class Measurement:
     see `border_change_levels`)."""
     print_grey: np.ndarray | None = None
     """The grey top-down view the border's print is compared with (`print_likeness`): the
-    calibration photo's, or what a reader has seen lie still there since (None: none)."""
+    calibration photo's, or what a reader has seen lie still there since (None: none) ..."""
+    print_likeness: np.ndarray | None = None
+    """... and `print_likeness` of this frame, worked out by the reader (None: not)."""
 
 
 def make_plan(
@@ -347,7 +349,7 @@ def observe(
                                    or _finger_on_border(plan, odd, probs[:, UNKNOWN])))))
         or _fading_arm(settings, plan, m, odd)
         or _tile_apart_on_border(plan, m, model, ring_codes, ring_spanned)
-        or _print_hidden(plan, m)))
+        or _print_hidden(m)))
     if occluded:
         # Next to what is hidden, a cell read without conviction is hidden too (a sleeve's
         # edge, a finger's shadow).
@@ -846,7 +848,13 @@ def _odd_boxes(
     deck_reach = plan.sampling.ring_lean * (settings.bridge_height_cells
                                             / settings.tile_height_cells) + TILE_REACH
     deck_share = (deck_reach - RING_IN) / (RING_OUT - RING_IN)
-    odd = m.ring_outliers & ~(spanned[index] & (deck_share >= _DECK_SHARE))
+    deck = spanned[index] & (deck_share >= _DECK_SHARE)
+    if m.ring_outer_odd is not None:
+        # Nor does it reach the border's outer half unless it leans far over it; an arm
+        # beside the end of a bridge changes that too (as for a tile, `_LEAN_OUTER_SHARE`).
+        mid = (RING_IN + RING_OUT) / 2
+        deck &= ~m.ring_outer_odd | ((deck_reach - mid) / (RING_OUT - mid) >= _LEAN_OUTER_SHARE)
+    odd = m.ring_outliers & ~deck
     # (Only where something changed on the border does it matter what the tiles look like.)
     changed = [m.ring_outliers, m.ring_shadows, m.ring_outer_odd]
     if any(c is not None and c.any() for c in changed):
@@ -1116,16 +1124,21 @@ def _tile_apart_on_border(plan: Plan, m: Measurement, model: ColourModel, codes:
 
 
 PRINT_QUIET_LEVELS = 10.0
-"""Grey levels: `_print_hidden` compares the border's print beside the border samples (and
-their outer halves) that changed by less than this from the bare border seen before ..."""
+"""Grey levels: `print_likeness` compares the border's print beside the border samples
+whose colour (and their outer halves') changed by less than this from the bare border
+seen before (a change of colour is the other rules' to judge) ..."""
 
 PRINT_LEAST_SPREAD = 10.0
 """... where the calibration photo shows print there: its grey levels spread (standard
 deviation) by at least this ..."""
 
+PRINT_REACH = 2
+"""... as it lies, or moved by up to this many pixels of the top-down view each way (the
+camera drifts by a pixel or two, which the reading allows, `SHIFT_PX`) ..."""
+
 PRINT_LIKENESS = 0.35
-"""... and flags the frame when the print's correlation with the photo's falls below this
-at one of them."""
+"""... and `_print_hidden` flags the frame when the print's correlation with the photo's
+falls below this beside one of them."""
 
 
 def beyond_boxes(sampling: SamplingPlan) -> np.ndarray:
@@ -1146,14 +1159,16 @@ def beyond_boxes(sampling: SamplingPlan) -> np.ndarray:
 
 def beyond_groups(sampling: SamplingPlan, image_size: tuple[int, int]
                   ) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-    """`Plan.beyond`: the `beyond_boxes` that lie inside the top-down view and come from
-    inside the camera image, grouped by their number of pixels (the border's sides give
+    """`Plan.beyond`: the `beyond_boxes` that lie inside the top-down view, `PRINT_REACH`
+    pixels from its edge, and come from inside the camera image, grouped by their number
+    of pixels (the border's sides give
     boxes of one shape lying and standing: one group, compared in one go)."""
     side = sampling.side
     boxes = beyond_boxes(sampling)
     groups: dict[int, list[tuple[int, np.ndarray]]] = {}
     for i, (x0, y0, x1, y1) in enumerate(boxes.tolist()):
-        if not (0 <= x0 < x1 <= side and 0 <= y0 < y1 <= side
+        if not (PRINT_REACH <= x0 < x1 <= side - PRINT_REACH
+                and PRINT_REACH <= y0 < y1 <= side - PRINT_REACH
                 and box_inside(sampling.map_x, sampling.map_y, boxes[i], image_size)):
             continue
         rows, cols = np.mgrid[y0:y1, x0:x1]
@@ -1166,10 +1181,12 @@ def beyond_groups(sampling: SamplingPlan, image_size: tuple[int, int]
 
 def print_likeness(plan: Plan, m: Measurement) -> np.ndarray:
     """(n,) per border sample, the correlation of the grey levels just outside it (see
-    `beyond_boxes`) with the calibration photo's there (`Measurement.print_grey`); 1.0 where
-    not compared: where the sample or its outer half changed by `PRINT_QUIET_LEVELS` or
-    more, where the photo shows no print (`PRINT_LEAST_SPREAD`), and everywhere without a
-    photo or a bare border."""
+    `beyond_boxes`) with the calibration photo's there (`Measurement.print_grey`), where it
+    lies or moved by up to `PRINT_REACH` pixels, whichever is likest; 1.0 where not
+    compared: where the sample or its outer half changed by `PRINT_QUIET_LEVELS` or more,
+    where the photo shows no print (`PRINT_LEAST_SPREAD`), and everywhere without a photo
+    or a bare border. A patch of one grey, where the photo shows print, is nothing like it
+    (0)."""
     n = len(plan.sampling.ring_boxes)
     likeness = np.ones(n)
     before = m.print_grey
@@ -1177,31 +1194,49 @@ def print_likeness(plan: Plan, m: Measurement) -> np.ndarray:
         return likeness
     quiet = m.ring_levels < PRINT_QUIET_LEVELS
     now = (m.slopes.image if m.slopes is not None and m.slopes.image is not None
-           else cv2.cvtColor(m.topdown, cv2.COLOR_BGR2GRAY))
+           else cv2.cvtColor(m.topdown, cv2.COLOR_BGR2GRAY)).reshape(-1)
     for ids, flat in plan.beyond:
         use = quiet[ids]
         if not use.any():
             continue
         pixels = flat[use]
         a = before.reshape(-1).take(pixels).astype(np.float64)
-        b = now.reshape(-1).take(pixels).astype(np.float64)
         a -= a.mean(axis=1, keepdims=True)
-        b -= b.mean(axis=1, keepdims=True)
-        aa, bb = (a * a).sum(axis=1), (b * b).sum(axis=1)
-        den = np.sqrt(aa * bb)
-        # (A patch of one grey now, where the photo shows print, is nothing like it.)
-        score = np.where(den > 1e-6, (a * b).sum(axis=1) / np.maximum(den, 1e-6), 0.0)
-        spread = np.sqrt(aa / pixels.shape[1])
-        likeness[ids[use]] = np.where(spread >= PRINT_LEAST_SPREAD, score, 1.0)
+        aa = (a * a).sum(axis=1)
+        printed = np.sqrt(aa / pixels.shape[1]) >= PRINT_LEAST_SPREAD
+        if not printed.any():
+            continue
+        a, aa, pixels = a[printed], aa[printed], pixels[printed]
+        score = _correlations(a, aa, now.take(pixels))
+        # Only where the print does not match as it lies is it looked for nearby: the
+        # common case costs one comparison.
+        off = score < PRINT_LIKENESS
+        if off.any():
+            steps = np.arange(-PRINT_REACH, PRINT_REACH + 1)
+            moves = (steps[:, None] * int(m.topdown.shape[1]) + steps[None, :]).ravel()
+            moved = now.take(pixels[off][None] + moves[:, None, None])
+            score[off] = _correlations(a[off][None], aa[off][None], moved).max(axis=0)
+        likeness[ids[use][printed]] = score
     return likeness
 
 
-def _print_hidden(plan: Plan, m: Measurement) -> bool:
+def _correlations(a: np.ndarray, aa: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Along the last axis, the correlation of `a` (mean taken out; `aa`: its sum of
+    squares) with `b` (grey levels, broadcast against `a`); 0 where `b` is one grey."""
+    b = b.astype(np.float64)
+    b -= b.mean(axis=-1, keepdims=True)
+    den = np.sqrt(aa * (b * b).sum(axis=-1))
+    result: np.ndarray = np.where(den > 1e-6, (a * b).sum(axis=-1) / np.maximum(den, 1e-6),
+                                  0.0)
+    return result
+
+
+def _print_hidden(m: Measurement) -> bool:
     """Whether the border's print just outside a border sample that kept its colour no
-    longer looks as in the calibration photo (`print_likeness` below `PRINT_LIKENESS`).
-    A pale hand over a pale border of its own colour changes no colour sample, but it hides
-    the lines printed there. Flags only: the reading stays."""
-    return bool((print_likeness(plan, m) < PRINT_LIKENESS).any())
+    longer looks as in the calibration photo (`Measurement.print_likeness` below
+    `PRINT_LIKENESS`). A pale hand over a pale border of its own colour changes no colour
+    sample, but it hides the lines printed there. Flags only: the reading stays."""
+    return m.print_likeness is not None and bool((m.print_likeness < PRINT_LIKENESS).any())
 
 
 def _reaches_edge(unknown: np.ndarray, hidden: np.ndarray) -> bool:
@@ -1430,6 +1465,7 @@ class BoardReader:
         m = _relit(self.settings, self._plan, m, self._border)
         m = replace(m, background=self._background, bare_view=self._view,
                     shade=make_shade(m.sub_lab, self._background), print_grey=self._print)
+        m = replace(m, print_likeness=print_likeness(self._plan, m))
         self._settle_print(m)
         model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab), self.model,
                               self._background, m.shade, m.cells_lab)
@@ -1783,7 +1819,9 @@ class BoardReader:
         the table against the board's edge (the box, a cup, the tiles not yet played)
         changes the print's surroundings there for good and would flag every frame after;
         a hand hiding the print lies over the cells next to it, or moves."""
-        unlike = print_likeness(self._plan, m) < PRINT_LIKENESS
+        if m.print_likeness is None:
+            return
+        unlike = m.print_likeness < PRINT_LIKENESS
         if not unlike.any():
             self._print_odd, self._print_steady = None, 0
             return
