@@ -754,7 +754,7 @@ def test_a_tiles_shadow_counts_with_a_change_of_the_border_only_beside_it() -> N
         shadows = np.zeros(len(xy), bool)
         shadows[shadowed] = True  # the tiles' shadows on the border
         m = SimpleNamespace(ring_outliers=outliers, ring_shadows=shadows,
-                            ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
+                            ring_bgr=np.tile(bgr, (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
                             ring_outer_odd=outliers,
                             cells_lab=_tiles_as_learned(codes, model))
@@ -778,7 +778,7 @@ def test_a_faint_change_of_the_border_counts_only_next_to_a_clear_one() -> None:
         faint = np.zeros(len(xy), bool)
         faint[near_side[faint_at]] = True
         m = SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
-                            ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
+                            ring_bgr=np.tile(bgr, (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
                             ring_outer_odd=None, cells_lab=_tiles_as_learned(codes, model),
                             ring_faint=faint, ring_clear=outliers & clearly)
@@ -1189,7 +1189,8 @@ def test_a_change_beside_a_bridge_is_excused_only_where_its_deck_can_lean_over_t
     settings, plan, model, coef = _border_scene()
     xy = plan.sampling.ring_xy
 
-    def hit(side: np.ndarray, outer: bool = True) -> bool:
+    def hit(side: np.ndarray, outer: bool = True,
+            bgr: tuple[float, float, float] = (120.0, 150.0, 200.0)) -> bool:
         boxes = np.flatnonzero(side)[:3]
         cells = np.clip(np.floor(xy[boxes]).astype(int), 0, 9)
         spanned = np.zeros(100, bool)
@@ -1199,7 +1200,7 @@ def test_a_change_beside_a_bridge_is_excused_only_where_its_deck_can_lean_over_t
         outliers = np.zeros(len(xy), bool)
         outliers[boxes] = True  # skin-coloured, say
         m = SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
-                            ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
+                            ring_bgr=np.tile(bgr, (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
                             ring_outer_odd=outliers if outer else np.zeros(len(xy), bool),
                             cells_lab=_tiles_as_learned(codes, model))
@@ -1209,6 +1210,11 @@ def test_a_change_beside_a_bridge_is_excused_only_where_its_deck_can_lean_over_t
     assert hit(xy[:, 1] < 0)  # the near side: nothing leans towards the camera
     assert not hit(xy[:, 1] > 10, outer=False)
     assert hit(xy[:, 1] < 0, outer=False)
+    # The sides: a deck may lean over the border's inner half, not its outer half.
+    side = xy[:, 0] < 0
+    assert not hit(side, outer=False)
+    assert hit(side)  # both halves changed, lighter than the border: an arm
+    assert not hit(side, bgr=(14.0, 10.0, 8.0))  # darker: the deck's shadow may reach there
 
 
 def test_a_hand_beside_the_end_of_a_bridge_is_not_taken_for_its_deck() -> None:

@@ -850,10 +850,16 @@ def _odd_boxes(
     deck_share = (deck_reach - RING_IN) / (RING_OUT - RING_IN)
     deck = spanned[index] & (deck_share >= _DECK_SHARE)
     if m.ring_outer_odd is not None:
-        # Nor does it reach the border's outer half unless it leans far over it; an arm
-        # beside the end of a bridge changes that too (as for a tile, `_LEAN_OUTER_SHARE`).
+        # Nor does a deck reach the border's outer half unless it leans far over it (as for
+        # a tile, `_LEAN_OUTER_SHARE`), though its shadow may: a change of both halves
+        # beside the end of a bridge, lighter than the border, is an arm's (`DECK_LIGHTER`).
         mid = (RING_IN + RING_OUT) / 2
-        deck &= ~m.ring_outer_odd | ((deck_reach - mid) / (RING_OUT - mid) >= _LEAN_OUTER_SHARE)
+        arm = (deck & m.ring_outer_odd
+               & ((deck_reach - mid) / (RING_OUT - mid) < _LEAN_OUTER_SHARE))
+        if arm.any():
+            seen = to_lab(m.ring_bgr[arm] / field_at(m.light_coef, xy[arm]))
+            arm[arm] = seen[:, 0] > float(m.ring_lab[0]) + DECK_LIGHTER
+            deck &= ~arm
     odd = m.ring_outliers & ~deck
     # (Only where something changed on the border does it matter what the tiles look like.)
     changed = [m.ring_outliers, m.ring_shadows, m.ring_outer_odd]
@@ -929,6 +935,17 @@ def _around(mask: np.ndarray) -> np.ndarray:
     result: np.ndarray = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
     return result
 
+
+DECK_LIGHTER = 10.0
+"""Lab lightness above the border's beyond which a change of both halves of a border sample
+beside the end of a bridge is not excused as the bridge's where its deck cannot reach the
+outer half (`_odd_boxes`). Seed 1313, hand scene 24: a pale hand over a tan border holding
+a dark tile over a7 lay over a8, the end of a bridge, 22.5 lighter than the border there,
+and was excused as the deck; a7 read dark, unflagged. A deck's shadow in window light
+changes both halves too, and darkens them: 0.0 lighter at most in seed 3, window-daylight,
+46 (the one frame without a hand over 13,436 reads that the geometry alone flagged). The
+only frame without a hand with such a change lighter than 10 (15.4, seed 3, window-daylight,
+11: the window's light over the whole side) is flagged by the rest of that side."""
 
 UNLIKE_TILE = 30.0
 """Lab units (`colour_distance`) from its colour's learned tile colour beyond which a cell
