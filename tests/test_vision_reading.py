@@ -754,7 +754,7 @@ def test_a_tiles_shadow_counts_with_a_change_of_the_border_only_beside_it() -> N
         shadows = np.zeros(len(xy), bool)
         shadows[shadowed] = True  # the tiles' shadows on the border
         m = SimpleNamespace(ring_outliers=outliers, ring_shadows=shadows,
-                            ring_bgr=np.tile(bgr, (len(xy), 1)),
+                            ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
                             ring_outer_odd=outliers,
                             cells_lab=_tiles_as_learned(codes, model))
@@ -778,7 +778,7 @@ def test_a_faint_change_of_the_border_counts_only_next_to_a_clear_one() -> None:
         faint = np.zeros(len(xy), bool)
         faint[near_side[faint_at]] = True
         m = SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
-                            ring_bgr=np.tile(bgr, (len(xy), 1)),
+                            ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
                             ring_outer_odd=None, cells_lab=_tiles_as_learned(codes, model),
                             ring_faint=faint, ring_clear=outliers & clearly)

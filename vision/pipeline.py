@@ -124,9 +124,9 @@ class Plan:
     indices in the top-down view of their pixels, stacked ((squares * height, width), see
     `strip_pixels`)."""
     beyond: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
-    """The border just outside the ring's outer halves (see `beyond_boxes`), in groups of
-    one size: per group, the ring samples' indices and the flat indices in the top-down
-    view of their pixels ((samples, pixels))."""
+    """The border just outside the ring's outer halves (see `beyond_groups`), in groups of
+    boxes with as many pixels: per group, the ring samples' indices and the flat indices in
+    the top-down view of their pixels ((samples, pixels))."""
 
 
 @dataclass(frozen=True)
@@ -1186,8 +1186,8 @@ def beyond_groups(sampling: SamplingPlan, image_size: tuple[int, int]
                   ) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """`Plan.beyond`: the `beyond_boxes` that lie inside the top-down view, `PRINT_REACH`
     pixels from its edge, and come from inside the camera image, grouped by their number
-    of pixels (the border's sides give
-    boxes of one shape lying and standing: one group, compared in one go)."""
+    of pixels (the border's sides give boxes of one shape, lying and standing: one group,
+    compared in one go)."""
     side = sampling.side
     boxes = beyond_boxes(sampling)
     groups: dict[int, list[tuple[int, np.ndarray]]] = {}
@@ -1218,8 +1218,7 @@ def print_likeness(plan: Plan, m: Measurement) -> np.ndarray:
     if before is None or m.ring_levels is None or before.shape != m.topdown.shape[:2]:
         return likeness
     quiet = m.ring_levels < PRINT_QUIET_LEVELS
-    now = (m.slopes.image if m.slopes is not None and m.slopes.image is not None
-           else cv2.cvtColor(m.topdown, cv2.COLOR_BGR2GRAY)).reshape(-1)
+    now = _grey_view(m).reshape(-1)
     for ids, flat in plan.beyond:
         use = quiet[ids]
         if not use.any():
@@ -1243,6 +1242,15 @@ def print_likeness(plan: Plan, m: Measurement) -> np.ndarray:
             score[off] = _correlations(a[off][None], aa[off][None], moved).max(axis=0)
         likeness[ids[use][printed]] = score
     return likeness
+
+
+def _grey_view(m: Measurement) -> np.ndarray:
+    """The top-down view's grey levels (uint8): those worked out with its `slopes`, when
+    they were."""
+    if m.slopes is not None and m.slopes.image is not None:
+        return m.slopes.image
+    grey: np.ndarray = cv2.cvtColor(m.topdown, cv2.COLOR_BGR2GRAY)
+    return grey
 
 
 def _correlations(a: np.ndarray, aa: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -1854,8 +1862,7 @@ class BoardReader:
         self._print_steady = self._print_steady + 1 if same and self._view_still else 0
         self._print_odd = unlike
         if self._print_steady >= _BORDER_SETTLE_FRAMES and self._unchanged_near(unlike):
-            self._print = (m.slopes.image if m.slopes is not None and m.slopes.image is not None
-                           else cv2.cvtColor(m.topdown, cv2.COLOR_BGR2GRAY)).copy()
+            self._print = _grey_view(m).copy()
             self._print_odd, self._print_steady = None, 0
 
     def _unchanged_near(self, changed: np.ndarray) -> bool:
