@@ -35,10 +35,14 @@ def main(video: str, truths_path: str, data: str) -> int:
             if event.type is EventType.MOVE:
                 print(f"move {event.data['ply']} {event.data['move']}", flush=True)
 
-    threading.Thread(target=announce, daemon=True).start()
+    announcer = threading.Thread(target=announce, daemon=True)
+    announcer.start()
     source = open_source(video)
     run_live(source, reader, session, realtime=True)  # type: ignore[arg-type]
     sub.close()
+    # The moves still queued are printed before "done", and no thread writes to stdout
+    # while the interpreter shuts down (which aborts it).
+    announcer.join(timeout=10)
     print("done", flush=True)
     return 0
 
