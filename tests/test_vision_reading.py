@@ -1497,8 +1497,8 @@ def test_the_border_print_is_compared_beside_samples_that_kept_their_colour() ->
     def likeness(view: np.ndarray | None, now: np.ndarray,
                  levels: np.ndarray | None = quiet) -> np.ndarray:
         grey = None if view is None else view[:, :, 0]
-        m = SimpleNamespace(print_grey=grey, ring_levels=levels, topdown=now, slopes=None)
-        return print_likeness(plan, m)  # type: ignore[arg-type]
+        m = SimpleNamespace(ring_levels=levels, topdown=now, slopes=None)
+        return print_likeness(plan, m, grey)  # type: ignore[arg-type]
 
     assert (likeness(printed, printed) > 0.999).all()
     lit = (printed * 0.7 + 20).astype(np.uint8)  # dimmer light: the same print
@@ -1579,7 +1579,8 @@ def test_something_set_down_against_the_board_stops_flagging_once_it_lies_still(
     assert seen[0].occluded and seen[0].board_rows() == list(frame.board)
     assert not seen[-1].occluded and seen[-1].board_rows() == list(frame.board)
     m = reader.measure_frame(lid)[1]
-    assert print_likeness(reader._plan, m)[box] > 0.99  # its print is the one compared now
+    # its print is the one compared now
+    assert print_likeness(reader._plan, m, reader._print)[box] > 0.99
 
 
 def test_a_hand_hiding_the_print_stays_flagged_however_still_it_is() -> None:

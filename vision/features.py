@@ -124,20 +124,26 @@ def plan_sampling(
     lean_out = (lean * outward).sum(axis=1)
     leaned = lean_out > RING_IN - 0.06
     reach = lean_out + TILE_REACH
-    share = np.clip((reach - RING_IN) / (RING_OUT - RING_IN), 0.0, 1.0)
-    mid = (RING_IN + RING_OUT) / 2
+    share, outer_share = ring_shares(reach)
     quarter = (RING_OUT - RING_IN) / 4
     outer_xy = ring_xy + outward * quarter
     across = np.abs(outward[:, 1]) > 0.5  # top and bottom sides: the border runs along x
     outer_ring_boxes = np.array([
         _boxes(p[None, :], *((0.4, quarter) if a else (quarter, 0.4)), px, margin, side)[0]
         for p, a in zip(outer_xy, across, strict=True)]).reshape(-1, 4)
-    outer_share = np.clip((reach - mid) / (RING_OUT - mid), 0.0, 1.0)
     return SamplingPlan(
         map_x, map_y, side, cell_boxes, outer_boxes, edge_boxes, ring_boxes, ring_xy, leaned,
         share, lean_out, outer_ring_boxes, outer_xy, outer_share, centres, raised,
         geometry, cv2.convertMaps(map_x, map_y, cv2.CV_16SC2),
     )
+
+
+def ring_shares(reach: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The shares (0-1) of a border sample, and of its outer half, that something reaching
+    `reach` cells past the grid line covers."""
+    mid = (RING_IN + RING_OUT) / 2
+    return (np.clip((reach - RING_IN) / (RING_OUT - RING_IN), 0.0, 1.0),
+            np.clip((reach - mid) / (RING_OUT - mid), 0.0, 1.0))
 
 
 def box_inside(map_x: np.ndarray, map_y: np.ndarray, box: np.ndarray, size: tuple[int, int]

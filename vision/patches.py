@@ -257,8 +257,6 @@ class BareView:
     """(6, 3): the light field fitted to its border."""
     known: np.ndarray
     """(100,) bool: the cells the photo shows bare (a tile covered the others)."""
-    grey: np.ndarray | None = None
-    """`image`'s grey levels (uint8, `cv2.COLOR_BGR2GRAY`), when worked out once for all."""
 
 
 def with_reference(settings: Thresholds, plan: SamplingPlan, patches: np.ndarray,

@@ -59,8 +59,6 @@ from vision.decks import (
 from vision.errors import CalibrationMismatch, VisionError
 from vision.features import (
     MIN_ODD_LEVELS,
-    RING_IN,
-    RING_OUT,
     TILE_REACH,
     SamplingPlan,
     Slopes,
@@ -72,6 +70,7 @@ from vision.features import (
     light_field,
     light_field_against,
     plan_sampling,
+    ring_shares,
     texture,
     to_lab,
     warp_topdown,
@@ -181,11 +180,8 @@ class Measurement:
     """(n,) the grey levels by which each border sample, or the outer half of it, differs
     most from the bare border seen before (0 within the relative limit; None: no reference,
     see `border_change_levels`)."""
-    print_grey: np.ndarray | None = None
-    """The grey top-down view the border's print is compared with (`print_likeness`): the
-    calibration photo's, or what a reader has seen lie still there since (None: none) ..."""
     print_likeness: np.ndarray | None = None
-    """... and `print_likeness` of this frame, worked out by the reader (None: not)."""
+    """`print_likeness` of this frame, worked out by a reader (None: not)."""
 
 
 def make_plan(
@@ -847,18 +843,15 @@ def _odd_boxes(
     # camera looks at the board from its far side, and nowhere else.
     deck_reach = plan.sampling.ring_lean * (settings.bridge_height_cells
                                             / settings.tile_height_cells) + TILE_REACH
-    deck_share = (deck_reach - RING_IN) / (RING_OUT - RING_IN)
+    deck_share, deck_outer_share = ring_shares(deck_reach)
     deck = spanned[index] & (deck_share >= _DECK_SHARE)
     if m.ring_outer_odd is not None:
         # Nor does a deck reach the border's outer half unless it leans far over it (as for
         # a tile, `_LEAN_OUTER_SHARE`), though its shadow may: a change of both halves
         # beside the end of a bridge, lighter than the border, is an arm's (`DECK_LIGHTER`).
-        mid = (RING_IN + RING_OUT) / 2
-        arm = (deck & m.ring_outer_odd
-               & ((deck_reach - mid) / (RING_OUT - mid) < _LEAN_OUTER_SHARE))
+        arm = deck & m.ring_outer_odd & (deck_outer_share < _LEAN_OUTER_SHARE)
         if arm.any():
-            seen = to_lab(m.ring_bgr[arm] / field_at(m.light_coef, xy[arm]))
-            arm[arm] = seen[:, 0] > float(m.ring_lab[0]) + DECK_LIGHTER
+            arm[arm] = _ring_seen(m, xy, arm)[:, 0] > float(m.ring_lab[0]) + DECK_LIGHTER
             deck &= ~arm
     odd = m.ring_outliers & ~deck
     # (Only where something changed on the border does it matter what the tiles look like.)
@@ -888,13 +881,12 @@ def _odd_boxes(
         # than the border, and tinted).
         tinted = odd & m.ring_outliers & near[index] & ~m.ring_outer_odd & ~unlike
         if tinted.any():
-            seen = to_lab(m.ring_bgr[tinted] / field_at(m.light_coef, xy[tinted]))
-            tinted[tinted] = seen[:, 0] < float(m.ring_lab[0]) - _TINTED_DARKER
+            tinted[tinted] = _ring_seen(m, xy, tinted)[:, 0] < float(m.ring_lab[0]) - _TINTED_DARKER
             odd &= ~tinted
             shadows = shadows | tinted
     leaned = odd & plan.sampling.ring_leaned & ((beside == LIGHT) | (beside == DARK)) & ~unlike
     if leaned.any():
-        lab = to_lab(m.ring_bgr[leaned] / field_at(m.light_coef, xy[leaned]))
+        lab = _ring_seen(m, xy, leaned)
         border = np.asarray(m.ring_lab, np.float64)
         like_tile = np.zeros(len(lab), bool)
         for cls, centre in ((LIGHT, model.light), (DARK, model.dark)):
@@ -916,6 +908,13 @@ def _odd_boxes(
         apart = np.linalg.norm(xy[:, None, :] - xy[None, odd, :], axis=2).min(axis=1)
         odd |= shadows & (apart <= SHADOW_BESIDE)
     return odd
+
+
+def _ring_seen(m: Measurement, xy: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """(k, 3) the Lab of the border samples `which` ((n,) bool; `xy`: the samples' board
+    points) with the light field divided out."""
+    result: np.ndarray = to_lab(m.ring_bgr[which] / field_at(m.light_coef, xy[which]))
+    return result
 
 
 def _outer_alone(plan: Plan, m: Measurement, spanned: np.ndarray, index: np.ndarray
@@ -1204,9 +1203,10 @@ def beyond_groups(sampling: SamplingPlan, image_size: tuple[int, int]
                  for _, members in sorted(groups.items()))
 
 
-def print_likeness(plan: Plan, m: Measurement) -> np.ndarray:
+def print_likeness(plan: Plan, m: Measurement, before: np.ndarray | None) -> np.ndarray:
     """(n,) per border sample, the correlation of the grey levels just outside it (see
-    `beyond_boxes`) with the calibration photo's there (`Measurement.print_grey`), where it
+    `beyond_boxes`) with those of `before` there (the calibration photo's grey top-down
+    view, or what a reader has seen lie still there since), where it
     lies or moved by up to `PRINT_REACH` pixels, whichever is likest; 1.0 where not
     compared: where the sample or its outer half changed by `PRINT_QUIET_LEVELS` or more,
     where the photo shows no print (`PRINT_LEAST_SPREAD`), and everywhere without a photo
@@ -1214,7 +1214,6 @@ def print_likeness(plan: Plan, m: Measurement) -> np.ndarray:
     (0)."""
     n = len(plan.sampling.ring_boxes)
     likeness = np.ones(n)
-    before = m.print_grey
     if before is None or m.ring_levels is None or before.shape != m.topdown.shape[:2]:
         return likeness
     quiet = m.ring_levels < PRINT_QUIET_LEVELS
@@ -1414,7 +1413,8 @@ class BoardReader:
         self._background = _background_of(calibration)
         self._outer = _border_of(calibration, self._plan.sampling.ring_outer_xy)
         self._view = _view_of(calibration, self._plan.sampling.side)
-        self._print = None if self._view is None else self._view.grey
+        self._print = (None if self._view is None
+                       else cv2.cvtColor(self._view.image, cv2.COLOR_BGR2GRAY))
         """The grey top-down view the border's print is compared with (`print_likeness`):
         the calibration photo's, until something has lain still beside the board ..."""
         self._print_odd: np.ndarray | None = None
@@ -1497,8 +1497,8 @@ class BoardReader:
             m = self._look_again(image, m)
         m = _relit(self.settings, self._plan, m, self._border)
         m = replace(m, background=self._background, bare_view=self._view,
-                    shade=make_shade(m.sub_lab, self._background), print_grey=self._print)
-        m = replace(m, print_likeness=print_likeness(self._plan, m))
+                    shade=make_shade(m.sub_lab, self._background))
+        m = replace(m, print_likeness=print_likeness(self._plan, m, self._print))
         self._settle_print(m)
         model = learn_colours(self.settings, m.sub_lab, _lab3(m.ring_lab), self.model,
                               self._background, m.shade, m.cells_lab)
@@ -2117,8 +2117,7 @@ def _view_of(calibration: Calibration, side: int) -> BareView | None:
     if image is None or image.shape != (side, side, 3):
         return None
     known = np.array([row is not None for row in calibration.board])
-    return BareView(image, np.array(calibration.view_light, np.float64).reshape(6, 3), known,
-                    cv2.cvtColor(image, cv2.COLOR_BGR2GRAY))
+    return BareView(image, np.array(calibration.view_light, np.float64).reshape(6, 3), known)
 
 
 NUDGE_MIN_PX = 0.5
