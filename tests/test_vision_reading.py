@@ -641,7 +641,8 @@ def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None
     def measured(outer: np.ndarray | None) -> SimpleNamespace:
         return SimpleNamespace(ring_outliers=outliers, ring_shadows=shadows,
                                ring_bgr=ring, light_coef=coef, ring_lab=np.array(model.ring),
-                               ring_outer_odd=outer, cells_lab=_tiles_as_learned(codes, model))
+                               ring_outer_odd=outer, ring_outer_shadows=None,
+                               cells_lab=_tiles_as_learned(codes, model))
 
     spanned = np.zeros(100, bool)
     # The outer halves are still the bare border: tiles leaning over it, and nothing over
@@ -676,7 +677,7 @@ def test_a_change_of_the_outer_border_alone_counts_beside_a_hidden_cell_or_an_un
                             ring_shadows=np.zeros(len(xy), bool),
                             ring_bgr=np.tile([60.0, 40.0, 30.0], (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
-                            ring_outer_odd=outer, cells_lab=lab)
+                            ring_outer_odd=outer, ring_outer_shadows=None, cells_lab=lab)
         return _border_hit(settings, plan, m, codes, np.zeros(100, bool), model)
 
     codes = np.zeros(100, np.int64)
@@ -713,7 +714,8 @@ def test_a_tinted_shadow_beside_a_tile_is_a_shadow_unless_the_outer_border_chang
     def measured(outer: np.ndarray) -> SimpleNamespace:
         return SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
                                ring_bgr=ring, light_coef=coef, ring_lab=border_lab,
-                               ring_outer_odd=outer, cells_lab=_tiles_as_learned(codes, model))
+                               ring_outer_odd=outer, ring_outer_shadows=None,
+                               cells_lab=_tiles_as_learned(codes, model))
 
     spanned = np.zeros(100, bool)
     unchanged = np.zeros(len(xy), bool)
@@ -756,12 +758,40 @@ def test_a_tiles_shadow_counts_with_a_change_of_the_border_only_beside_it() -> N
         m = SimpleNamespace(ring_outliers=outliers, ring_shadows=shadows,
                             ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
-                            ring_outer_odd=outliers,
+                            ring_outer_odd=outliers, ring_outer_shadows=None,
                             cells_lab=_tiles_as_learned(codes, model))
         return _border_hit(settings, plan, m, codes, np.zeros(100, bool), model)
 
     assert not hit(near_side[5:8])  # across the board from it: the tiles' own shadows
     assert hit(near_side[1:4])  # next to it: the shadow of what changed it
+
+
+def test_a_shadow_on_the_outer_border_alone_counts_only_beside_a_change() -> None:
+    # Seed 9, hands, 16 (`live`): a blue sleeve over a blue border changed one box and, as a
+    # shadow does, the outer halves of the boxes on either side of it.
+    settings, plan, model, coef = _border_scene()
+    xy = plan.sampling.ring_xy
+    near_side = _near_side(plan)
+    codes = np.zeros(100, np.int64)  # a bare board
+    outliers = np.zeros(len(xy), bool)
+    outliers[near_side[4]] = True  # one box changed, both halves: not enough alone
+
+    def hit(shadowed: list[int], known: bool = True) -> bool:
+        outer_shadows = np.zeros(len(xy), bool)
+        outer_shadows[near_side[shadowed]] = True
+        m = SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
+                            ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
+                            light_coef=coef, ring_lab=np.array(model.ring),
+                            ring_outer_odd=outliers,
+                            ring_outer_shadows=outer_shadows if known else None,
+                            cells_lab=_tiles_as_learned(codes, model))
+        return _border_hit(settings, plan, m, codes, np.zeros(100, bool), model)
+
+    assert not hit([])
+    assert hit([3, 5])  # next to it: the sleeve's shadow
+    assert hit([5])
+    assert not hit([7, 8])  # further along: something else's
+    assert not hit([3, 5], known=False)  # no bare outer border to judge by
 
 
 def test_a_faint_change_of_the_border_counts_only_next_to_a_clear_one() -> None:
@@ -780,7 +810,8 @@ def test_a_faint_change_of_the_border_counts_only_next_to_a_clear_one() -> None:
         m = SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
                             ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
-                            ring_outer_odd=None, cells_lab=_tiles_as_learned(codes, model),
+                            ring_outer_odd=None, ring_outer_shadows=None,
+                            cells_lab=_tiles_as_learned(codes, model),
                             ring_faint=faint, ring_clear=outliers & clearly)
         spanned = np.zeros(100, bool)
         odd = _odd_boxes(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
@@ -1203,6 +1234,7 @@ def test_a_change_beside_a_bridge_is_excused_only_where_its_deck_can_lean_over_t
                             ring_bgr=np.tile(bgr, (len(xy), 1)),
                             light_coef=coef, ring_lab=np.array(model.ring),
                             ring_outer_odd=outliers if outer else np.zeros(len(xy), bool),
+                            ring_outer_shadows=None,
                             cells_lab=_tiles_as_learned(codes, model))
         return _border_hit(settings, plan, m, codes, spanned, model)
 
@@ -1452,6 +1484,31 @@ def test_a_pale_hand_over_a_pale_border_is_flagged_by_the_print_it_hides() -> No
     calibration photo, which flags the frame (it read as a wrong board, unflagged, before);
     the same scene without the hand is not flagged."""
     _hand_scene_flagged(1313, 28)
+
+
+def test_a_sleeve_over_a_border_of_its_colour_is_flagged_by_its_shadow_beside_it() -> None:
+    """Seed 9, hands, scene 16, read from the frame decoded whole (`ponte eval vision`'s
+    `live` mode): a blue sleeve over a blue border changed one border sample's colour and,
+    as a shadow does, the outer halves of the samples on either side. It read as a wrong
+    board, unflagged; the shadow beside the change now counts. The same scene without the
+    sleeve is read right and not flagged."""
+    from vision.evaluate import calibration_for
+    from vision.synth import SETUPS
+
+    rng = np.random.default_rng([9, list(SETUPS).index("hands")])
+    specs = [random_spec(rng, "hands") for _ in range(17)]
+    spec = specs[16]
+    calibration = calibration_for(spec)
+    assert calibration is not None
+    hand = render(spec)
+    obs = BoardReader(calibration).read(hand.image)
+    assert obs.occluded
+    assert (obs.board_rows() != list(hand.board)
+            or _bridges(obs.bridge_names()) != set(hand.bridges))
+    clear = render(replace(spec, hands=()))
+    seen = BoardReader(calibration).read(clear.image)
+    assert not seen.occluded and seen.board_rows() == list(clear.board)
+    assert _bridges(seen.bridge_names()) == set(clear.bridges)
 
 
 def _printed_views(plan: Plan) -> tuple[np.ndarray, np.ndarray]:

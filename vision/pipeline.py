@@ -155,7 +155,9 @@ class Measurement:
     """(n, 3) BGR of the outer halves of the ring's boxes, as seen."""
     ring_outer_odd: np.ndarray | None = None
     """(n,) outer halves off the bare border other than as a shadow is (None: no reference
-    to judge them by)."""
+    to judge them by) ..."""
+    ring_outer_shadows: np.ndarray | None = None
+    """... and those off it as a shadow is."""
     ring_faint: np.ndarray | None = None
     """(n,) border samples off the bare border by the relative limit but by fewer grey levels
     than make them outliers or shadows (at least `FAINT_LEVELS`) ..."""
@@ -906,7 +908,13 @@ def _odd_boxes(
         # its shadow. Only beside it: one changed box does not make every tile's shadow
         # around the board a hand's.
         apart = np.linalg.norm(xy[:, None, :] - xy[None, odd, :], axis=2).min(axis=1)
-        odd |= shadows & (apart <= SHADOW_BESIDE)
+        near = apart <= SHADOW_BESIDE
+        odd |= shadows & near
+        if m.ring_outer_shadows is not None:
+            # So is a shadow on the outer half alone beside it: seed 9, hands, 16 (`live`),
+            # a blue sleeve over a blue border changed one box, and the outer halves of the
+            # boxes on either side as a shadow does; read wrong, unflagged, without them.
+            odd |= m.ring_outer_shadows & near
     return odd
 
 
@@ -1798,11 +1806,11 @@ class BoardReader:
         limit = self.settings.ring_outlier_error
         change = border_change_levels(m.ring_bgr, self._border, limit)
         odd, shadows = split_changes(*change, MIN_ODD_LEVELS)
-        outer_odd = None
+        outer_odd = outer_shadows = None
         levels = change[0]
         if self._outer is not None and outer is not None:
             outer_change = border_change_levels(outer, self._outer, limit)
-            outer_odd = split_changes(*outer_change, MIN_ODD_LEVELS)[0]
+            outer_odd, outer_shadows = split_changes(*outer_change, MIN_ODD_LEVELS)
             levels = np.maximum(levels, outer_change[0])
         faint = clear = None
         if odd.any():
@@ -1839,10 +1847,11 @@ class BoardReader:
                 self._still = None
                 odd = np.zeros_like(odd)
                 shadows = np.zeros_like(shadows)
-                outer_odd = faint = clear = None
+                outer_odd = outer_shadows = faint = clear = None
         self._last_odd = odd | shadows
         return replace(m, ring_outliers=odd, ring_shadows=shadows, ring_outer_odd=outer_odd,
-                       ring_faint=faint, ring_clear=clear, ring_levels=levels)
+                       ring_outer_shadows=outer_shadows, ring_faint=faint, ring_clear=clear,
+                       ring_levels=levels)
 
     def _settle_print(self, m: Measurement) -> None:
         """Take the border's print as this frame shows it for the one to compare later
