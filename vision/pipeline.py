@@ -911,10 +911,9 @@ def _odd_boxes(
         near = apart <= SHADOW_BESIDE
         odd |= shadows & near
         if m.ring_outer_shadows is not None:
-            # So is a shadow on the outer half alone beside it: seed 9, hands, 16 (`live`),
-            # a blue sleeve over a blue border changed one box, and the outer halves of the
-            # boxes on either side as a shadow does; read wrong, unflagged, without them.
-            odd |= m.ring_outer_shadows & near
+            # So is a shadow on the outer half alone beside it, where the inner half kept
+            # its colour (`SHADOW_BESIDE`).
+            odd |= m.ring_outer_shadows & ~m.ring_outliers & near
     return odd
 
 
@@ -1009,7 +1008,15 @@ seeds, and 1,000 scenes of seeds 5555-9999) reads wrong unflagged that did not b
 the held-out seeds 1 and 6-8: 50 -> 40 of 2,278 flagged; 6 cells more read right in frames
 still flagged (with the border not counted, their faint "hidden" patches are read as stray
 cells, `FAINT_HIDDEN`); one window frame with a light tile read where there is none is no
-longer flagged."""
+longer flagged.
+A shadow on a box's outer half alone counts too, where its inner half kept its colour
+(session 52). Seed 9, hands, 16, read from the frame decoded whole (`live`): a blue sleeve
+over a blue border changed one box (b1, 20 levels) and only the outer halves of a1 and c1,
+as a shadow does (23 and 18); its cells read as tiles and a "bridge", unflagged. Where the
+inner half changed colour, a tile leaning over it was weighed (and may be excused), and its
+outer half's shadow is that tile's: seed 9, window-daylight, 66, whose b10 changed colour
+under a leaning tile beside a changed corner, would otherwise be flagged with nothing over
+it."""
 _LEAN_SHARE = (0.0, 1.3)  # how far along the way from border to tile a leaning tile lies
 _TINTED_DARKER = 3.0  # Lab lightness below the border's from which a tinted change is a shadow
 _LEAN_SLACK = 0.25  # on top of the share it can cover (blur, a tile's shading)
