@@ -1511,6 +1511,22 @@ def test_a_sleeve_over_a_border_of_its_colour_is_flagged_by_its_shadow_beside_it
     assert _bridges(seen.bridge_names()) == set(clear.bridges)
 
 
+def test_a_leaning_tiles_shadow_on_the_outer_border_is_not_a_sleeves() -> None:
+    """Seed 9, window-daylight, 66: a full board in a window's light. b10's border sample
+    changed colour under a leaning tile (excused) and its outer half darkened as a shadow
+    does, beside the changed corner a10: that outer half's shadow is the tile's, and the
+    frame, with nothing over it, is read right and not flagged."""
+    from vision.synth import SETUPS
+
+    rng = np.random.default_rng([9, list(SETUPS).index("window-daylight")])
+    spec = [random_spec(rng, "window-daylight") for _ in range(67)][66]
+    frame, obs = _tracked(spec)
+    assert not frame.occluded
+    assert not obs.occluded
+    assert obs.board_rows() == list(frame.board)
+    assert _bridges(obs.bridge_names()) == set(frame.bridges)
+
+
 def _printed_views(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     """A top-down view of a bare board whose border has fine print (stripes two pixels
     wide, 60 grey levels apart) and the same view with no print (one grey)."""
