@@ -233,3 +233,30 @@ def test_a_sharp_photo_of_a_board_with_a_thin_frame_line_is_calibrated() -> None
     calibration = make_calibration(frame.image, empty=True)
     found = np.array(calibration.corners, np.float64)
     assert np.abs(order_visually(found) - order_visually(frame.corners)).max() < 3.0
+
+
+def test_a_dark_grid_beside_a_dark_border_is_found_from_its_cells() -> None:
+    # Seed 3636, hand scene 192, its calibration photo: a green board whose dark grid lines
+    # meet a dark green border with two white frame lines, on a wood table whose dark grain
+    # meets the outline. Found from its cells, the grid's outermost lines have an edge on
+    # their inner side only and stood out too little for all eleven lines to count, so
+    # `ponte calibrate --empty` found no board.
+    from vision.synth import random_spec
+
+    spec = random_spec(np.random.default_rng([3636, 192]), "hands")
+    assert _located_within(replace(spec, board=EMPTY, bridges=(), hands=())) < 3.0
+
+
+def test_a_faint_rim_is_two_alike_outermost_lines_beside_nine_clear_ones() -> None:
+    from vision.locate import _faint_rim, _Grid
+
+    def grid(across: list[float], down: list[float]) -> _Grid:
+        shares = (np.array(across), np.array(down))
+        return _Grid(1.0, 3.0, float(min(across + down)), np.zeros((4, 2)), shares)
+
+    clear = [3.0] * 9
+    assert _faint_rim(grid([1.0, *clear, 1.2], [0.9, *clear, 1.1]))
+    # numbered a line off: one end on the border, the other on a full line
+    assert not _faint_rim(grid([0.6, *clear, 3.0], [0.9, *clear, 1.1]))
+    assert not _faint_rim(grid([0.3, *clear, 0.4], [0.9, *clear, 1.1]))  # no line there
+    assert not _faint_rim(grid([1.0, 3.0, 1.0, *([3.0] * 7), 1.0], [1.0, *clear, 1.0]))

@@ -54,12 +54,18 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
         # to the table's, so no contour is the board's quadrilateral; the grid's own cells
         # still are small quadrilaterals side by side. In a dim, noisy photo they are
         # closed only in the smoother edge maps.
+        seen: list[Corners] = []
         for edges in maps:
             rough = [_around(g, 0.5) for g in _grids_from_cells(gray, edges, settings)]
-            found = _best_grid(gray, [o for o in rough if _inside(fence, o)], settings,
-                               image=small)
+            rough = [o for o in rough if _inside(fence, o)]
+            found = _best_grid(gray, rough, settings, image=small)
             if found is not None:
                 break
+            seen += rough
+        if found is None:
+            # A grid printed in a dark colour next to a dark border: its outermost lines
+            # stand out on one side only (`_faint_rim`).
+            found = _best_grid(gray, seen, settings, image=small, faint_rim=True)
     if found is None:
         raise BoardNotFound("no board outline with a 10 x 10 grid found in the image")
     return found / scale
@@ -75,7 +81,7 @@ def _inside(fence: np.ndarray | None, quad: np.ndarray) -> bool:
 
 def _best_grid(
     gray: np.ndarray, outlines: list[Corners], settings: Thresholds, *,
-    image: np.ndarray | None = None,
+    image: np.ndarray | None = None, faint_rim: bool = False,
 ) -> Corners | None:
     """The grid corners of the outline whose grid ranks best, or None when none has a grid.
 
@@ -84,7 +90,8 @@ def _best_grid(
     Outlines found from cells come with the colour `image`: then every one of the eleven
     lines each way must stand out (no border tells the board from a smaller grid or a
     chessboard), and the border must look as a shadow could leave it (see
-    `_border_is_bare`): the outline failed because of a shadow, not a hand.
+    `_border_is_bare`): the outline failed because of a shadow, not a hand. With
+    `faint_rim`, the two outermost lines each way may be fainter, alike (`_faint_rim`).
     """
     best: tuple[float, Corners] | None = None
     for outline in outlines:
@@ -92,7 +99,8 @@ def _best_grid(
         if grid is None or grid.share < _MIN_GRID_SHARE:
             continue
         if image is not None and (
-            grid.weakest < _MIN_LINE_SHARE or not _border_is_bare(image, grid.corners)
+            not (_faint_rim(grid) if faint_rim else grid.weakest >= _MIN_LINE_SHARE)
+            or not _border_is_bare(image, grid.corners)
         ):
             continue
         rank = grid.sharpness * float(cv2.contourArea(outline.astype(np.float32))) ** 0.25
@@ -100,6 +108,26 @@ def _best_grid(
         if best is None or rank > best[0]:
             best = (rank, grid.corners)
     return None if best is None else best[1]
+
+
+def _faint_rim(grid: _Grid) -> bool:
+    """Whether every line of a grid stands out but its outermost ones, which stand out less,
+    about alike: a grid printed in a dark colour beside a dark border, whose outermost lines
+    have an edge on their inner side only. (Seed 3636, hand scene 192: a green board with a
+    dark green border; those lines came to 0.96-1.18 of the mean edge strength, the others
+    to 2.6-3.9.) Numbered a line off, a grid has one end on the border and one on a full
+    line: unlike."""
+    for shares in grid.lines:
+        inner, rim = shares[1:-1], shares[[0, -1]]
+        if inner.min() < _MIN_LINE_SHARE or rim.min() < _MIN_RIM_SHARE:
+            return False
+        if rim.max() > _RIM_ALIKE * rim.min():
+            return False
+    return True
+
+
+_MIN_RIM_SHARE = 0.5  # the least share an outermost line of a faint rim has
+_RIM_ALIKE = 2.0  # how many times the other's share the stronger outermost line may have
 
 
 def _border_is_bare(image: np.ndarray, corners: Corners) -> bool:
@@ -456,6 +484,8 @@ class _Grid(NamedTuple):
     weakest: float
     """The weakest line's share (either axis): says whether all eleven lines are there."""
     corners: Corners
+    lines: tuple[np.ndarray, np.ndarray]
+    """Each line's share, across and down (11 each)."""
 
 
 def _find_grid(
@@ -487,7 +517,7 @@ def _find_grid(
     back = np.linalg.inv(to_square)
     pts = cv2.perspectiveTransform(grid_sq.reshape(-1, 1, 2), back).reshape(4, 2)
     share = min(float(np.median(sx)), float(np.median(sy)))
-    return _Grid(min(hx, hy), share, min(float(sx.min()), float(sy.min())), pts)
+    return _Grid(min(hx, hy), share, min(float(sx.min()), float(sy.min())), pts, (sx, sy))
 
 
 def _robust_profile(grad: np.ndarray, axis: int) -> np.ndarray:
