@@ -766,26 +766,38 @@ def test_a_tiles_shadow_counts_with_a_change_of_the_border_only_beside_it() -> N
     assert hit(near_side[1:4])  # next to it: the shadow of what changed it
 
 
+def _one_box_changed(
+    plan: Plan, model: ColourModel, coef: np.ndarray
+) -> tuple[np.ndarray, SimpleNamespace]:
+    """A bare board whose border changed colour in one box only (the fifth along a1's side,
+    `_near_side`: not enough alone), as the border tests of `_odd_boxes` measure it: the
+    border samples along that side, and a stand-in for the measurement, which a test
+    changes further (the outer halves, their shadows, faint changes...)."""
+    xy = plan.sampling.ring_xy
+    near_side = _near_side(plan)
+    outliers = np.zeros(len(xy), bool)
+    outliers[near_side[4]] = True
+    m = SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
+                        ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
+                        light_coef=coef, ring_lab=np.array(model.ring),
+                        ring_outer_odd=None, ring_outer_shadows=None,
+                        cells_lab=_tiles_as_learned(np.zeros(100, np.int64), model))
+    return near_side, m
+
+
 def test_a_shadow_on_the_outer_border_alone_counts_only_beside_a_change() -> None:
     # Seed 9, hands, 16 (`live`): a blue sleeve over a blue border changed one box and, as a
     # shadow does, the outer halves of the boxes on either side of it.
     settings, plan, model, coef = _border_scene()
-    xy = plan.sampling.ring_xy
-    near_side = _near_side(plan)
-    codes = np.zeros(100, np.int64)  # a bare board
-    outliers = np.zeros(len(xy), bool)
-    outliers[near_side[4]] = True  # one box changed, both halves: not enough alone
 
     def hit(shadowed: list[int], known: bool = True) -> bool:
-        outer_shadows = np.zeros(len(xy), bool)
-        outer_shadows[near_side[shadowed]] = True
-        m = SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
-                            ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
-                            light_coef=coef, ring_lab=np.array(model.ring),
-                            ring_outer_odd=outliers,
-                            ring_outer_shadows=outer_shadows if known else None,
-                            cells_lab=_tiles_as_learned(codes, model))
-        return _border_hit(settings, plan, m, codes, np.zeros(100, bool), model)
+        near_side, m = _one_box_changed(plan, model, coef)
+        m.ring_outer_odd = m.ring_outliers  # both halves of that box changed
+        if known:
+            m.ring_outer_shadows = np.zeros(len(m.ring_outliers), bool)
+            m.ring_outer_shadows[near_side[shadowed]] = True
+        return _border_hit(settings, plan, m, np.zeros(100, np.int64), np.zeros(100, bool),
+                           model)
 
     assert not hit([])
     assert hit([3, 5])  # next to it: the sleeve's shadow
@@ -798,21 +810,14 @@ def test_a_faint_change_of_the_border_counts_only_next_to_a_clear_one() -> None:
     from vision.pipeline import _fading_arm, _odd_boxes, _ring_hit
 
     settings, plan, model, coef = _border_scene()
-    xy = plan.sampling.ring_xy
-    near_side = _near_side(plan)
     codes = np.zeros(100, np.int64)  # a bare board
-    outliers = np.zeros(len(xy), bool)
-    outliers[near_side[4]] = True  # one box changed (skin-coloured, say): not enough alone
 
     def hit(faint_at: int, clearly: bool) -> bool:
-        faint = np.zeros(len(xy), bool)
-        faint[near_side[faint_at]] = True
-        m = SimpleNamespace(ring_outliers=outliers, ring_shadows=np.zeros(len(xy), bool),
-                            ring_bgr=np.tile([120.0, 150.0, 200.0], (len(xy), 1)),
-                            light_coef=coef, ring_lab=np.array(model.ring),
-                            ring_outer_odd=None, ring_outer_shadows=None,
-                            cells_lab=_tiles_as_learned(codes, model),
-                            ring_faint=faint, ring_clear=outliers & clearly)
+        # one box changed (skin-coloured, say): not enough alone
+        near_side, m = _one_box_changed(plan, model, coef)
+        m.ring_faint = np.zeros(len(m.ring_outliers), bool)
+        m.ring_faint[near_side[faint_at]] = True
+        m.ring_clear = m.ring_outliers & clearly
         spanned = np.zeros(100, bool)
         odd = _odd_boxes(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
         assert not _ring_hit(settings, odd)
