@@ -260,3 +260,30 @@ def test_a_faint_rim_is_two_alike_outermost_lines_beside_nine_clear_ones() -> No
     assert not _faint_rim(grid([0.6, *clear, 3.0], [0.9, *clear, 1.1]))
     assert not _faint_rim(grid([0.3, *clear, 0.4], [0.9, *clear, 1.1]))  # no line there
     assert not _faint_rim(grid([1.0, 3.0, 1.0, *([3.0] * 7), 1.0], [1.0, *clear, 1.0]))
+
+
+def test_tiles_on_the_table_beside_the_board_do_not_join_its_cells() -> None:
+    # Seed 9, overhead-cream-red, scene 37, its calibration photo: a tan border on a tan wood
+    # table (the outline joins the grain's dark lines), and two red tiles and a cream one
+    # on the table beside the board, a cell's size too: they joined the group of the
+    # board's cells, whose hull was no outline of the grid, and no board was found.
+    from vision.synth import SETUPS, random_spec
+
+    rng = np.random.default_rng([9, list(SETUPS).index("overhead-cream-red")])
+    spec = [random_spec(rng, "overhead-cream-red") for _ in range(38)][37]
+    assert spec.loose_tiles  # the tiles beside the board
+    assert _located_within(replace(spec, board=EMPTY, bridges=(), hands=())) < 3.0
+
+
+def test_a_cell_with_two_others_beside_it_lies_in_a_lattice() -> None:
+    from vision.locate import _in_lattice
+
+    grid = np.array([(x, y) for y in range(3) for x in range(3)], np.float64) * 40.0
+    apart = np.array([[200.0, 40.0], [200.0, 80.0], [300.0, 300.0]])  # three tiles away
+    centres = np.concatenate([grid, apart])
+    sizes = np.full(len(centres), 34.0)
+    kept = _in_lattice(centres, sizes)
+    assert kept[:9].all()
+    assert not kept[9:].any()  # a pair has one beside each, a lone tile none
+    sizes[4] = 80.0  # nothing of another size counts
+    assert _in_lattice(centres, sizes)[:9].sum() == 8

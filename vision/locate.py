@@ -66,6 +66,17 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
             # A grid printed in a dark colour next to a dark border: its outermost lines
             # stand out on one side only (`_faint_rim`).
             found = _best_grid(gray, seen, settings, image=small, faint_rim=True)
+        for edges in maps if found is None else []:
+            # Tiles left on the table beside the board are quadrilaterals of a cell's size
+            # too, and join the cells' group: only cells lying in a lattice are grouped.
+            rough = [_around(g, 0.5) for g in _grids_from_cells(gray, edges, settings,
+                                                                lattice=True)]
+            rough = [o for o in rough if _inside(fence, o)]
+            found = _best_grid(gray, rough, settings, image=small)
+            if found is None:
+                found = _best_grid(gray, rough, settings, image=small, faint_rim=True)
+            if found is not None:
+                break
     if found is None:
         raise BoardNotFound("no board outline with a 10 x 10 grid found in the image")
     return found / scale
@@ -199,7 +210,7 @@ def _around(corners: Corners, margin: float) -> Corners:
 
 
 def _grids_from_cells(
-    gray: np.ndarray, edges: np.ndarray, settings: Thresholds
+    gray: np.ndarray, edges: np.ndarray, settings: Thresholds, *, lattice: bool = False
 ) -> list[Corners]:
     """Grid corners found from the grid's cells rather than from the board's outline.
 
@@ -209,6 +220,8 @@ def _grids_from_cells(
     widened by a cell and a half, is searched for the 11 lines each way wherever they lie
     in it; that rough grid numbers the cells, and the perspective that best maps their
     numbers to their centres gives the grid's corners, searched again around them.
+    With `lattice`, only cells with two others of about their size beside them, as a
+    grid's cells have, are grouped (`_in_lattice`).
     """
     h, w = edges.shape
     board_cell = settings.min_board_area * h * w / (SIZE * SIZE)
@@ -234,6 +247,12 @@ def _grids_from_cells(
         cells = sorted(cells, key=cv2.contourArea, reverse=True)[:_MAX_CELLS]
     centres = np.array([_centroid(c) for c in cells])
     sizes = np.sqrt([cv2.contourArea(c) for c in cells])
+    if lattice:
+        keep = _in_lattice(centres, sizes)
+        if keep.sum() < _MIN_CELLS:
+            return []
+        cells = [c for c, k in zip(cells, keep, strict=True) if k]
+        centres, sizes = centres[keep], sizes[keep]
     apart = np.linalg.norm(centres[:, None] - centres[None, :], axis=2)
     bigger = np.maximum(sizes[:, None], sizes[None, :])
     alike = np.minimum(sizes[:, None], sizes[None, :]) > bigger / 1.5
@@ -262,6 +281,24 @@ def _grids_from_cells(
         if grid is not None:
             grids.append(grid.corners)
     return grids
+
+
+def _in_lattice(centres: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """(n,) the cells with at least two others beside them (centres within `_LATTICE_NEAR`
+    times the larger one's size, sizes alike): in a grid, every cell has two or more.
+    (Seed 9, overhead-cream-red, 37: its empty photo's two red and one cream tile on the
+    table beside the board joined the group of its cells, whose hull was then no outline
+    of the grid; no board was found.)"""
+    apart = np.linalg.norm(centres[:, None] - centres[None, :], axis=2)
+    bigger = np.maximum(sizes[:, None], sizes[None, :])
+    alike = np.minimum(sizes[:, None], sizes[None, :]) > bigger / 1.5
+    beside = alike & (apart < _LATTICE_NEAR * bigger)
+    np.fill_diagonal(beside, False)
+    result: np.ndarray = beside.sum(axis=1) >= 2
+    return result
+
+
+_LATTICE_NEAR = 1.6  # a grid's next cell lies about 1.1-1.2 of a cell's size away
 
 
 def _centroid(contour: np.ndarray) -> np.ndarray:
