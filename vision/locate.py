@@ -253,11 +253,8 @@ def _grids_from_cells(
             return []
         cells = [c for c, k in zip(cells, keep, strict=True) if k]
         centres, sizes = centres[keep], sizes[keep]
-    apart = np.linalg.norm(centres[:, None] - centres[None, :], axis=2)
-    bigger = np.maximum(sizes[:, None], sizes[None, :])
-    alike = np.minimum(sizes[:, None], sizes[None, :]) > bigger / 1.5
     grids = []
-    for group in _groups(alike & (apart < 3.5 * bigger)):
+    for group in _groups(_linked(centres, sizes, _LINK_REACH)):
         if len(group) < _MIN_CELLS:
             continue
         quad = _approx_quad(cv2.convexHull(np.concatenate([cells[i] for i in group])))
@@ -289,16 +286,24 @@ def _in_lattice(centres: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     (Seed 9, overhead-cream-red, 37: its empty photo's two red and one cream tile on the
     table beside the board joined the group of its cells, whose hull was then no outline
     of the grid; no board was found.)"""
-    apart = np.linalg.norm(centres[:, None] - centres[None, :], axis=2)
-    bigger = np.maximum(sizes[:, None], sizes[None, :])
-    alike = np.minimum(sizes[:, None], sizes[None, :]) > bigger / 1.5
-    beside = alike & (apart < _LATTICE_NEAR * bigger)
+    beside = _linked(centres, sizes, _LATTICE_NEAR)
     np.fill_diagonal(beside, False)
     result: np.ndarray = beside.sum(axis=1) >= 2
     return result
 
 
+def _linked(centres: np.ndarray, sizes: np.ndarray, reach: float) -> np.ndarray:
+    """(n, n) which cells (centres (n, 2), sizes (n,)) are of about one size (within 1.5
+    times) and closer than `reach` times the larger one's size."""
+    apart = np.linalg.norm(centres[:, None] - centres[None, :], axis=2)
+    bigger = np.maximum(sizes[:, None], sizes[None, :])
+    alike = np.minimum(sizes[:, None], sizes[None, :]) > bigger / 1.5
+    result: np.ndarray = alike & (apart < reach * bigger)
+    return result
+
+
 _LATTICE_NEAR = 1.6  # a grid's next cell lies about 1.1-1.2 of a cell's size away
+_LINK_REACH = 3.5  # a cell is grouped with one up to three cells away (a shadow's edge between)
 
 
 def _centroid(contour: np.ndarray) -> np.ndarray:
