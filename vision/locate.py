@@ -47,34 +47,34 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
     maps = _edge_maps(small)
     fence = _marker_fence(small)
     quads = _candidate_quads(maps, settings.min_board_area)
-    found = _best_grid(gray, [_refine_quad(maps[0], q) for q in quads if _inside(fence, q)],
-                       settings)
+    found = _best_grid(_graded(
+        gray, [_refine_quad(maps[0], q) for q in quads if _inside(fence, q)], settings))
     if found is None:
         # Something crossing the outline (a window bar's hard shadow, an arm) joins its edges
         # to the table's, so no contour is the board's quadrilateral; the grid's own cells
         # still are small quadrilaterals side by side. In a dim, noisy photo they are
         # closed only in the smoother edge maps.
-        seen: list[Corners] = []
+        seen: list[tuple[Corners, _Grid]] = []
         for edges in maps:
             rough = [_around(g, 0.5) for g in _grids_from_cells(gray, edges, settings)]
-            rough = [o for o in rough if _inside(fence, o)]
-            found = _best_grid(gray, rough, settings, image=small)
+            graded = _graded(gray, [o for o in rough if _inside(fence, o)], settings)
+            found = _best_grid(graded, image=small)
             if found is not None:
                 break
-            seen += rough
+            seen += graded
         if found is None:
             # A grid printed in a dark colour next to a dark border: its outermost lines
             # stand out on one side only (`_faint_rim`).
-            found = _best_grid(gray, seen, settings, image=small, faint_rim=True)
+            found = _best_grid(seen, image=small, faint_rim=True)
         for edges in maps if found is None else []:
             # Tiles left on the table beside the board are quadrilaterals of a cell's size
             # too, and join the cells' group: only cells lying in a lattice are grouped.
             rough = [_around(g, 0.5) for g in _grids_from_cells(gray, edges, settings,
                                                                 lattice=True)]
-            rough = [o for o in rough if _inside(fence, o)]
-            found = _best_grid(gray, rough, settings, image=small)
+            graded = _graded(gray, [o for o in rough if _inside(fence, o)], settings)
+            found = _best_grid(graded, image=small)
             if found is None:
-                found = _best_grid(gray, rough, settings, image=small, faint_rim=True)
+                found = _best_grid(graded, image=small, faint_rim=True)
             if found is not None:
                 break
     if found is None:
@@ -90,11 +90,23 @@ def _inside(fence: np.ndarray | None, quad: np.ndarray) -> bool:
     )
 
 
+def _graded(gray: np.ndarray, outlines: list[Corners], settings: Thresholds
+            ) -> list[tuple[Corners, _Grid]]:
+    """The outlines that hold a grid (`_MIN_GRID_SHARE`), each with the grid found in it."""
+    graded = []
+    for outline in outlines:
+        grid = _find_grid(gray, outline, settings)
+        if grid is not None and grid.share >= _MIN_GRID_SHARE:
+            graded.append((outline, grid))
+    return graded
+
+
 def _best_grid(
-    gray: np.ndarray, outlines: list[Corners], settings: Thresholds, *,
-    image: np.ndarray | None = None, faint_rim: bool = False,
+    graded: list[tuple[Corners, _Grid]], *, image: np.ndarray | None = None,
+    faint_rim: bool = False,
 ) -> Corners | None:
-    """The grid corners of the outline whose grid ranks best, or None when none has a grid.
+    """The grid corners of the outline whose grid ranks best (`graded`: see `_graded`), or
+    None when none is taken.
 
     Sharp lines in a large outline rank high, and a grid whose weakest line is faint ranks
     lower: one numbered a row or column off has a line on the border, where none is printed.
@@ -105,10 +117,7 @@ def _best_grid(
     `faint_rim`, the two outermost lines each way may be fainter, alike (`_faint_rim`).
     """
     best: tuple[float, Corners] | None = None
-    for outline in outlines:
-        grid = _find_grid(gray, outline, settings)
-        if grid is None or grid.share < _MIN_GRID_SHARE:
-            continue
+    for outline, grid in graded:
         if image is not None and (
             not (_faint_rim(grid) if faint_rim else grid.weakest >= _MIN_LINE_SHARE)
             or not _border_is_bare(image, grid.corners)
@@ -221,7 +230,8 @@ def _grids_from_cells(
     in it; that rough grid numbers the cells, and the perspective that best maps their
     numbers to their centres gives the grid's corners, searched again around them.
     With `lattice`, only cells with two others of about their size beside them, as a
-    grid's cells have, are grouped (`_in_lattice`).
+    grid's cells have, are grouped (`_in_lattice`), and none when that keeps every cell
+    (the grids are those found without).
     """
     h, w = edges.shape
     board_cell = settings.min_board_area * h * w / (SIZE * SIZE)
@@ -249,7 +259,7 @@ def _grids_from_cells(
     sizes = np.sqrt([cv2.contourArea(c) for c in cells])
     if lattice:
         keep = _in_lattice(centres, sizes)
-        if keep.sum() < _MIN_CELLS:
+        if keep.all() or keep.sum() < _MIN_CELLS:
             return []
         cells = [c for c, k in zip(cells, keep, strict=True) if k]
         centres, sizes = centres[keep], sizes[keep]
