@@ -1,8 +1,8 @@
 """Train the cell and bridge networks on generated scenes: `python -m vision.train`.
 
 Scenes come from `vision.synth` (every setup, round-robin), seeded apart from those
-`ponte eval vision` reads (the evaluation uses seed 1 per setup; training uses seed
-sequences starting at 1000), and are read the way the live loop reads them: a
+`ponte eval vision` reads (training uses seed sequences starting at 1000, far from the
+evaluation's), and are read the way the live loop reads them: a
 `BoardReader` calibrated on the same scene with the board empty, fed the frame's JPEG.
 Every cell becomes one example (empty / light / dark, or hidden when a hand covers it in
 the truth) and every candidate pair the cell network's reading allows (see
@@ -174,7 +174,7 @@ def load_raw(path: Path) -> list[tuple[Raw, np.ndarray]]:
     with np.load(path) as data:
         arrays = {k: data[k] for k in (*_RAW_FIELDS, "labels") if k in data}
     count = len(arrays["labels"])
-    if "background" not in arrays:  # a cache from before the background was kept
+    if "background" not in arrays:  # a cache written without the bare board
         arrays["background"] = np.full((count, 100, 9, 3), np.nan, np.float32)
     return [(Raw(*(arrays[k][n].astype(np.float64) for k in _RAW_FIELDS)),
              arrays["labels"][n]) for n in range(count)]

@@ -18,25 +18,18 @@ epoch over 8,000 scenes' examples (about 300,000) takes about 90 seconds for the
 shape (`PATCH_LAYERS`), several times as long in numpy.
 
 Nearly all the cells the reader gets wrong are in three setups (`HARD_SETUPS`: a window's
-light and shadow, a warm lamp's glare, dim noisy frames). The shipped network went on from
-the one shipped before it (30 epochs on 8,000 scenes) for 8 more epochs at a lower rate
-(`--torch --from vision/models/patches.npz --lr 0.0003 --epochs 8`) on the 8,000 scenes
-and 3,600 of the hard setups alone (`--hard-scenes 3600`, about 160,000 more examples),
-then as much again from that one with twice the hard scenes (`--hard-scenes 7200`), and
-6 epochs from that one with three times as many (`--hard-scenes 10800`). When the cell
-network was trained again (2026-11-26), its unsure cells and probabilities changed, so the
-examples were read again behind it and the network went on from the one shipped before for
-8 epochs (`--torch --from vision/models/patches.npz --lr 0.0003 --epochs 8 --hard-scenes
-10800`: 666,811 examples, every seventh scene held out; about 65 minutes to read the
-scenes and 18 to train on 2 cores).
+light and shadow, a warm lamp's glare, dim noisy frames), so training goes on from a
+trained network at a lower rate with more scenes of those setups alone (`--from MODEL
+--lr 0.0003 --epochs 8 --hard-scenes N`, N growing from 3,600 to 10,800). The examples are
+read behind the cell network they will serve: when it is trained again, its unsure cells
+and probabilities change, and the examples must be read again.
 
 Each example's patch has six channels: the frame's, then the same patch of the calibration
-photo's view of the bare board (`vision.patches.with_reference`; zeros without one). The
-network shipped since then went on from the three-channel one before it, widened with zero
-weights for the new channels (`widened`), for 10 epochs at 0.001 on examples read again
-with the view from fewer scenes (`--torch --from MODEL --lr 0.001 --epochs 10 --scenes 4000
---hard-scenes 5400 --hard-start 8000`: 333,524 examples; about 33 minutes to read the
-scenes and 12 to train on 2 cores).
+photo's view of the bare board (`vision.patches.with_reference`; zeros without one). A
+three-channel network can be carried on to six, widened with zero weights for the new
+channels (`widened`): the shipped network was made so, for 10 epochs at 0.001 (`--torch
+--from MODEL --lr 0.001 --epochs 10 --scenes 4000 --hard-scenes 5400 --hard-start 8000`:
+about 330,000 examples; about 33 minutes to read the scenes and 12 to train on 2 cores).
 """
 
 from __future__ import annotations
