@@ -131,7 +131,7 @@ def test_a_wide_angle_lens_is_measured_on_the_boards_own_lines() -> None:
     assert calibration.lens is not None and calibration.lens.distortion[0] < -0.3
     corners = np.array(calibration.corners)
     assert np.abs(corners - _undistorted(truth, calibration.lens)).max() < 5.0
-    # what the calibration did before: a grid through the bowed outline, half a cell off
+    # with the check turned off: a grid through the bowed outline, half a cell off
     straight = dataclasses.replace(default_thresholds(), grid_bend_fit=99.0, grid_bend_limit=99.0)
     before = make_calibration(image, empty=True, thresholds=straight)
     assert before.lens is None

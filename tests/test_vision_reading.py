@@ -233,7 +233,7 @@ def test_a_pale_hand_over_a_beige_border_is_flagged_by_its_fingertip() -> None:
     """A pale hand over a beige border (seed 9999, hand scene 163): the border samples
     change by less than the limit, and the fingers over c10 and b9 read as light tiles.
     c9, under a fingertip, is taken for hidden, and c10 between it and the edge is half
-    taken for hidden: the frame is flagged (it read as a wrong board, unflagged, before),
+    taken for hidden: the frame is flagged,
     and the same scene without the hand is not."""
     assert parse_cell("c9") in _hand_scene_flagged(9999, 163).occluded_cells
 
@@ -242,7 +242,7 @@ def test_fingers_read_as_a_bridge_at_the_edge_are_flagged_by_their_tip() -> None
     """A brown hand held high over the far edge (seed 12, hands, frame 30): its fingers
     read as two dark tiles and a bridge d10-f10, and e9 under a fingertip as hidden. The
     cells of that "bridge" are half taken for hidden (e10 at 0.55), which joins e9 to the
-    edge: the frame is flagged (it read as a wrong board, unflagged, before)."""
+    edge: the frame is flagged."""
     hand, obs = _tracked(_scene(12, "hands", 30))
     assert obs.occluded and parse_cell("e9") in obs.occluded_cells
     assert obs.board_rows() != list(hand.board)
@@ -253,7 +253,7 @@ def test_a_hand_of_the_borders_colour_is_flagged_by_the_faint_change_beside_its_
     tile stands (seed 4444, hand scene 15): the fingertip reads as a dark tile, and the
     border changed clearly in one box (beside g10) and faintly, by under the 15 grey
     levels that count alone, in the next. Beside the clear change the faint one counts: the
-    frame is flagged (it read as a wrong board, unflagged, before), and the same scene
+    frame is flagged, and the same scene
     without the hand is not."""
     _hand_scene_flagged(4444, 15)
 
@@ -262,8 +262,8 @@ def test_a_pale_hand_over_a_tan_border_is_flagged_by_the_change_beside_its_finge
     """A pale hand over a tan border placing a light tile at b1 (seed 1111, hand scene 67):
     the border changed in the one sample beside b1, too few to count, and b1 under the
     fingers, half taken for hidden, reads as a light tile. A counted change of the border
-    beside a half-hidden edge cell flags the frame (it read as a wrong board, unflagged,
-    before), and the same scene without the hand is not flagged."""
+    beside a half-hidden edge cell flags the frame, and the same scene without the hand is
+    not flagged."""
     obs = _hand_scene_flagged(1111, 67)
     assert obs.state(parse_cell("b1")) is CellState.LIGHT  # flagged, read as it was
 
@@ -274,7 +274,7 @@ def test_a_hand_over_a_bridge_at_the_edge_is_flagged_by_the_hidden_cell_beside_t
     tiles (seed 4444, hand scene 51): the bridge is missed and c9 under the fingers is
     hidden, one cell in from the edge; the border beside a10-c10 changed but is excused as
     the tiles there leaning over it. A hidden cell next to an edge cell whose border
-    changed flags the frame (it read as a wrong board, unflagged, before), and the same
+    changed flags the frame, and the same
     scene without the hand is not flagged."""
     obs = _hand_scene_flagged(4444, 51)
     assert parse_cell("c9") in obs.occluded_cells
@@ -325,9 +325,8 @@ def test_a_pale_hand_reaching_over_a_corner_is_flagged_by_the_tile_it_seems() ->
     """A pale hand the colour of the board and its beige border reaching over a10 (seed
     3434, hand scene 97): a10 under the fingers reads as a light tile, unlike the board's
     other light tiles though not enough to be unlike every tile, and only the outer half
-    of the border beside it changed. Such a tile beside such a change flags the frame (it
-    read as a wrong board, unflagged, before), and the same scene without the hand is not
-    flagged."""
+    of the border beside it changed. Such a tile beside such a change flags the frame, and
+    the same scene without the hand is not flagged."""
     obs = _hand_scene_flagged(3434, 97)
     assert obs.state(parse_cell("a10")) is CellState.LIGHT  # flagged, read as it was
 
@@ -337,7 +336,7 @@ def test_a_light_tile_in_the_shadow_of_a_hand_held_high_is_read_by_a_second_look
     b9 and the bare cells next to them: the cell network is sure the light tiles at a9
     and b9 are bare board. The second look, taken at a9 for doubt, sees a light tile; b9,
     which it did not doubt, is looked at too because it is next to a9 and has changed more
-    than bare board does. The board is read right (b9 was read as bare board before)."""
+    than bare board does. The board is read right."""
     hand, obs = _tracked(random_spec(np.random.default_rng([6767, 26]), "hands"))
     assert hand.occluded
     assert obs.board_rows() == list(hand.board)
@@ -1017,8 +1016,7 @@ def test_a_dark_hand_over_a_border_of_its_colour_is_not_taken_for_a_tiles_shadow
     """A brown hand holding a bridge over a brown wooden frame: beside it the border is
     darker and tinted, as a tile's shadow in window light is, and its fingers are read as
     dark tiles. One of them is unlike every tile, so the change beside it is not excused as
-    that tile's shadow, and the frame is flagged (it read as a board with two dark tiles
-    too many, unflagged, before)."""
+    that tile's shadow, and the frame is flagged."""
     _hand_scene_flagged(9999, 183)
 
 
@@ -1034,8 +1032,7 @@ def test_cells_a_lamps_glare_half_hides_are_read_though_the_frame_is_flagged() -
     """A warm lamp's glare over the corner a10 washes out two red tiles and two cream ones:
     the cell network half takes the four for hidden (0.50-0.68), a patch that flags the
     frame though nothing crosses the border. The frame stays flagged and the four stay
-    listed as hidden, but they read as their likeliest colours, all four right (they read
-    as bare board before)."""
+    listed as hidden, but they read as their likeliest colours, all four right."""
     spec = _scene(14, "warm-lamp-shadows", 146)
     frame, obs = _tracked(spec)
     assert obs.occluded
@@ -1258,8 +1255,7 @@ def test_a_hand_beside_the_end_of_a_bridge_is_not_taken_for_its_deck() -> None:
     """A pale hand over a tan border holding a dark tile over a7, where a light tile stands
     (seed 1313, hand scene 24): its fingers lie over a8, the end of the bridge a8-c9, and
     change both halves of the border beside it. A deck leaning over the border there could
-    reach its inner half, not its outer half: the change counts, and the frame is flagged
-    (it read as a wrong board, a7 dark, unflagged, before)."""
+    reach its inner half, not its outer half: the change counts, and the frame is flagged."""
     obs = _hand_scene_flagged(1313, 24)
     assert obs.state(parse_cell("a7")) is CellState.DARK  # flagged, read as it was
 
@@ -1486,7 +1482,7 @@ def test_a_pale_hand_over_a_pale_border_is_flagged_by_the_print_it_hides() -> No
     """A pale hand over a pale grey border with printed lines (seed 1313, hand scene 28):
     j2 under the fingers reads as a light tile, and no border sample changed colour. The
     lines printed just outside the border samples there no longer look as in the
-    calibration photo, which flags the frame (it read as a wrong board, unflagged, before);
+    calibration photo, which flags the frame;
     the same scene without the hand is not flagged."""
     _hand_scene_flagged(1313, 28)
 
