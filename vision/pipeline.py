@@ -1935,8 +1935,8 @@ be at rest."""
 MOVING_FRAMES = 8
 """Frames running, at most, flagged as hidden after the bump check found the border moved,
 while the view is not yet still, before the board is located afresh all the same (a bump
-is located once the view has come to rest: located while it shook, the board was found
-where it did not stay, and what was learned of its border was thrown away)."""
+is located once the view has come to rest: located while it shakes, the board is found
+where it does not stay, and what was learned of its border would be thrown away)."""
 
 
 def grid_profiles(ii: np.ndarray, inner: int) -> np.ndarray:
