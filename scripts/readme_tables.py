@@ -179,7 +179,7 @@ def rewrite(readme: str, made: str) -> str:
         raise ValueError("README.md must hold each table marker exactly once")
     head, rest = readme.split(BEGIN)
     _, tail = rest.split(END)
-    return f"{head}{BEGIN}\n{made}{END}{tail}"
+    return f"{head}{BEGIN}\n\n{made}\n{END}{tail}"
 
 
 def main(argv: list[str] | None = None) -> int:
