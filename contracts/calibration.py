@@ -45,7 +45,7 @@ class A1Corner(Enum):
 
 @dataclass(frozen=True)
 class Thresholds:
-    """The pipeline's tunable numbers (defaults in calibration/thresholds.json)."""
+    """The pipeline's tunable numbers (defaults in contracts/thresholds.json)."""
 
     work_long_side: int
     min_board_area: float
@@ -62,13 +62,11 @@ class Thresholds:
     tile_max_group: int
     tile_min_votes: int
     empty_min_votes: int
-    ring_occlusion_distance: float
     ring_occlusion_fraction: float
     ring_outlier_error: float
     occlusion_min_cells: int
     bridge_min_score: float
     bridge_max_spread: float
-    bridge_grey_chroma: float
     tile_height_cells: float
     bridge_height_cells: float
     bridge_height_step: float
@@ -105,7 +103,7 @@ _DEFAULTS: list[Thresholds] = []
 
 
 def default_thresholds() -> Thresholds:
-    """The default thresholds, read once from calibration/thresholds.json."""
+    """The default thresholds, read once from contracts/thresholds.json."""
     if not _DEFAULTS:
         data = json.loads(_THRESHOLDS_FILE.read_text(encoding="utf-8"))
         known = {f.name: f for f in fields(Thresholds)}
