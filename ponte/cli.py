@@ -32,7 +32,8 @@ class CommandError(Exception):
 
 LAB_MISSING = (
     "the lab (scene generators, training, evaluation and benchmarks) is not installed: it "
-    "runs from a source checkout, installed with `pip install -e .[lab]`"
+    "runs from a source checkout; install the checkout with "
+    "`pip install -e '.[lab]' --config-settings editable_mode=compat`"
 )
 
 

@@ -64,7 +64,7 @@ def test_a_lab_command_without_the_lab_says_how_to_install_it(
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith(f"ponte {argv[0]}: the lab ")
-    assert "pip install -e .[lab]" in done.stderr
+    assert "pip install -e '.[lab]' --config-settings editable_mode=compat" in done.stderr
     assert not list(tmp_path.iterdir())  # nothing half-written
 
 
