@@ -18,7 +18,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 FORMAT = "ponte-calibration"
 VERSION = 1
@@ -111,7 +111,8 @@ def default_thresholds() -> Thresholds:
         if missing:
             raise CalibrationError(f"{_THRESHOLDS_FILE}: missing {', '.join(missing)}")
         kinds = {k: int if known[k].type == "int" else float for k in known}
-        _DEFAULTS.append(Thresholds(**{k: kinds[k](v) for k, v in data.items()}))
+        values: dict[str, Any] = {k: kinds[k](v) for k, v in data.items()}
+        _DEFAULTS.append(Thresholds(**values))
     return _DEFAULTS[0]
 
 
@@ -182,7 +183,8 @@ class Lens:
             raise CalibrationError("lens: camera_matrix must be 3 x 3")
         if len(dist) not in (4, 5, 8, 12, 14):
             raise CalibrationError("lens: distortion must have 4, 5, 8, 12 or 14 coefficients")
-        return cls(matrix, dist, size, float(data.get("rms_error", 0.0)))
+        rows = cast(tuple[tuple[float, float, float], ...], matrix)  # 3 x 3, checked above
+        return cls(rows, dist, size, float(data.get("rms_error", 0.0)))
 
 
 BOARD_CELLS = 100
