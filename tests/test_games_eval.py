@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from lab.gameeval import COLUMNS, compare_moves, evaluate_games
 from ponte.cli import main
 from ponte.live.camera import CameraReader
-from ponte.live.gameeval import COLUMNS, compare_moves, evaluate_games
 from ponte.live.settle import BoardView, Reading
 
 

@@ -1,4 +1,4 @@
-"""Reading generated frames (vision.synth): tiles, all three bridge shapes, hands, the tracker."""
+"""Reading generated frames (lab.synth): tiles, all three bridge shapes, hands, the tracker."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.format import CalibrationError, ColourModel, Thresholds
 from calibration.make import make_calibration
+from contracts.calibration import CalibrationError, ColourModel, Thresholds
+from lab.synth import CameraSpec, Frame, HandSpec, SceneSpec, random_spec, render
+from lab.synth.position import random_game
 from vision.cells import CellState, parse_cell
 from vision.errors import CalibrationMismatch, ImageUnreadable
 from vision.features import integral
@@ -30,8 +32,6 @@ from vision.pipeline import (
     nudged_corners,
     read_board,
 )
-from vision.synth import CameraSpec, Frame, HandSpec, SceneSpec, random_spec, render
-from vision.synth.position import random_game
 
 BOARD = (
     ".....DD...",  # rank 10
@@ -60,7 +60,7 @@ def _bridges(obs_names: list[list[str]]) -> set[tuple[str, str]]:
 def _tracked(spec: SceneSpec) -> tuple[Frame, Observation]:
     """A scene rendered, and its JPEG read by a reader calibrated on the same scene with
     the board empty (as `ponte eval vision`'s `tracker` mode reads it)."""
-    from vision.evaluate import tracker_for
+    from lab.evaluate import tracker_for
 
     frame = render(spec)
     reader = tracker_for(spec, frame)
@@ -568,7 +568,7 @@ def test_a_leaning_tile_is_on_the_way_from_border_to_tile_colour_and_a_sleeve_is
 def _angled_plan() -> tuple[Thresholds, Plan]:
     """The default thresholds and the plan of a board seen at an angle in a 1280 x 720 frame
     (its far side narrower), for the border's rules."""
-    from calibration.format import default_thresholds
+    from contracts.calibration import default_thresholds
     from vision.pipeline import make_plan
 
     settings = default_thresholds()
@@ -607,7 +607,7 @@ def _near_side(plan: Plan) -> np.ndarray:
 
 
 def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None:
-    from calibration.format import ColourModel
+    from contracts.calibration import ColourModel
     from vision.classify import DARK, LIGHT
 
     settings, plan = _angled_plan()
@@ -654,7 +654,7 @@ def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None
 
 def test_a_change_of_the_outer_border_alone_counts_beside_a_hidden_cell_or_an_unlike_tile(
 ) -> None:
-    from calibration.format import ColourModel
+    from contracts.calibration import ColourModel
     from vision.classify import LIGHT, UNKNOWN
 
     settings, plan = _angled_plan()
@@ -690,7 +690,7 @@ def test_a_change_of_the_outer_border_alone_counts_beside_a_hidden_cell_or_an_un
 
 
 def test_a_tinted_shadow_beside_a_tile_is_a_shadow_unless_the_outer_border_changed() -> None:
-    from calibration.format import ColourModel
+    from contracts.calibration import ColourModel
     from vision.classify import DARK
     from vision.features import to_lab
 
@@ -968,8 +968,8 @@ def test_without_a_clear_frame_a_still_difference_is_taken_in_only_where_cells_a
 
 def test_a_hand_still_over_the_board_from_the_first_frame_is_never_read_as_the_board(
 ) -> None:
+    from lab.synth import random_spec
     from vision.pipeline import _BORDER_SETTLE_FRAMES
-    from vision.synth import random_spec
 
     rng = np.random.default_rng([2, 15])  # a hand scene whose border a reader took in
     spec = random_spec(rng, "hands")
@@ -988,9 +988,9 @@ def test_a_hand_still_over_the_board_from_the_first_frame_is_never_read_as_the_b
 
 
 def test_a_hand_resting_still_over_the_board_is_never_read_as_the_board() -> None:
-    from vision.evaluate import tracker_for
+    from lab.evaluate import tracker_for
+    from lab.synth import random_spec
     from vision.pipeline import _BORDER_SETTLE_FRAMES
-    from vision.synth import random_spec
 
     rng = np.random.default_rng([4242, 24])  # a hand scene the border flags at once
     spec = random_spec(rng, "hands")
@@ -1023,7 +1023,7 @@ def test_a_dark_hand_over_a_border_of_its_colour_is_not_taken_for_a_tiles_shadow
 def _scene(seed: int, setup: str, index: int) -> SceneSpec:
     """The `index`-th scene of `setup` drawn from seed `seed` (as `ponte eval vision` and
     the tuning sets draw them: one generator per seed and setup)."""
-    from vision.evaluate import scene
+    from lab.evaluate import scene
 
     return scene(seed, setup, index)
 
@@ -1101,7 +1101,7 @@ def test_cells_a_hand_surely_hides_are_not_read_as_tiles() -> None:
 
 
 def test_tile_colours_are_refit_from_the_cells_the_network_is_sure_of() -> None:
-    from calibration.format import ColourModel, default_thresholds
+    from contracts.calibration import ColourModel, default_thresholds
     from vision.pipeline import _refined
 
     rng = np.random.default_rng(8)
@@ -1192,7 +1192,7 @@ def test_a_bridge_whose_foot_hides_its_tile_counts_only_when_the_network_is_sure
 
 
 def test_the_background_follows_bare_cells_and_learns_cells_no_longer_covered() -> None:
-    from calibration.format import default_thresholds
+    from contracts.calibration import default_thresholds
     from vision.classify import EMPTY, LIGHT
     from vision.pipeline import _follow_background
 
@@ -1460,7 +1460,7 @@ def test_a_board_found_again_after_a_bump_is_lined_up_with_the_board_read_before
     # scratch, its corners lay a few pixels off those it had been read with, its lines did
     # not line up, the bare border was thrown away, and three border samples off the
     # frame's own border flagged every frame from then on: the game stopped at move 1.
-    from vision.synth import SETUPS
+    from lab.synth import SETUPS
 
     rng = np.random.default_rng([1, list(SETUPS).index("angled45-white-black")])
     spec = replace(random_spec(rng, "angled45-white-black"),
@@ -1493,8 +1493,8 @@ def test_a_sleeve_over_a_border_of_its_colour_is_flagged_by_its_shadow_beside_it
     as a shadow does, the outer halves of the samples on either side. It read as a wrong
     board, unflagged; the shadow beside the change now counts. The same scene without the
     sleeve is read right and not flagged."""
-    from vision.evaluate import calibration_for
-    from vision.synth import SETUPS
+    from lab.evaluate import calibration_for
+    from lab.synth import SETUPS
 
     rng = np.random.default_rng([9, list(SETUPS).index("hands")])
     specs = [random_spec(rng, "hands") for _ in range(17)]
@@ -1517,7 +1517,7 @@ def test_a_leaning_tiles_shadow_on_the_outer_border_is_not_a_sleeves() -> None:
     changed colour under a leaning tile (excused) and its outer half darkened as a shadow
     does, beside the changed corner a10: that outer half's shadow is the tile's, and the
     frame, with nothing over it, is read right and not flagged."""
-    from vision.synth import SETUPS
+    from lab.synth import SETUPS
 
     rng = np.random.default_rng([9, list(SETUPS).index("window-daylight")])
     spec = [random_spec(rng, "window-daylight") for _ in range(67)][66]
@@ -1616,7 +1616,7 @@ def test_something_set_down_against_the_board_stops_flagging_once_it_lies_still(
     outside the border (a box lid, a cup), flags the frames while it is new; once it has lain
     still for `_BORDER_SETTLE_FRAMES` frames, the cells near it reading as before, its
     print is the one compared with, and the board reads unflagged again."""
-    from vision.evaluate import tracker_for
+    from lab.evaluate import tracker_for
     from vision.pipeline import _BORDER_SETTLE_FRAMES, PRINT_LEAST_SPREAD, print_likeness
 
     spec = replace(random_spec(np.random.default_rng([1313, 28]), "hands"), hands=())
@@ -1661,7 +1661,7 @@ def test_a_hand_hiding_the_print_stays_flagged_however_still_it_is() -> None:
     """Seed 1313, hand scene 28 (see above) held still after a clear frame: the light tile
     the hand makes of j2 keeps the hand from being taken for something put down beside
     the board, and every frame stays flagged."""
-    from vision.evaluate import tracker_for
+    from lab.evaluate import tracker_for
     from vision.pipeline import _BORDER_SETTLE_FRAMES
 
     spec = random_spec(np.random.default_rng([1313, 28]), "hands")

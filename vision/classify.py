@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from calibration.format import ColourModel, Lab, Thresholds
+from contracts.calibration import ColourModel, Lab, Thresholds
 
 SIZE = 10
 

@@ -16,7 +16,7 @@ the cells (`vision.patches`), is read by a small convolutional network together 
 bridge network's answer and the bridge's kind. Its answer replaces the bridge network's.
 
 The network is the patch network's kind (`vision.patches.PatchNetwork`), trained on
-generated scenes (`python -m vision.train_decks --torch`) and shipped as `vision/models/decks.npz`;
+generated scenes (`python -m lab.train_decks --torch`) and shipped as `vision/models/decks.npz`;
 without the file the bridge network's answer stands.
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from calibration.format import ColourModel, Thresholds
+from contracts.calibration import ColourModel, Thresholds
 from vision.features import SamplingPlan, field_at
 from vision.geometry import SIZE
 from vision.patches import FLOOR, PatchNetwork, shipped

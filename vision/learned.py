@@ -11,7 +11,7 @@ its distance to the light and the dark tiles' colours, how much its cell's sub-b
 So a new edition's colours are learned as before; the networks only learn what the
 *shapes* of those differences mean (a foot across a tile, a deck over a cell, a shadow).
 
-They are trained on generated scenes (`python -m vision.train`, seeds apart from those
+They are trained on generated scenes (`python -m lab.train`, seeds apart from those
 `ponte eval vision` reads) and ship as `vision/models/*.npz`. Without the files the
 pipeline falls back to the thresholds alone.
 """
@@ -31,7 +31,7 @@ from typing import BinaryIO, Protocol, TypeVar
 import numpy as np
 from threadpoolctl import LibController, ThreadpoolController
 
-from calibration.format import ColourModel
+from contracts.calibration import ColourModel
 from vision.bridges import BridgePlan, plan_tables
 from vision.classify import (
     Shade,
@@ -56,8 +56,6 @@ without a calibration). `CELL_MODEL`, trained with more scenes of the hard setup
 calibrated frames better but frames read from scratch worse than this one, so each
 reads the frames it does best."""
 BRIDGE_MODEL = MODELS / "bridges.npz"
-FAR = 60.0
-"""Distance used for a colour the model does not know yet (no tile of that colour seen)."""
 
 CELL_CLASSES = 4  # empty, light, dark, hidden
 

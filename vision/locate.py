@@ -18,7 +18,7 @@ from typing import NamedTuple
 import cv2
 import numpy as np
 
-from calibration.format import A1Corner, Thresholds
+from contracts.calibration import A1Corner, Thresholds
 from vision.errors import BoardNotFound
 from vision.imageio import check_image
 

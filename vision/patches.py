@@ -22,7 +22,7 @@ readings (seen at an angle, the cell network gives many bare cells a few per cen
 hidden).
 
 Inference is plain numpy (`im2col` and one matrix product per layer). The network is
-trained on generated scenes (`python -m vision.train_patches`) and ships as
+trained on generated scenes (`python -m lab.train_patches`) and ships as
 `vision/models/patches.npz`; without the file the cell network's answer stands.
 """
 
@@ -36,7 +36,7 @@ from typing import BinaryIO
 import cv2
 import numpy as np
 
-from calibration.format import ColourModel, Thresholds
+from contracts.calibration import ColourModel, Thresholds
 from vision.features import SamplingPlan, field_at
 from vision.geometry import SIZE
 from vision.learned import model_file, one_blas_thread

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from calibration.format import A1Corner, Calibration, ColourModel, Thresholds, default_thresholds
+from contracts.calibration import A1Corner, Calibration, ColourModel, Thresholds, default_thresholds
 from vision.bridges import (
     BridgePlan,
     find_bridges,

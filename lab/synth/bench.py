@@ -1,4 +1,4 @@
-"""Speed of the synthetic renderer: `python -m vision.synth.bench [--count N] [--threads T]`.
+"""Speed of the synthetic renderer: `python -m lab.synth.bench [--count N] [--threads T]`.
 
 Renders N random scenes (round-robin over the setups, after a warm-up that fills the texture
 caches) and a short game video, and prints wall-clock and CPU milliseconds per frame. CPU
@@ -15,10 +15,10 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-from vision.synth.position import random_position
-from vision.synth.render import render
-from vision.synth.sequence import SequenceTiming, render_sequence
-from vision.synth.setups import SETUPS, random_spec
+from lab.synth.position import random_position
+from lab.synth.render import render
+from lab.synth.sequence import SequenceTiming, render_sequence
+from lab.synth.setups import SETUPS, random_spec
 
 
 def _measure(work: list[object], run: object) -> tuple[float, float]:
@@ -31,7 +31,7 @@ def _measure(work: list[object], run: object) -> tuple[float, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vision.synth.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m lab.synth.bench", description=__doc__)
     parser.add_argument("--count", type=int, default=70, help="frames to time (default 70)")
     parser.add_argument("--threads", type=int, default=1, help="OpenCV threads (default 1)")
     args = parser.parse_args(argv)

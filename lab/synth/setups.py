@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from vision.synth.camera import Camera, intrinsics, look_at
-from vision.synth.lens import distort_normalised, lens_is_invertible
-from vision.synth.position import random_position
-from vision.synth.render import a1_margin_px
-from vision.synth.spec import (
+from lab.synth.camera import Camera, intrinsics, look_at
+from lab.synth.lens import distort_normalised, lens_is_invertible
+from lab.synth.position import random_position
+from lab.synth.render import a1_margin_px
+from lab.synth.spec import (
     BGR,
     BoardLook,
     BridgeLook,

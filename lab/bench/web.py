@@ -24,8 +24,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from contracts.live import EventType
 from ponte.cli import CommandError
-from ponte.live.api import EventType
 from ponte.live.feeder import PieceFeeder
 from ponte.live.session import LiveSession
 from ponte.live.store import Store

@@ -1,6 +1,6 @@
-"""Train the cell and bridge networks on generated scenes: `python -m vision.train`.
+"""Train the cell and bridge networks on generated scenes: `python -m lab.train`.
 
-Scenes come from `vision.synth` (every setup, round-robin), seeded apart from those
+Scenes come from `lab.synth` (every setup, round-robin), seeded apart from those
 `ponte eval vision` reads (training uses seed sequences starting at 1000, far from the
 evaluation's), and are read the way the live loop reads them: a
 `BoardReader` calibrated on the same scene with the board empty, fed the frame's JPEG.
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import cv2
 import numpy as np
 
-from calibration.format import ColourModel
+from contracts.calibration import ColourModel
 from vision.cells import parse_cell
 from vision.errors import VisionError
 from vision.learned import (
@@ -45,8 +45,8 @@ from vision.learned import (
 )
 
 if TYPE_CHECKING:
+    from lab.synth import Frame
     from vision.pipeline import BoardReader, Measurement, Plan
-    from vision.synth import Frame
 
 TRAIN_SEED = 1000
 
@@ -85,8 +85,8 @@ def measure_scene(seed: int, i: int) -> tuple[Frame, BoardReader, Plan, Measurem
     it up to its measurements: the frame, the reader and what `measure_frame` gives; None
     when the scene cannot be read. Half the scenes are read with the room's light changed
     a little since calibration."""
-    from vision.evaluate import tracker_for
-    from vision.synth import SETUPS, random_spec, render
+    from lab.evaluate import tracker_for
+    from lab.synth import SETUPS, random_spec, render
 
     names = list(SETUPS)
     spec = random_spec(np.random.default_rng([seed, i]), names[i % len(names)])
@@ -297,8 +297,29 @@ def train(x: np.ndarray, y: np.ndarray, classes: int, *, hidden: int = 64, epoch
     return Network(mean, scale, params["w1"], params["b1"], params["w2"], params["b2"])
 
 
+HARD_SETUPS = ("warm-lamp-shadows", "window-daylight", "dim-noisy-jpeg")
+"""The setups nearly all wrong cells are in (window light and shadow, a warm lamp's glare,
+dim noisy frames); `--hard-scenes` adds scenes of these alone."""
+
+
+def hard_scenes(start: int, count: int) -> list[int]:
+    """`count` scene indices from `start` on whose setup (`measure_scene` takes the setups
+    in turn) is one of `HARD_SETUPS`."""
+    from lab.synth import SETUPS
+
+    names = list(SETUPS)
+    hard = {names.index(name) for name in HARD_SETUPS}
+    found: list[int] = []
+    i = start
+    while len(found) < count:
+        if i % len(names) in hard:
+            found.append(i)
+        i += 1
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vision.train",
+    parser = argparse.ArgumentParser(prog="python -m lab.train",
                                      description=__doc__.splitlines()[0])
     scene_options(parser, 900, CELL_MODEL.parent)
     parser.add_argument("--hidden", type=int, default=96, help="cell network's hidden units")
@@ -314,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "seeds besides (cached as raw-SEED.npz)")
     parser.add_argument("--hard-scenes", type=int, default=0, metavar="N",
                         help="the cell network learns from N more scenes of the hard setups "
-                             "(those of vision.train_patches; cached as raw-hard.npz)")
+                             "(HARD_SETUPS; cached as raw-hard.npz)")
     parser.add_argument("--hold-out", type=int, default=0, metavar="K",
                         help="keep every K-th scene out of the cell network's training and "
                              "count its cells read wrong, with the shipped network's beside")
@@ -355,8 +376,6 @@ def _train_cells(args: argparse.Namespace, cell_path: Path) -> None:
     for seed in args.more_seeds:
         scenes += _raw_scenes(args, seed, f"raw-{seed}.npz")
     if args.hard_scenes:
-        from vision.train_patches import hard_scenes
-
         scenes += _raw_scenes(args, args.seed, "raw-hard.npz",
                               hard_scenes(args.scenes, args.hard_scenes))
     kept = scenes[::args.hold_out] if args.hold_out else []
@@ -367,7 +386,7 @@ def _train_cells(args: argparse.Namespace, cell_path: Path) -> None:
           file=sys.stderr)
     # One network per weight for the shaded cells, averaged: they err in different places.
     if args.torch:
-        from vision.train_torch import fit_cells_torch
+        from lab.train_torch import fit_cells_torch
 
         nets = [fit_cells_torch(x, y, CELL_CLASSES, hidden=args.hidden, epochs=args.epochs,
                                 weight=shade_weights(x, w), seed=k, log=True)

@@ -1,6 +1,6 @@
-"""Train the patch network on generated scenes: `python -m vision.train_patches`.
+"""Train the patch network on generated scenes: `python -m lab.train_patches`.
 
-Scenes are made as `vision.train` makes them (the same setups and light changes), but from
+Scenes are made as `lab.train` makes them (the same setups and light changes), but from
 their own seeds (`PATCH_SEED`): the cell network is surer of the scenes it was trained on
 than of new ones, so its unsure cells there are not those it meets. They are read up to the
 cell network's probabilities the way `vision.pipeline.observe` reads them. Every cell
@@ -13,7 +13,7 @@ The network (`vision.patches.PatchNetwork`) is trained with Adam on a weighted
 cross-entropy loss in plain numpy, with the patches turned and mirrored at random (the
 board looks alike from every side) and shifted by up to two pixels, and written to
 `vision/models/patches.npz`. With `--torch` the same training runs in PyTorch
-(`vision.train_torch`; installed apart, only where networks are trained): on two cores an
+(`lab.train_torch`; installed apart, only where networks are trained): on two cores an
 epoch over 8,000 scenes' examples (about 300,000) takes about 90 seconds for the shipped
 shape (`PATCH_LAYERS`), several times as long in numpy.
 
@@ -45,6 +45,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from lab.train import HARD_SETUPS, NO_BACKGROUND, hard_scenes, measure_scene, scene_options
 from vision.patches import (
     PATCH_MODEL,
     Conv,
@@ -54,7 +55,6 @@ from vision.patches import (
     flat_weight,
     with_reference,
 )
-from vision.train import NO_BACKGROUND, measure_scene, scene_options
 
 PATCH_SEED = 9000
 """The scenes the patch network learns from (apart from the cell network's and the
@@ -67,7 +67,7 @@ UNSURE_WEIGHT = 3.0
 """How much more a cell below `SECOND_LOOK_P` counts in training than the others."""
 LAYERS = ((16, 5), (32, 3), (32, 3))
 """Per convolution (each with stride 2): output channels and kernel size; the trainer's
-default shape (the deck network's, `vision.train_decks`) ..."""
+default shape (the deck network's, `lab.train_decks`) ..."""
 HIDDEN = 64
 """... and its dense layer's units."""
 PATCH_LAYERS = ((32, 5), (64, 3), (64, 3))
@@ -76,9 +76,6 @@ held-out scenes, the shipped network of this shape (30 epochs) reads 34 wrong ov
 eight images, two of the narrow shape together read 56 over their sixteen."""
 PATCH_HIDDEN = 128
 CLASSES = 3  # empty, light, dark
-HARD_SETUPS = ("warm-lamp-shadows", "window-daylight", "dim-noisy-jpeg")
-"""The setups nearly all wrong cells are in (window light and shadow, a warm lamp's glare,
-dim noisy frames); `--hard-scenes` adds scenes of these alone."""
 
 
 def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
@@ -295,7 +292,7 @@ def train(data: dict[str, np.ndarray], *, epochs: int = 20, batch: int = 256, se
           hidden: int = PATCH_HIDDEN, use_torch: bool = False, lr: float = 1e-3,
           init: PatchNetwork | None = None) -> PatchNetwork:
     """Fit the patch network to collected examples (see `collect`), with these
-    convolutions and dense units: in plain numpy, or in PyTorch (`vision.train_torch`,
+    convolutions and dense units: in plain numpy, or in PyTorch (`lab.train_torch`,
     which can also go on from the weights of a network `init` of the same shape)."""
     from vision.patches import SECOND_LOOK_P
 
@@ -303,7 +300,7 @@ def train(data: dict[str, np.ndarray], *, epochs: int = 20, batch: int = 256, se
     if init is not None and init.channels < data["x"].shape[3]:
         init = widened(init, data["x"].shape[3])
     if use_torch:
-        from vision.train_torch import fit_torch
+        from lab.train_torch import fit_torch
 
         return fit_torch(data["x"], log_probs(data["p"]), data["y"], weight, layers=layers,
                          hidden=hidden, classes=CLASSES, epochs=epochs, batch=batch,
@@ -406,22 +403,6 @@ def examples(args: argparse.Namespace,
     return data
 
 
-def hard_scenes(start: int, count: int) -> list[int]:
-    """`count` scene indices from `start` on whose setup (`measure_scene` takes the setups
-    in turn) is one of `HARD_SETUPS`."""
-    from vision.synth import SETUPS
-
-    names = list(SETUPS)
-    hard = {names.index(name) for name in HARD_SETUPS}
-    found: list[int] = []
-    i = start
-    while len(found) < count:
-        if i % len(names) in hard:
-            found.append(i)
-        i += 1
-    return found
-
-
 def held_out(data: dict[str, np.ndarray], every: int) -> np.ndarray:
     """Which examples are from every `every`-th scene (none when it is 0)."""
     if not every:
@@ -439,7 +420,7 @@ def write(net: PatchNetwork, path: Path) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vision.train_patches",
+    parser = argparse.ArgumentParser(prog="python -m lab.train_patches",
                                      description=__doc__.splitlines()[0])
     scene_options(parser, 8000, PATCH_MODEL.parent, seed=PATCH_SEED)
     example_options(parser, 30)

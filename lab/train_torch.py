@@ -1,8 +1,8 @@
-"""The networks' training in PyTorch (`python -m vision.train_patches --torch`, and
-`python -m vision.train --torch` for the cell network).
+"""The networks' training in PyTorch (`python -m lab.train_patches --torch`, and
+`python -m lab.train --torch` for the cell network).
 
 For the patch networks, the same network, loss, augmentation and schedule as
-`vision.train_patches.fit` (Adam with cosine decay, weighted cross-entropy, random quarter
+`lab.train_patches.fit` (Adam with cosine decay, weighted cross-entropy, random quarter
 turns, mirror images and shifts of up to two pixels), several times quicker on the CPU than
 the plain-numpy trainer, which makes wider networks practical to train. The results are a
 `vision.patches.PatchNetwork` and a `vision.learned.Network`: reading never needs PyTorch.
@@ -143,7 +143,7 @@ def _to_numpy(net: Any) -> PatchNetwork:
 
 def fit_cells_torch(x: np.ndarray, y: np.ndarray, classes: int, *, hidden: int, epochs: int,
                     weight: np.ndarray, seed: int = 0, log: bool = False) -> Network:
-    """The cell network's training (`vision.train.train`: one hidden layer, Adam at 3e-3
+    """The cell network's training (`lab.train.train`: one hidden layer, Adam at 3e-3
     then a fifth of it for the last quarter of the epochs, an L2 penalty of 1e-4 on the
     first layer, batches of 256, weighted cross-entropy) in PyTorch, on one thread: about
     ten times quicker than in numpy. The same inputs and seed give the same network."""

@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.synth.spec import BoardLook, TableKind, TableLook
+from lab.synth.spec import BoardLook, TableKind, TableLook
 
 Array = npt.NDArray[Any]
 

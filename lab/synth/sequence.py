@@ -22,9 +22,9 @@ from typing import Any, TypeVar
 import cv2
 import numpy.typing as npt
 
-from vision.synth.position import Bridge, Cell, cell_at, parse_cell
-from vision.synth.render import Frame, render
-from vision.synth.spec import CameraSpec, HandSpec, InvalidScene, SceneSpec
+from lab.synth.position import Bridge, Cell, cell_at, parse_cell
+from lab.synth.render import Frame, render
+from lab.synth.spec import CameraSpec, HandSpec, InvalidScene, SceneSpec
 
 Array = npt.NDArray[Any]
 

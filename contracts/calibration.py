@@ -18,7 +18,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 FORMAT = "ponte-calibration"
 VERSION = 1
@@ -45,7 +45,7 @@ class A1Corner(Enum):
 
 @dataclass(frozen=True)
 class Thresholds:
-    """The pipeline's tunable numbers (defaults in calibration/thresholds.json)."""
+    """The pipeline's tunable numbers (defaults in contracts/thresholds.json)."""
 
     work_long_side: int
     min_board_area: float
@@ -62,13 +62,11 @@ class Thresholds:
     tile_max_group: int
     tile_min_votes: int
     empty_min_votes: int
-    ring_occlusion_distance: float
     ring_occlusion_fraction: float
     ring_outlier_error: float
     occlusion_min_cells: int
     bridge_min_score: float
     bridge_max_spread: float
-    bridge_grey_chroma: float
     tile_height_cells: float
     bridge_height_cells: float
     bridge_height_step: float
@@ -105,7 +103,7 @@ _DEFAULTS: list[Thresholds] = []
 
 
 def default_thresholds() -> Thresholds:
-    """The default thresholds, read once from calibration/thresholds.json."""
+    """The default thresholds, read once from contracts/thresholds.json."""
     if not _DEFAULTS:
         data = json.loads(_THRESHOLDS_FILE.read_text(encoding="utf-8"))
         known = {f.name: f for f in fields(Thresholds)}
@@ -113,7 +111,8 @@ def default_thresholds() -> Thresholds:
         if missing:
             raise CalibrationError(f"{_THRESHOLDS_FILE}: missing {', '.join(missing)}")
         kinds = {k: int if known[k].type == "int" else float for k in known}
-        _DEFAULTS.append(Thresholds(**{k: kinds[k](v) for k, v in data.items()}))
+        values: dict[str, Any] = {k: kinds[k](v) for k, v in data.items()}
+        _DEFAULTS.append(Thresholds(**values))
     return _DEFAULTS[0]
 
 
@@ -184,7 +183,8 @@ class Lens:
             raise CalibrationError("lens: camera_matrix must be 3 x 3")
         if len(dist) not in (4, 5, 8, 12, 14):
             raise CalibrationError("lens: distortion must have 4, 5, 8, 12 or 14 coefficients")
-        return cls(matrix, dist, size, float(data.get("rms_error", 0.0)))
+        rows = cast(tuple[tuple[float, float, float], ...], matrix)  # 3 x 3, checked above
+        return cls(rows, dist, size, float(data.get("rms_error", 0.0)))
 
 
 BOARD_CELLS = 100

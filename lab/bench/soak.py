@@ -1,4 +1,4 @@
-"""Soak run of the live loop (not part of CI): `python -m ponte.bench.soak --seconds 3600`.
+"""Soak run of the live loop (not part of CI): `python -m lab.bench.soak --seconds 3600`.
 
 Loops the bundled demo video in real time through the whole live loop (vision reader,
 settle, session, SQLite store, camera picture) for the given time and prints the process's

@@ -27,11 +27,11 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.synth.camera import Camera, distortion_maps, intrinsics, look_at
-from vision.synth.lens import distort_normalised
-from vision.synth.position import Bridge, Cell, cell_name, parse_cell
-from vision.synth.spec import CameraSpec, Effects, HandSpec, Lighting, SceneSpec, TileLook
-from vision.synth.textures import (
+from lab.synth.camera import Camera, distortion_maps, intrinsics, look_at
+from lab.synth.lens import distort_normalised
+from lab.synth.position import Bridge, Cell, cell_name, parse_cell
+from lab.synth.spec import CameraSpec, Effects, HandSpec, Lighting, SceneSpec, TileLook
+from lab.synth.textures import (
     BOARD_PX_PER_CELL,
     GRAIN_TEXELS_PER_CELL,
     TABLE_TEXEL_CELLS,

@@ -1,8 +1,8 @@
-"""Train the deck network on generated scenes: `python -m vision.train_decks`.
+"""Train the deck network on generated scenes: `python -m lab.train_decks`.
 
-Scenes are generated as for `vision.train` (every setup in turn, half of them with the
+Scenes are generated as for `lab.train` (every setup in turn, half of them with the
 room's light changed since calibration), but from their own seeds (`DECK_SEED`): the
-bridge network has seen `vision.train`'s scenes, and is surer of them than of new ones. Each
+bridge network has seen `lab.train`'s scenes, and is surer of them than of new ones. Each
 is read the way `vision.pipeline.observe` reads it, up to the bridge network's
 probabilities. Every candidate the bridge network gives between `TRAIN_LOW` and
 `vision.decks.HIGH` becomes an example (a wider range than the pipeline looks at again, from
@@ -11,7 +11,7 @@ it takes for a bridge and a few of the others, so that the network also sees ord
 and ordinary board. Candidates a hand covers are left out.
 
 The network (`vision.patches.PatchNetwork`, on `vision.decks` patches) is trained as the
-patch network is (`vision.train_patches.fit`), with the patches mirrored along and across
+patch network is (`lab.train_patches.fit`), with the patches mirrored along and across
 at random (a bridge looks alike from either end and either side) and shifted by up to two
 pixels, and written to `vision/models/decks.npz`.
 """
@@ -26,10 +26,8 @@ from dataclasses import replace
 import cv2
 import numpy as np
 
-from vision.decks import DECK_MODEL, HIGH, LOW, deck_extras, deck_patches
-from vision.patches import PatchNetwork
-from vision.train import NO_BACKGROUND, measure_scene, scene_options
-from vision.train_patches import (
+from lab.train import NO_BACKGROUND, measure_scene, scene_options
+from lab.train_patches import (
     HIDDEN,
     LAYERS,
     example_options,
@@ -39,6 +37,8 @@ from vision.train_patches import (
     inputs,
     write,
 )
+from vision.decks import DECK_MODEL, HIGH, LOW, deck_extras, deck_patches
+from vision.patches import PatchNetwork
 
 DECK_SEED = 5000
 TRAIN_LOW = 1e-5
@@ -126,12 +126,12 @@ def augment(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def train(data: dict[str, np.ndarray], *, epochs: int = 40, seed: int = 0,
           log: bool = False, use_torch: bool = False) -> PatchNetwork:
     """Fit the deck network to collected examples (see `read_scene`): in plain numpy, or
-    in PyTorch (`vision.train_torch`)."""
+    in PyTorch (`lab.train_torch`)."""
     p = data["p"]
     weight = np.where((p > TRAIN_LOW) & (p < HIGH), UNSURE_WEIGHT, 1.0)
     extras = deck_extras(p, data["kind"])
     if use_torch:
-        from vision.train_torch import fit_torch
+        from lab.train_torch import fit_torch
 
         return fit_torch(data["x"], extras, data["y"], weight, layers=LAYERS, hidden=HIDDEN,
                          classes=2, epochs=epochs, seed=seed, turns=False, log=log)
@@ -153,7 +153,7 @@ def errors(net: PatchNetwork, data: dict[str, np.ndarray]) -> tuple[int, int, in
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vision.train_decks",
+    parser = argparse.ArgumentParser(prog="python -m lab.train_decks",
                                      description=__doc__.splitlines()[0])
     scene_options(parser, 8000, DECK_MODEL.parent, seed=DECK_SEED)
     example_options(parser, 40)

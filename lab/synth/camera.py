@@ -11,8 +11,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.synth.lens import undistort_normalised
-from vision.synth.spec import CameraSpec
+from lab.synth.lens import undistort_normalised
+from lab.synth.spec import CameraSpec
 
 Array = npt.NDArray[Any]
 

@@ -61,7 +61,7 @@ def _judging_latency(data: Path, games: int) -> list[float]:
 
 
 def _video(path: Path, fps: float, moves: int) -> None:
-    from ponte.live.scenes import Beat, boards_of_moves, render_script, write_video
+    from lab.scenes import Beat, boards_of_moves, render_script, write_video
 
     game = heuristic_game(3)
     texts = [str(m.move) for m in game.moves if str(m.move) not in ("swap", "pass")][:moves]
@@ -113,11 +113,11 @@ def _cpu_share(video: Path, data: Path, seconds: float) -> tuple[float, int, flo
 def _demo_through_vision() -> tuple[int, int, int, int]:
     """The bundled demo video transcribed through the real vision pipeline: moves read in
     order matching the game, moves in the game, flags raised, settled boards."""
+    from contracts.live import EventType
+    from lab.scenes import demo_moves
     from ponte.commands.demo import DEMO_VIDEO
-    from ponte.live.api import EventType
     from ponte.live.camera import CameraReader
     from ponte.live.loop import transcribe
-    from ponte.live.scenes import demo_moves
     from ponte.live.sources import open_source
 
     source = open_source(str(DEMO_VIDEO))

@@ -2,7 +2,7 @@
 
 A *script* is the list of physical boards a game goes through; between two boards a
 player's hand reaches over the board (occluding it for a number of frames), then the board
-stays still. `render_script` draws every frame with `vision.synth.render` (so the hand's
+stays still. `render_script` draws every frame with `lab.synth.render` (so the hand's
 occlusion comes from the renderer's own ground truth), `write_video` stores them with
 cv2.VideoWriter, and the live loop reads the file back through cv2.VideoCapture.
 
@@ -16,10 +16,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab.synth import CameraSpec, HandSpec, SceneSpec, render
 from ponte.live.settle import BoardView, cell_key
 from ponte.live.sources import Image
 from referee import Game, parse_move
-from vision.synth import CameraSpec, HandSpec, SceneSpec, render
 
 FPS = 10.0
 SIZE = (640, 360)
@@ -34,8 +34,6 @@ class Beat:
     still_frames: int = 8
     bump: bool = False
     """The camera is knocked (and stays moved) from this beat on."""
-    vanish: bool = False
-    """The source stops giving frames after this beat (for the failing-camera test)."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +76,7 @@ def rows_of(board: BoardView, size: int = 10) -> tuple[str, ...]:
 
 
 def position_of(board: BoardView) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """A board as `vision.synth.render_sequence` takes it: its rows (`rows_of`) and its
+    """A board as `lab.synth.render_sequence` takes it: its rows (`rows_of`) and its
     bridges, each as its two end cells, sorted by (file, rank)."""
     return rows_of(board), tuple(sorted(board.bridges,
                                         key=lambda e: (cell_key(e[0]), cell_key(e[1]))))
@@ -158,7 +156,7 @@ def _truth(index: int, fps: float, frame: object) -> Truth:
 def write_video(path: Path, frames: Iterable[tuple[Image, Truth]],
                 fps: float = FPS) -> list[Truth]:
     """Store the frames through cv2.VideoWriter (.mp4: mp4v, .avi: MJPG); return the truths."""
-    from vision.synth import write_video as synth_write
+    from lab.synth import write_video as synth_write
 
     return synth_write(path, frames, fps)
 
@@ -240,8 +238,8 @@ def demo_beats(seed: int = 5, turns: int = 14) -> list[Beat]:
 def write_demo_video(path: Path, fps: float = FPS) -> list[Truth]:
     """Render the demo game with the synth helper's `render_sequence` (a hand carries each
     piece in from the mover's side) and store it (.mp4: mp4v, .avi: MJPG)."""
-    from vision.synth import SequenceTiming, render_sequence
-    from vision.synth import write_video as synth_write
+    from lab.synth import SequenceTiming, render_sequence
+    from lab.synth import write_video as synth_write
 
     boards = [beat.board for beat in demo_beats()]
     positions = [position_of(b) for b in boards]

@@ -14,8 +14,8 @@ from enum import StrEnum
 
 import cv2
 
-from vision.synth.lens import lens_is_invertible
-from vision.synth.position import Bridge, validate_position
+from lab.synth.lens import lens_is_invertible
+from lab.synth.position import Bridge, validate_position
 
 BGR = tuple[float, float, float]
 
@@ -32,7 +32,7 @@ class CameraSpec:
     table. `azimuth_deg` is the direction the camera stands in, seen from the board centre:
     0 stands beyond rank 1 looking towards rank 10; any angle is accepted (the renderer
     relabels the board so a1 is the corner nearest the bottom-left of the image, see
-    `vision.synth.render`). `roll_deg` turns the camera about its optical axis. `distance`
+    `lab.synth.render`). `roll_deg` turns the camera about its optical axis. `distance`
     is from the camera to `target` (a point on the board plane, board coordinates), in cells.
     `focal_px` is the focal length in pixels; `k1`, `k2` are radial distortion coefficients
     (OpenCV's model on normalised coordinates; negative k1 = barrel, as wide-angle webcams).

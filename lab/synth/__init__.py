@@ -4,21 +4,21 @@
 jitter, arched bridges, lighting, shadows, hands, lens distortion, noise, JPEG);
 `random_spec(rng, setup)` samples a scene from one of the named `SETUPS`;
 `render_sequence(...)` makes a game video (a hand places each move, the board settles);
-`python -m vision.synth.dataset` writes an evaluation set and `python -m vision.synth.video`
+`python -m lab.synth.dataset` writes an evaluation set and `python -m lab.synth.video`
 a game video with per-frame truth. Imports numpy and OpenCV only.
 """
 
 from __future__ import annotations
 
-from vision.synth.position import (
+from lab.synth.position import (
     cell_name,
     parse_cell,
     random_game,
     random_position,
     validate_position,
 )
-from vision.synth.render import Frame, a1_margin_px, render
-from vision.synth.sequence import (
+from lab.synth.render import Frame, a1_margin_px, render
+from lab.synth.sequence import (
     CameraBump,
     Phase,
     SequenceTiming,
@@ -26,8 +26,8 @@ from vision.synth.sequence import (
     render_sequence,
     write_video,
 )
-from vision.synth.setups import SETUPS, Setup, random_spec
-from vision.synth.spec import (
+from lab.synth.setups import SETUPS, Setup, random_spec
+from lab.synth.spec import (
     BoardLook,
     BridgeLook,
     CameraSpec,

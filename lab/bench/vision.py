@@ -26,9 +26,9 @@ SETUPS = ("overhead-cream-red", "angled45-white-black", "phone-rotated-brown")
 
 def run(args: argparse.Namespace) -> int:
     from calibration.make import make_calibration
+    from lab.synth import random_spec, render
     from vision.errors import VisionError
     from vision.pipeline import BoardReader, read_board
-    from vision.synth import random_spec, render
 
     cv2.setNumThreads(1)
     repeats = 20 if args.quick else 200

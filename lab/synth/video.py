@@ -1,4 +1,4 @@
-"""Write a synthetic game video: `python -m vision.synth.video --out game.mp4 --moves 12`.
+"""Write a synthetic game video: `python -m lab.synth.video --out game.mp4 --moves 12`.
 
 A random plausible game (`position.random_game`) is played on a scene drawn from a setup
 (hands removed; the players' hand is drawn by the sequence), written with cv2.VideoWriter,
@@ -18,15 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
-from vision.synth.position import random_game
-from vision.synth.sequence import CameraBump, SequenceTiming, render_sequence, write_video
-from vision.synth.setups import SETUPS, SKIN_TONES, SLEEVES, random_spec
-from vision.synth.spec import HandSpec
+from lab.synth.position import random_game
+from lab.synth.sequence import CameraBump, SequenceTiming, render_sequence, write_video
+from lab.synth.setups import SETUPS, SKIN_TONES, SLEEVES, random_spec
+from lab.synth.spec import HandSpec
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m vision.synth.video", description=__doc__.splitlines()[0]
+        prog="python -m lab.synth.video", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--out", required=True, type=Path, help="video file (.mp4 or .avi)")
     parser.add_argument("--moves", type=int, default=12, help="moves to play (default 12)")

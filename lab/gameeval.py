@@ -3,7 +3,7 @@
 The still frames of `ponte eval vision` measure the camera pipeline one frame at a time; a
 referee is judged by the record it writes. Here each game is a legal game (the demo's
 heuristic players, board moves only) played on a scene of one setup: a hand carries every
-piece in (`vision.synth.render_sequence`: it reaches in, hovers, puts the piece down and
+piece in (`lab.synth.render_sequence`: it reaches in, hovers, puts the piece down and
 leaves), the camera may be knocked once, and every frame is compressed as a webcam's
 video is (JPEG). The frames go through the live loop as `ponte transcribe` runs it — the
 camera calibrating itself from the empty board, the settling, the referee — and the record
@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ponte.live.api import EventType
+from contracts.live import EventType
+from lab.scenes import boards_of_moves, demo_moves, position_of, rows_of
 from ponte.live.camera import CameraReader
 from ponte.live.loop import transcribe
-from ponte.live.scenes import boards_of_moves, demo_moves, position_of, rows_of
 from ponte.live.settle import DEFAULT_WINDOW, BoardView, Reading, cell_key
 from ponte.live.sources import Frame
 
@@ -166,9 +166,9 @@ def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
     """Render one game of `turns` board moves on `setup` and read it through the live loop."""
     import numpy as np
 
-    from vision.synth import SETUPS, CameraBump, SequenceTiming, render_sequence
-    from vision.synth.setups import SKIN_TONES, SLEEVES, random_spec
-    from vision.synth.spec import HandSpec
+    from lab.synth import SETUPS, CameraBump, SequenceTiming, render_sequence
+    from lab.synth.setups import SKIN_TONES, SLEEVES, random_spec
+    from lab.synth.spec import HandSpec
 
     moves = demo_moves(seed, turns)[0]
     boards = boards_of_moves(moves, flagged=False)
@@ -186,7 +186,7 @@ def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
         # A wide-angle webcam is set up as the README says: its lens measured
         # (`ponte calibrate-lens`) and the empty board calibrated with it.
         from calibration.make import make_calibration
-        from vision.evaluate import empty_photo
+        from lab.evaluate import empty_photo
 
         photo, lens = empty_photo(spec)
         calibration = make_calibration(photo, lens=lens, empty=True)

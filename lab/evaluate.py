@@ -1,6 +1,6 @@
 """Evaluation on synthetic frames (not a test): accuracy and speed per setup, as a CSV table.
 
-For each setup of `vision.synth.SETUPS`, frames are sampled with `random_spec` and read three
+For each setup of `lab.synth.SETUPS`, frames are sampled with `random_spec` and read three
 ways: `read` locates the board and learns the colours from the frame alone (what
 `ponte read IMAGE` does); `tracker` is the live loop's `BoardReader`, built from a
 calibration made on a photo of the same scene with the board empty (what `ponte calibrate
@@ -39,15 +39,15 @@ from typing import TYPE_CHECKING
 import cv2
 import numpy as np
 
-from calibration.format import Calibration, CalibrationError, Lens, save_calibration
 from calibration.make import make_calibration, save_lens
+from contracts.calibration import Calibration, CalibrationError, Lens, save_calibration
 from vision.cells import SIZE, cell_name, parse_cell
 from vision.errors import VisionError
 from vision.observation import Observation
 from vision.pipeline import BoardReader, read_board
 
 if TYPE_CHECKING:
-    from vision.synth import Frame, SceneSpec
+    from lab.synth import Frame, SceneSpec
 
 COLUMNS = (
     "setup", "mode", "frames", "clean_frames", "cells", "cells_wrong", "cell_error_rate",
@@ -151,7 +151,7 @@ def mistakes(truth_board: tuple[str, ...], truth_bridges: set[tuple[str, str]],
 def scene(seed: int, setup: str, index: int) -> SceneSpec:
     """The `index`-th scene (from 0) of `setup` that `evaluate` draws with `seed`: one
     generator per seed and setup, as the listing's lines name frames."""
-    from vision.synth import SETUPS, random_spec
+    from lab.synth import SETUPS, random_spec
 
     if setup not in SETUPS:
         raise ValueError(f"unknown setup {setup!r}")
@@ -173,7 +173,7 @@ def _lens_of(frame_camera: np.ndarray, dist: tuple[float, ...], size: tuple[int,
 def evaluate(count: int, out: Path, *, seed: int = 1, listing: Path | None = None) -> int:
     """Read `count` generated frames spread over all setups; write the CSV table to `out`,
     and with `listing` every mistake behind it (see `MISTAKE_COLUMNS`)."""
-    from vision.synth import SETUPS, random_spec, render
+    from lab.synth import SETUPS, random_spec, render
 
     cv2.setNumThreads(1)
     names = list(SETUPS)
@@ -275,7 +275,7 @@ def show_scene(seed: int, setup: str, index: int, out: Path) -> list[tuple[objec
     `read.png`, `tracker.png` and `live.png` (the frame with each mode's mistakes drawn
     on it).
     Returns the frame's mistakes as `evaluate`'s listing has them."""
-    from vision.synth import render
+    from lab.synth import render
 
     spec = scene(seed, setup, index)
     frame = render(spec)
@@ -359,7 +359,7 @@ def empty_photo(spec: SceneSpec, relight: np.random.Generator | None = None
 
     With `relight` (training), the photo's light is a little different, as it is when
     the room's light has changed since (exposure, the lamp's place, the window's angle)."""
-    from vision.synth import render
+    from lab.synth import render
 
     empty = replace(spec, board=tuple("." * spec.size for _ in range(spec.size)), bridges=(),
                     hands=())
@@ -398,7 +398,7 @@ def tracker_for(
     """A BoardReader calibrated on the same scene with an empty board and no hands, as
     `ponte calibrate --empty` calibrates (None when that fails); `relight`: see
     `empty_photo`."""
-    from vision.synth import SceneSpec
+    from lab.synth import SceneSpec
 
     assert isinstance(spec, SceneSpec)
     calibration = calibration_for(spec, relight)

@@ -1,4 +1,4 @@
-"""Write a synthetic evaluation set: `python -m vision.synth.dataset --out DIR --count N --seed S`.
+"""Write a synthetic evaluation set: `python -m lab.synth.dataset --out DIR --count N --seed S`.
 
 Images go to DIR/images/NNNNN.jpg (the exact JPEG bytes the renderer made, so the file is
 the frame) and their truth to DIR/truth.jsonl, one JSON object per line:
@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from vision.synth.render import Frame, render
-from vision.synth.setups import SETUPS, random_spec
-from vision.synth.spec import SceneSpec
+from lab.synth.render import Frame, render
+from lab.synth.setups import SETUPS, random_spec
+from lab.synth.spec import SceneSpec
 
 
 def truth_record(frame: Frame, spec: SceneSpec, setup: str, image: str) -> dict[str, Any]:
@@ -79,7 +79,7 @@ def write_dataset(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m vision.synth.dataset", description=__doc__.splitlines()[0]
+        prog="python -m lab.synth.dataset", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--out", required=True, type=Path, help="output directory")
     parser.add_argument("--count", type=int, default=500, help="number of images (default 500)")
