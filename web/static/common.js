@@ -142,7 +142,7 @@ const Ponte = (() => {
     if (w.points === l.points) {
       how = w.islands !== l.islands ? "on islands (points equal)" : "on bridges (points and islands equal)";
     }
-    return `${colourName(outcome.winner, state)} wins ${how}: ${w.points} – ${l.points}${ended}.`;
+    return `${colourName(outcome.winner, state)} wins ${how}: ${w.points}\u00a0–\u00a0${l.points}${ended}.`;
   }
 
   function where(key) {
@@ -187,7 +187,7 @@ const Ponte = (() => {
         if (d.action === "new_game") return "A new game was started";
         return null;  // swap, pass, undo, end_game: their own events say what happened
       }
-      case "notice": return d.message || null;
+      case "notice": return d.message ? cap(d.message) : null;
       default: return null;
     }
   }

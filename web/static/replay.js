@@ -58,8 +58,8 @@
     const entries = [head];
     const standing = [];
     const byFlag = {};
-    let current = head;
-    const top = () => standing[standing.length - 1] || head;
+    const latest = () => entries[entries.length - 1];  // what happened next goes under it
+    const top = () => standing[standing.length - 1];
     for (const e of events) {
       if (e.type === "move" || (e.type === "illegal" && e.move)) {
         const entry = { ply: e.ply, colour: e.colour, move: e.move, by: e.by,
@@ -70,22 +70,17 @@
         }
         entries.push(entry);
         standing.push(entry);
-        current = entry;
       } else if (e.type === "state" && e.undone) {
         const gone = standing.pop();
         if (gone) { gone.gone = true; gone.lines.push(["undo", "Taken back with Undo"]); }
-        current = top();
       } else if (e.type === "corrected") {
-        const target = byFlag[e.flag] || current;
+        const target = byFlag[e.flag] || latest();
         target.lines.push(["corrected", Ponte.describeEvent("corrected", e, { game: names })]);
-        if (e.undone && standing.length && top() === target) {
-          standing.pop().gone = true;
-          current = top();
-        }
+        if (e.undone && standing.length && top() === target) standing.pop().gone = true;
       } else {
         const text = Ponte.describeEvent(e.type, e, { game: names });
-        if (e.type === "illegal") byFlag[e.flag] = current;
-        if (text && !(e.type === "control" && e.action === "confirm")) current.lines.push([e.type, text]);
+        if (e.type === "illegal") byFlag[e.flag] = latest();
+        if (text && !(e.type === "control" && e.action === "confirm")) latest().lines.push([e.type, text]);
       }
     }
     const agrees = standing.length === moves.length
