@@ -466,3 +466,20 @@ def test_the_games_list_fits_its_card_on_a_phone(driver: WebDriver, server: WebS
         assert page_width <= window_width
     finally:
         driver.set_window_size(1280, 1000)
+
+
+def test_the_camera_status_says_the_video_ended_on_both_pages(
+    driver: WebDriver, server: WebServer, table: Table
+) -> None:
+    table.make("c3,d4")
+    driver.get(server.url + "camera")
+    status = driver.find_element(By.ID, "camera-status")
+    wait_for(lambda: status.text.startswith("ok"), what="the camera status")
+    table.session.camera_ended("demo.mp4 has ended")
+    wait_for(lambda: status.text.startswith("the video has ended (demo.mp4 has ended"),
+             what="the end of the video")  # then "; no frames for 4 s)" once 3 s have passed
+    driver.get(server.url)
+    line = driver.find_element(By.ID, "camera-line")
+    wait_for(lambda: line.text.startswith("Camera: the video has ended (demo.mp4 has ended"),
+             what="the camera line")
+    assert "fps" not in line.text
