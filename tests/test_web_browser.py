@@ -383,6 +383,16 @@ def test_the_replay_tells_the_game_in_sentences_with_its_winner(
     assert "_" not in text and not any(line.rstrip().endswith(":") for line in text.splitlines())
     assert driver.find_element(By.ID, "result").text.startswith("Dark (Dino) wins on points")
     shot(driver, "replay-story")
+    driver.set_window_size(390, 1400)
+    try:
+        wait_for(lambda: driver.execute_script(
+            "const page = document.documentElement;"
+            "return page.scrollWidth <= page.clientWidth"),
+            what="the replay page within a phone's width")
+        driver.execute_script("document.getElementById('moves').scrollIntoView()")
+        shot(driver, "replay-story-phone")
+    finally:
+        driver.set_window_size(1280, 1000)
 
 
 def test_overrides_are_listed_and_dropped_from_the_page(driver: WebDriver, server: WebServer,
@@ -458,8 +468,8 @@ def test_the_games_list_fits_its_card_on_a_phone(driver: WebDriver, server: WebS
             const card = document.querySelector('main .card').getBoundingClientRect();
             const buttons = [...document.querySelectorAll('#games a.button')]
               .map((a) => a.getBoundingClientRect().right);
-            return [card.right, Math.max(...buttons), document.documentElement.scrollWidth,
-                    window.innerWidth];""")
+            const page = document.documentElement;
+            return [card.right, Math.max(...buttons), page.scrollWidth, page.clientWidth];""")
         card_right, button_right, page_width, window_width = boxes
         shot(driver, "games-phone")
         assert button_right <= card_right
