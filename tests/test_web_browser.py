@@ -356,7 +356,7 @@ def test_the_events_card_rebuilds_the_history_from_the_record_after_a_reload(
     wait_for(lambda: "covers the board" in driver.find_element(By.ID, "camera-line").text,
              what="the camera line")
     assert not any(line.lower().startswith("camera") for line in events.text.splitlines())
-    driver.execute_script("document.getElementById('camera-line').scrollIntoView()")
+    driver.execute_script("document.getElementById('events').scrollIntoView()")
     shot(driver, "game-events")
 
 
