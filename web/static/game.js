@@ -218,7 +218,7 @@
     logEvent(type, data);
     if (type === "state" && data.board) render(data, data.id);
     else refresh(data.id);
-  }, () => refresh());
+  }, () => { seededGame = null; refresh(); });  // (re)connected: the history from the record
   setInterval(() => {  // frames can stop without an event: ask how the camera is
     getJson("/api/state").then((s) => renderCamera(s.camera)).catch(() => {});
   }, 5000);
