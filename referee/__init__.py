@@ -17,7 +17,18 @@ from referee.moves import (
     parse_move,
 )
 from referee.position import BRIDGE_POOL, TILES_PER_COLOUR, PlacedBridge, Position, Supply
-from referee.record import Record, RecordError, read_record, record_of, write_record
+from referee.record import (
+    Correction,
+    Record,
+    RecordError,
+    RecordVisitor,
+    read_record,
+    read_records,
+    record_of,
+    visit_records,
+    write_record,
+    write_records,
+)
 from referee.scoring import ColourScore, JoinedGroup, Score, score, triangular
 from referee.verdicts import Illegal, Reason
 
@@ -30,6 +41,7 @@ __all__ = [
     "Cell",
     "Colour",
     "ColourScore",
+    "Correction",
     "Flag",
     "Game",
     "Illegal",
@@ -45,6 +57,7 @@ __all__ = [
     "Reason",
     "Record",
     "RecordError",
+    "RecordVisitor",
     "Score",
     "Supply",
     "Swap",
@@ -55,9 +68,12 @@ __all__ = [
     "geometry",
     "parse_move",
     "read_record",
+    "read_records",
     "record_of",
     "round_of",
     "score",
     "triangular",
+    "visit_records",
     "write_record",
+    "write_records",
 ]
