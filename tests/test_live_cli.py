@@ -274,3 +274,120 @@ def test_watch_waits_for_a_camera_that_is_not_there_yet(tmp_path: Path) -> None:
     store = Store(tmp_path / "data")
     assert store.game(1)["moves"][0]["move"] == "e5,f6"
     store.close()
+
+
+def _played(store: Store, boards: list[dict[str, str]], light: str, dark: str) -> LiveSession:
+    """A session that saw each board settle in turn."""
+    session = LiveSession(store, resume=False, tags={"Light": light, "Dark": dark})
+    t = 0.0
+    for board in boards:
+        for _ in range(20):
+            t += 1 / 30
+            session.feed(Reading(t, BoardView.of(board)))
+    return session
+
+
+def _boards_with_a_correction() -> list[dict[str, str]]:
+    boards = [{"e5": "light", "f6": "light"}]
+    for add in ({"j9": "dark", "j10": "dark"}, {"e4": "light", "e6": "light"},
+                {"a1": "dark", "a2": "dark"}):
+        boards.append({**boards[-1], **add})
+    boards.append({**boards[-1], "e3": "light", "h1": "light"})  # a group of 5: flagged
+    boards.append({**boards[-2], "h1": "light", "h2": "light"})  # taken back, played instead
+    return boards
+
+
+def test_export_keeps_move_times_and_corrections_for_the_referee(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    _played(Store(data), _boards_with_a_correction(), "Ann", "Bob")
+    out = tmp_path / "g.pdd"
+    assert main(["export", "1", "--data", str(data), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "# [%corrected e3,h1] [%t 3.1] tiles on e3,h1 would make a group of 5" in text
+    record = read_record(text.splitlines())
+    assert [str(m) for m in record.moves] == ["e5,f6", "j9,j10", "e4,e6", "a1,a2", "h1,h2"]
+    assert sorted(record.times) == [0, 1, 2, 3, 4] and record.times[4] == 3.8
+    assert main(["referee", "--json", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [m["t"] for m in report["moves"]] == [record.times[k] for k in range(5)]
+    [fix] = report["corrected"]
+    assert fix["ply"] == 5 and fix["move"] == "e3,h1" and "group of 5" in fix["reason"]
+    assert main(["export", "1", "--format", "json", "--data", str(data)]) == 0
+    [fix] = json.loads(capsys.readouterr().out)["corrected"]
+    assert fix["ply"] == 5 and fix["move"] == "e3,h1" and fix["t"] == pytest.approx(3.13, 0.01)
+
+
+def test_a_game_ended_from_the_controls_exports_what_the_referee_judges(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    session = _played(Store(data), _boards_with_a_correction()[:3], "Ann", "Bob")
+    session.control("end_game", {})
+    out = tmp_path / "ended.pdd"
+    assert main(["export", "1", "--data", str(data), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert '[Result "light"]' in text and '[Termination "ended"]' in text
+    assert main(["referee", "--json", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["over"] and report["result"] == "light" and report["result_agrees"] is True
+
+
+def _evening(data: Path) -> None:
+    """Three games: Ann beats Bob, Bob beats Cleo, Cleo and Ann unfinished."""
+    store = Store(data)
+    boards = _boards_with_a_correction()[:3]
+    for light, dark in (("Ann", "Bob"), ("Bob", "Cleo"), ("Cleo", "Ann")):
+        session = _played(store, boards, light, dark)
+        if light != "Cleo":
+            session.control("end_game", {})
+    store.close()
+
+
+def test_export_all_writes_every_game_and_the_referee_reads_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    _evening(data)
+    out = tmp_path / "evening.pdd"
+    assert main(["export", "--all", "--data", str(data), "--out", str(out)]) == 0
+    assert main(["referee", "--json", str(out)]) == 0
+    reports = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["game"] for r in reports] == [1, 2, 3]
+    assert [r["result"] for r in reports] == ["light", "light", "*"]
+    assert all(r["legal"] and r["result_agrees"] is not False for r in reports)
+    assert main(["export", "--all", "--format", "json", "--data", str(data)]) == 0
+    games = json.loads(capsys.readouterr().out)
+    assert [(g["id"], g["tags"]["Light"]) for g in games] == [(1, "Ann"), (2, "Bob"), (3, "Cleo")]
+    assert main(["export", "--data", str(data)]) == 2
+    assert "id or --all" in capsys.readouterr().err
+    assert main(["export", "1", "--all", "--data", str(data)]) == 2
+
+
+def test_games_standings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    _evening(data)
+    assert main(["games", "--standings", "--json", "--data", str(data)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["player"], r["games"], r["wins"], r["draws"], r["losses"], r["points"])
+            for r in rows] == [("Ann", 1, 1, 0, 0, 1.0), ("Bob", 2, 1, 0, 1, 1.0),
+                               ("Cleo", 1, 0, 0, 1, 0.0)]
+    assert main(["games", "--standings", "--data", str(data)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["#", "player", "games", "won", "drawn", "lost", "points"]
+    assert table[1].split() == ["1", "Ann", "1", "1", "0", "0", "1"]
+    assert table[3].split() == ["3", "Cleo", "1", "0", "0", "1", "0"]
+
+
+def test_games_on_a_missing_folder_creates_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nope"
+    assert main(["games", "--data", str(missing)]) == 2
+    assert "does not exist" in capsys.readouterr().err and not missing.exists()
+    assert main(["export", "1", "--data", str(missing)]) == 2
+    assert not missing.exists()
+    assert main(["games", "--data", str(tmp_path)]) == 2
+    assert "no games recorded" in capsys.readouterr().err
+    assert not (tmp_path / "ponte.sqlite3").exists()

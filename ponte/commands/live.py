@@ -44,11 +44,17 @@ def register(subparsers: Any) -> None:
     games = subparsers.add_parser("games", help="list the recorded games")
     games.add_argument("--data", help="data folder (default as for watch)")
     games.add_argument("--json", action="store_true", help="print JSON")
+    games.add_argument("--standings", action="store_true",
+                       help="the standings over the finished games instead: each player's "
+                       "wins, draws, losses and points (1 a win, 1/2 a draw)")
     games.set_defaults(handler=run_games)
 
-    export = subparsers.add_parser("export", help="write out a recorded game")
-    export.add_argument("id", type=int, help="the game's id (see `ponte games`)")
-    export.add_argument("--format", choices=("pdd", "json"), default="pdd")
+    export = subparsers.add_parser("export", help="write out a recorded game, or all of them")
+    export.add_argument("id", type=int, nargs="?", help="the game's id (see `ponte games`)")
+    export.add_argument("--all", action="store_true",
+                        help="every game, oldest first: one .pdd file of records, or a JSON list")
+    export.add_argument("--format", choices=("pdd", "json"), default="pdd",
+                        help="pdd (a game record, the default) or json")
     export.add_argument("--data", help="data folder (default as for watch)")
     export.add_argument("--out", help="file to write (default: stdout)")
     export.set_defaults(handler=run_export)
@@ -75,11 +81,21 @@ def _camera(args: argparse.Namespace) -> Any:
         raise CommandError(str(exc)) from None
 
 
-def _store(data: str | None) -> Any:
-    from ponte.live.store import Store, StoreError, default_data_dir
+def _store(data: str | None, create: bool = True) -> Any:
+    """The games database in `data` (else the default folder). Unless `create`, a folder
+    or database that is not there is an error, not a new empty database."""
+    from ponte.live.store import DB_NAME, Store, StoreError, default_data_dir
 
+    folder = Path(data) if data else default_data_dir()
+    if not create:
+        if not folder.is_dir():
+            what = "is not a folder" if folder.exists() else "does not exist"
+            raise CommandError(f"the data folder {folder} {what}; give --data the folder "
+                               "`ponte watch` or `ponte demo` recorded into")
+        if not (folder / DB_NAME).is_file():
+            raise CommandError(f"no games recorded in {folder} (no {DB_NAME} there)")
     try:
-        return Store(Path(data) if data else default_data_dir())
+        return Store(folder)
     except StoreError as exc:
         raise CommandError(str(exc)) from None
 
@@ -287,8 +303,10 @@ def run_watch(args: argparse.Namespace) -> int:
 
 
 def run_games(args: argparse.Namespace) -> int:
-    store = _store(args.data)
+    store = _store(args.data, create=False)
     games = store.games()
+    if args.standings:
+        return _print_standings(store.standings(), args.json)
     if args.json:
         print(json.dumps(games, indent=2))
         return 0
@@ -303,12 +321,29 @@ def run_games(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_standings(rows: list[dict[str, Any]], as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        print("no finished games yet: standings count games won, drawn or lost")
+        return 0
+    width = max(6, *(len(r["player"]) for r in rows))
+    print(f"{'#':>2}  {'player':<{width}}  games  won  drawn  lost  points")
+    for k, r in enumerate(rows, start=1):
+        print(f"{k:>2}  {r['player']:<{width}}  {r['games']:>5}  {r['wins']:>3}  "
+              f"{r['draws']:>5}  {r['losses']:>4}  {r['points']:>6g}")
+    return 0
+
+
 def run_export(args: argparse.Namespace) -> int:
     from ponte.live.store import StoreError
 
-    store = _store(args.data)
+    if args.all == (args.id is not None):
+        raise CommandError("give a game's id or --all (see `ponte games`)")
+    store = _store(args.data, create=False)
     try:
-        text = store.export(args.id, args.format)
+        text = store.export_all(args.format) if args.all else store.export(args.id, args.format)
     except StoreError as exc:
         raise CommandError(str(exc)) from None
     if args.out:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ponte.live.table import Op, Table, replay
-from referee import Supply, record_of, write_record
+from referee import Correction, Record, Supply, record_of, write_record, write_records
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -267,24 +267,110 @@ class Store:
 
     def export(self, game_id: int, fmt: str) -> str:
         """The game as `.pdd` text or as JSON text."""
-        if fmt not in ("pdd", "json"):
-            raise StoreError(f'unknown format "{fmt}": use pdd or json', 400)
-        info = self.game(game_id)
-        table = self.table(game_id)
+        _check_format(fmt)
         if fmt == "pdd":
-            tags = {str(k): str(v) for k, v in info["tags"].items()}
-            record = record_of(table.game, tags)
-            record.tags["Result"] = info["result"]
-            if table.over:
-                record.tags.update(_score_tags(table))
             out = io.StringIO()
-            write_record(record, out)
+            write_record(self.record(game_id), out)
             return out.getvalue()
+        return json.dumps(self._json(game_id), indent=2) + "\n"
+
+    def export_all(self, fmt: str) -> str:
+        """Every game, oldest first: one `.pdd` file of records, or a JSON list."""
+        _check_format(fmt)
+        ids = sorted(g["id"] for g in self.games())
+        if fmt == "pdd":
+            out = io.StringIO()
+            write_records((self.record(i) for i in ids), out)
+            return out.getvalue()
+        return json.dumps([self._json(i) for i in ids], indent=2) + "\n"
+
+    def record(self, game_id: int) -> Record:
+        """The game's record: tags, moves with their times, and the moves flagged and
+        taken back (corrected) where they were made."""
+        info = self.game(game_id)
+        ops = self.ops(game_id)
+        table, corrections = _replay_with_corrections(ops, info["size"], Supply(info["supply"]))
+        tags = {str(k): str(v) for k, v in info["tags"].items()}
+        record = record_of(table.game, tags)
+        record.tags["Result"] = info["result"]
+        if table.over:
+            record.tags.update(_score_tags(table))
+        record.times = {int(m["ply"]) - 1: float(m["t"]) for m in info["moves"]}
+        record.corrections = corrections
+        return record
+
+    def _json(self, game_id: int) -> dict[str, Any]:
+        info = self.game(game_id)
+        table, corrections = _replay_with_corrections(
+            self.ops(game_id), info["size"], Supply(info["supply"]))
         info["score"] = table.game.score().to_dict(breakdown=True)
         leader = table.game.score().leader()
         info["leader"] = leader.value if leader else None
         info["winner"] = info["result"] if info["result"] in ("light", "dark") else None
-        return json.dumps(info, indent=2) + "\n"
+        info["corrected"] = [
+            {"ply": c.before + 1, "move": str(c.move), "t": c.t, "reason": c.note}
+            for c in corrections
+        ]
+        return info
+
+    def standings(self) -> list[dict[str, Any]]:
+        """The standings over the finished games (see `standings`)."""
+        return standings(self.games())
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in ("pdd", "json"):
+        raise StoreError(f'unknown format "{fmt}": use pdd or json', 400)
+
+
+def _replay_with_corrections(
+    ops: Sequence[tuple[Op, float]], size: int, supply: Supply
+) -> tuple[Table, list[Correction]]:
+    """The game rebuilt from its ops, and the moves that were flagged and then taken back
+    before the next move (each placed before the move made instead)."""
+    table = Table(size, supply)
+    placed: dict[int, float] = {}  # flag id -> when its flagged move was placed
+    corrections: list[Correction] = []
+    for op, t in ops:
+        game = table.game
+        if op.get("op") == "clear" and game.moves and game.moves[-1].flag == op.get("flag"):
+            flag = next(f for f in game.flags if f.id == op["flag"])
+            corrections.append(Correction(len(game.moves) - 1, game.moves[-1].move,
+                                          placed.get(flag.id, t), flag.verdict.message))
+        table.apply(op, t)
+        game = table.game
+        if op.get("op") == "flag_move" and game.moves and game.moves[-1].flag is not None:
+            placed[game.moves[-1].flag] = t
+        if op.get("op") == "pop":
+            corrections = [c for c in corrections if c.before <= len(game.moves)]
+    return table, corrections
+
+
+POINTS = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+"""Standings points for a game won, drawn and lost."""
+
+
+def standings(games: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Wins, draws, losses and points of each player over the finished games, best first.
+
+    Players are named as the games' Light and Dark tags name them (the colour's name where
+    a tag is missing). Unfinished and void games are not counted.
+    """
+    table: dict[str, dict[str, Any]] = {}
+    for game in games:
+        result = game.get("result")
+        if game.get("status") == "playing" or result not in ("light", "dark", "draw"):
+            continue
+        tags = game.get("tags") or {}
+        for colour in ("light", "dark"):
+            name = str(tags.get(colour.capitalize()) or colour.capitalize())
+            row = table.setdefault(name, {"player": name, "games": 0, "wins": 0, "draws": 0,
+                                          "losses": 0, "points": 0.0})
+            row["games"] += 1
+            outcome = "draw" if result == "draw" else "win" if result == colour else "loss"
+            row[{"win": "wins", "draw": "draws", "loss": "losses"}[outcome]] += 1
+            row["points"] += POINTS[outcome]
+    return sorted(table.values(), key=lambda r: (-r["points"], -r["wins"], r["player"]))
 
 
 def _score_tags(table: Table) -> dict[str, str]:
