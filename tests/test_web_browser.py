@@ -313,3 +313,18 @@ def test_a_new_game_with_player_names_from_the_page(driver: WebDriver, server: W
     assert table.session.table.size == 12
     assert driver.execute_script(
         "return document.querySelectorAll('#board [data-cell]').length") == 144
+
+
+def test_the_games_page_shows_the_standings(driver: WebDriver, server: WebServer,
+                                            table: Table, web_example_game: Game) -> None:
+    for played in web_example_game.moves:
+        table.make(played.move)
+    outcome = web_example_game.outcome()
+    assert outcome is not None and outcome.winner is not None
+    winner, loser = ("Carla", "Dino") if outcome.winner.value == "light" else ("Dino", "Carla")
+    driver.get(server.url + "games")
+    rows = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "#standings tbody tr"),
+                    what="the standings")
+    assert [r.text.split() for r in rows] == [["1", winner, "1", "1", "0", "0", "1"],
+                                              ["2", loser, "1", "0", "0", "1", "0"]]
+    assert not driver.find_element(By.ID, "standings-empty").is_displayed()

@@ -105,3 +105,19 @@ def test_a_recorded_game_replays_with_its_flag_and_photos(live_client: FlaskClie
     assert live_client.get(f"/games/{game_id}/download/png").mimetype == "image/png"
     assert live_client.get("/api/games/999").status_code == 404
     assert live_client.get("/games/999/download/pdd").status_code == 404
+
+
+def test_the_standings_count_the_finished_games(live_client: FlaskClient,
+                                                session: LiveSession) -> None:
+    assert live_client.get("/api/standings").get_json() == {"standings": []}
+    camera = Camera(session)
+    camera.lay("light", "c3", "c4")
+    camera.lay("dark", "h8", "h9")
+    camera.lay("light", "c5", "c6")  # an island for light, none for dark
+    assert live_client.get("/api/standings").get_json() == {"standings": []}  # still on
+    assert live_client.post("/api/control/end_game", json={}).status_code == 200
+    rows = live_client.get("/api/standings").get_json()["standings"]
+    assert [(r["player"], r["wins"], r["losses"], r["points"]) for r in rows] == [
+        ("Ann", 1, 0, 1.0), ("Bob", 0, 1, 0.0)]
+    page = live_client.get("/games").get_data(as_text=True)
+    assert 'id="standings"' in page and "standings.js" in page
