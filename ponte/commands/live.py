@@ -15,7 +15,11 @@ from ponte.cli import CommandError
 
 def register(subparsers: Any) -> None:
     watch = subparsers.add_parser(
-        "watch", help="watch a game through a camera: referee, record, web page, LEDs"
+        "watch", help="watch a game through a camera: referee, record, web page, LEDs",
+        description="Read the board from a camera (or a video file, a folder of images, a "
+        "stream), referee each move when the board has settled, record the game in the "
+        "games database, serve the web page and drive the LEDs. A game left unfinished is "
+        "resumed the next time. Ctrl-C stops.",
     )
     watch.add_argument("--source", required=True,
                        help="camera index (0), video file, folder of images, or rtsp/http URL")
@@ -41,7 +45,7 @@ def register(subparsers: Any) -> None:
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(handler=run_transcribe)
 
-    games = subparsers.add_parser("games", help="list the recorded games")
+    games = subparsers.add_parser("games", help="list the recorded games, or the standings")
     games.add_argument("--data", help="data folder (default as for watch)")
     games.add_argument("--json", action="store_true", help="print JSON")
     games.add_argument("--standings", action="store_true",
