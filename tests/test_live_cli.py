@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,7 @@ def test_transcribe_reads_the_demo_video_through_the_vision_pipeline(
     assert main(["transcribe", str(DEMO_VIDEO), "--out", str(out), "--json"]) == 0
     captured = capsys.readouterr()
     lines = [json.loads(line) for line in captured.out.splitlines()]
-    kinds = ["move"] * at + ["illegal", "corrected"] + ["move"] * (len(moves) - at) + ["end"]
+    kinds = ["move"] * at + ["illegal", "corrected"] + ["move"] * (len(moves) - at)
     assert [e["type"] for e in lines] == kinds
     assert [e["move"] for e in lines if e["type"] == "move"] == moves
     assert lines[0] == {"type": "move", "ply": 1, "move": moves[0], "colour": "light",
@@ -49,11 +50,11 @@ def test_transcribe_reads_the_demo_video_through_the_vision_pipeline(
     assert flagged["reason"] in ("group_too_large", "island_too_close")
     assert set(illegal.split(",")) <= set(flagged["cells"])
     assert lines[at + 1]["undone"] is True
-    assert lines[-1]["result"] == "*" and "light" in lines[-1]["score"]
-    assert lines[-1]["t"] > lines[-2]["t"]  # the end of the recording
-    assert "transcribe [" in captured.err and "100.0%" in captured.err
+    assert "transcribe: " in captured.err and "transcribe [" not in captured.err
     record = read_record(out.read_text().splitlines())
     assert [str(m) for m in record.moves] == moves
+    [fix] = record.corrections
+    assert fix.before == at and set(str(fix.move).split(",")) <= set(illegal.split(","))
 
 
 @pytest.mark.slow
@@ -67,9 +68,47 @@ def test_transcribe_cli_with_the_ground_truth_stand_in(
     assert main(["transcribe", str(path), "--out", str(out), "--json", "--quiet"]) == 0
     captured = capsys.readouterr()
     kinds = [json.loads(line)["type"] for line in captured.out.splitlines()]
-    assert kinds == ["move"] * 4 + ["illegal", "corrected", "move", "end"]
+    assert kinds == ["move"] * 4 + ["illegal", "corrected", "move"]  # unfinished: no end
     assert captured.err.startswith("transcribe: 5 moves")
-    assert [str(m) for m in read_record(out.read_text().splitlines()).moves] == MOVES + ["e8,f2"]
+    assert "flagged and corrected before move 5: b4,e6 (" in captured.err
+    record = read_record(out.read_text().splitlines())
+    assert [str(m) for m in record.moves] == MOVES + ["e8,f2"]
+    assert [str(c.move) for c in record.corrections] == ["b4,e6"]
+    assert record.corrections[0].before == 4 and record.corrections[0].note
+    assert sorted(record.times) == [0, 1, 2, 3, 4]
+    assert record.times[4] > (record.corrections[0].t or 0) > record.times[3]
+
+
+def test_transcribe_checks_its_out_file_before_reading_the_video(
+    video: tuple[Path, GroundTruthReader], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path, reader = video
+    read: list[float] = []
+    original = reader.read
+    monkeypatch.setattr(reader, "read", lambda image, t: read.append(t) or original(image, t))
+    monkeypatch.setattr(live_commands, "_camera", lambda args: reader)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    for out in (tmp_path / "no" / "such" / "g.pdd", tmp_path, a_file / "g.pdd"):
+        assert main(["transcribe", str(path), "--out", str(out)]) == 2
+        assert "cannot write" in capsys.readouterr().err
+    assert read == []  # refused before a frame was read
+
+
+def test_transcribe_draws_its_progress_bar_only_on_a_terminal(
+    video: tuple[Path, GroundTruthReader], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path, reader = video
+    monkeypatch.setattr(live_commands, "_camera", lambda args: reader)
+    out = tmp_path / "g.pdd"
+    assert main(["transcribe", str(path), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "\r" not in err and "transcribe [" not in err and err.startswith("transcribe: ")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(["transcribe", str(path), "--out", str(out)]) == 0
+    assert "100.0%" in capsys.readouterr().err
 
 
 def test_transcribe_refuses_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -143,6 +144,48 @@ class _ProgressBar:
             sys.stderr.write("\n")
 
 
+class _Notes:
+    """What the record keeps besides the moves, gathered from the loop's events: when each
+    move was made and the moves flagged and taken back (corrected)."""
+
+    def __init__(self) -> None:
+        self.times: dict[int, float] = {}
+        self.corrections: list[Any] = []
+        self._flagged: dict[int, tuple[str, float, str]] = {}
+
+    def __call__(self, events: list[Any]) -> None:
+        from ponte.live.api import EventType
+        from referee import Correction, parse_move
+
+        for kind, data in events:
+            t = float(data.get("t", 0.0))
+            if kind is EventType.MOVE:
+                self.times[int(data["ply"]) - 1] = t
+            elif kind is EventType.ILLEGAL and data.get("move"):
+                self._flagged[int(data["flag"])] = (str(data["move"]), t,
+                                                     str(data.get("message", "")))
+            elif kind is EventType.CORRECTED and data.get("undone"):
+                move, placed, why = self._flagged.get(
+                    int(data["flag"]), (str(data["move"]), t, ""))
+                self.corrections.append(Correction(int(data["ply"]), parse_move(move),
+                                                   placed, why))
+            elif kind is EventType.STATE and "undone" in data:  # a move taken back
+                plies = int(data["ply"]) - 1
+                self.times = {k: v for k, v in self.times.items() if k < plies}
+                self.corrections = [c for c in self.corrections if c.before <= plies]
+
+
+def _check_out(path: Path) -> None:
+    """A CommandError now, before reading a video, if the record cannot be written there."""
+    if path.is_dir():
+        raise CommandError(f"cannot write {path}: is a folder; give --out a .pdd file")
+    folder = path.parent
+    if not folder.is_dir():
+        raise CommandError(f"cannot write {path}: no folder {folder}")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise CommandError(f"cannot write {path}: permission denied")
+
+
 def run_transcribe(args: argparse.Namespace) -> int:
     from ponte.live.loop import event_line, transcribe
     from ponte.live.sources import SourceError, open_source
@@ -151,15 +194,18 @@ def run_transcribe(args: argparse.Namespace) -> int:
     _check_settle(args.settle)
     if not Path(args.video).exists():
         raise CommandError(f"no such video file or folder: {args.video}")
+    _check_out(Path(args.out))
     camera = _camera(args)
     try:
         source = open_source(args.video, args.fps)
     except SourceError as exc:
         raise CommandError(str(exc)) from None
     total = int(getattr(source, "frame_count", 0))
-    bar = _ProgressBar(total, not args.quiet)
+    bar = _ProgressBar(total, not args.quiet and sys.stderr.isatty())
+    notes = _Notes()
 
     def print_events(events: list[Any]) -> None:
+        notes(events)
         if args.json:
             for kind, data in events:
                 print(json.dumps(event_line(kind, data)), flush=True)
@@ -178,17 +224,10 @@ def run_transcribe(args: argparse.Namespace) -> int:
             + "; give --calibration FILE (made with `ponte calibrate`)"
         )
     table = result.table
-    if not table.over and args.json:
-        from ponte.live.api import EventType
-
-        score = table.game.score()
-        leader = score.leader()
-        print(json.dumps(event_line(EventType.END, {
-            "ply": len(table.game.moves), "score": score.to_dict(breakdown=True),
-            "winner": leader.value if leader else None, "result": "*",
-            "termination": "unfinished", "t": result.last_t})))
     record = record_of(table.game, {"Event": f"Transcribed from {Path(args.video).name}"})
     record.tags["Result"] = table.result()
+    record.times = {k: t for k, t in notes.times.items() if k < len(record.moves)}
+    record.corrections = notes.corrections
     try:
         with open(args.out, "w", encoding="utf-8") as handle:
             write_record(record, handle)
@@ -197,6 +236,9 @@ def run_transcribe(args: argparse.Namespace) -> int:
     moves = len(table.game.moves)
     print(f"transcribe: {moves} moves, result {table.result()}, written to {args.out}",
           file=sys.stderr)
+    for fix in record.corrections:
+        print(f"transcribe: flagged and corrected before move {fix.before + 1}: {fix.move}"
+              + (f" ({fix.note})" if fix.note else ""), file=sys.stderr)
     return 0
 
 
