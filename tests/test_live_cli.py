@@ -161,6 +161,21 @@ def test_watch_waits_for_an_absent_camera_until_its_duration_ends(
     assert "game 1 started" in err and "0 frames, 0 moves" in err
 
 
+def test_watch_on_a_camera_that_is_not_there_says_so_once_in_its_own_words(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    index = next(k for k in range(57, 99) if not Path(f"/dev/video{k}").exists())
+    args = ["watch", "--source", str(index), "--no-web", "--data", str(tmp_path),
+            "--duration", "1.5"]
+    assert main(args) == 0
+    err = capfd.readouterr().err  # OpenCV writes to the file descriptor itself
+    assert "WARN" not in err and "VIDEOIO" not in err and "cap_" not in err
+    waiting = [line for line in err.splitlines() if "waiting for camera" in line]
+    assert waiting == [f"watch: waiting for camera {index}: cannot open camera {index}: there "
+                       f"is no /dev/video{index} (is the camera plugged in?) (retrying; Ctrl-C "
+                       "to stop)"]
+
+
 def test_watch_records_into_the_data_folder_and_resumes_there(
     video: tuple[Path, GroundTruthReader], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
