@@ -184,6 +184,18 @@ class Game:
         """The flags still up, oldest first."""
         return list(self._s.flags.values())
 
+    def cleared_flags(self) -> list[tuple[int, int]]:
+        """Each flag that went down without undoing its move, in order: (how many moves had
+        been played by then, the flag's id)."""
+        out = []
+        played = 0
+        for entry in self._log:
+            if isinstance(entry, _MoveEntry):
+                played += 1
+            elif isinstance(entry, _ClearEntry):
+                out.append((played, entry.flag_id))
+        return out
+
     @property
     def turns_completed(self) -> int:
         return self._s.turns

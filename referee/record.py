@@ -20,12 +20,17 @@ Tag lines come first; then one move per line (`c1,c2`, `a1-c1`, `pass`, `swap`).
 are case-insensitive, a move number like ``12.`` before a move is ignored, ``#`` starts a
 comment, blank lines are ignored. A UTF-8 byte-order mark at the start is ignored.
 
-Inside a comment, two annotations (PGN's ``[%command value]`` form) are read back:
+Inside a comment, these annotations (PGN's ``[%command value]`` form) are read back:
 
 - ``[%t SECONDS]``: when the move on that line was made, in seconds since the game began.
 - ``[%corrected MOVE]`` on a line of its own: a move that was placed, flagged by the
   referee and taken back before the next move was made in its place; ``[%t]`` on that
   line says when it was placed, the rest of the comment why it was flagged.
+- ``[%flagged]``: the move on that line was played over the referee's flag and stayed on
+  the board; it counts for nothing, and the game is void if it is still there when the
+  round after next ends (RULINGS.md).
+- ``[%cleared PLY]`` on a line of its own: the flagged move at that ply was taken back
+  here, after play had gone on.
 
 Results (the `Result` tag) and how a game ended (the `Termination` tag) are closed sets,
 `RESULTS` and `TERMINATIONS`. ``[Termination "ended"]`` says the players ended the game at
@@ -58,7 +63,7 @@ TERMINATIONS = tuple(t.value for t in Termination)
 
 _TAG_RE = re.compile(r'\[\s*([A-Za-z][A-Za-z0-9_]*)\s+"((?:[^"\\]|\\.)*)"\s*\]\Z')
 _NUMBER_RE = re.compile(r"\d+\s*\.+\s*")
-_ANNOTATION_RE = re.compile(r"\[%(t|corrected)\s+([^\]]*)\]\s*")
+_ANNOTATION_RE = re.compile(r"\[%(t|corrected|flagged|cleared)(?:\s+([^\]]*))?\]\s*")
 MAX_LINE = 10_000
 """Longer lines are not moves; reading stops there with an error rather than parse them."""
 
@@ -85,6 +90,19 @@ class Correction:
     """Why it was flagged, in words."""
 
 
+@dataclass(frozen=True, slots=True)
+class Note:
+    """What a move line's comment says besides the move."""
+
+    t: float | None = None
+    """When the move was made (`[%t]`), None if not said."""
+    flagged: bool = False
+    """The move was played over the referee's flag (`[%flagged]`): it stays in the record
+    but counts for nothing, and voids the game unless cleared within two rounds."""
+    comment: str = ""
+    """The comment's free text."""
+
+
 @dataclass
 class Record:
     """The tags and moves of one game, with the line each move came from."""
@@ -98,6 +116,11 @@ class Record:
     """When each move was made (seconds since the game began), by the move's 0-based index."""
     corrections: list[Correction] = field(default_factory=list)
     """Moves flagged and taken back, in the order they were placed."""
+    flagged: set[int] = field(default_factory=set)
+    """The 0-based indexes of moves played over the referee's flag."""
+    cleared: list[tuple[int, int]] = field(default_factory=list)
+    """Flags of moves taken back after play went on: (index of the next move, 0-based
+    index of the flagged move), in order."""
 
     @property
     def board_size(self) -> int:
@@ -119,9 +142,12 @@ class RecordVisitor:
     def visit_correction(self, correction: Correction) -> None:
         """A move that was flagged and taken back, read before the move made instead."""
 
-    def visit_move(self, move: Move, line: int, t: float | None, comment: str) -> bool:
+    def visit_move(self, move: Move, line: int, note: Note) -> bool:
         """One move; return False to skip the rest of this record's moves unread."""
         return True
+
+    def visit_cleared(self, index: int, line: int) -> None:
+        """The flag of the move at 0-based `index` went down (its pieces were taken back)."""
 
     def end_record(self) -> None:
         """The record's last line has been read."""
@@ -148,24 +174,41 @@ def _check_tag(name: str, value: str, line: int) -> None:
         )
 
 
-def _annotations(comment: str, line: int) -> tuple[float | None, Move | None, str]:
-    """The `[%t]` time, the `[%corrected]` move and the free text of one comment."""
+@dataclass
+class _Annotations:
     t: float | None = None
     corrected: Move | None = None
+    flagged: bool = False
+    cleared: int | None = None
+    text: str = ""
+
+
+def _annotations(comment: str, line: int) -> _Annotations:
+    """The annotations and the free text of one comment."""
+    out = _Annotations(text=_ANNOTATION_RE.sub("", comment).strip())
     for key, value in _ANNOTATION_RE.findall(comment):
+        value = value.strip()
         if key == "t":
             try:
-                t = float(value)
+                out.t = float(value)
             except ValueError:
-                t = None
-            if t is None or not 0.0 <= t < float("inf"):
+                out.t = None
+            if out.t is None or not 0.0 <= out.t < float("inf"):
                 raise RecordError(line, f"[%t {value}]: a time is a number of seconds")
-        else:
+        elif key == "corrected":
             try:
-                corrected = parse_move(value)
+                out.corrected = parse_move(value)
             except InvalidMoveError as exc:
                 raise RecordError(line, f"[%corrected {value}]: {exc}") from None
-    return t, corrected, _ANNOTATION_RE.sub("", comment).strip()
+        elif key == "cleared":
+            if not value.isdigit() or int(value) < 1:
+                raise RecordError(line, f"[%cleared {value}]: give the flagged move's ply")
+            out.cleared = int(value)
+        elif value:
+            raise RecordError(line, f"[%flagged {value}]: [%flagged] takes no value")
+        else:
+            out.flagged = True
+    return out
 
 
 def visit_records(handle: Iterable[str], visitor: RecordVisitor) -> int:
@@ -237,16 +280,24 @@ def visit_records(handle: Iterable[str], visitor: RecordVisitor) -> int:
         elif skipping:
             blank_since_move = False
             continue
-        t, corrected, note = _annotations(comment, number) if comment else (None, None, "")
+        notes = _annotations(comment, number) if comment else _Annotations()
         if not text:
-            if corrected is not None:
+            if notes.corrected is not None or notes.cleared is not None:
                 begin()
                 has_moves = True
                 blank_since_move = False
-                visitor.visit_correction(Correction(moves, corrected, t, note))
+            if notes.corrected is not None:
+                visitor.visit_correction(Correction(moves, notes.corrected, notes.t,
+                                                    notes.text))
+            if notes.cleared is not None:
+                if notes.cleared > moves:
+                    raise RecordError(number, f"[%cleared {notes.cleared}]: there is no "
+                                      f"move {notes.cleared} yet")
+                visitor.visit_cleared(notes.cleared - 1, number)
             continue
-        if corrected is not None:
-            raise RecordError(number, "[%corrected MOVE] goes on a comment line of its own")
+        if notes.corrected is not None or notes.cleared is not None:
+            raise RecordError(number, "[%corrected] and [%cleared] go on a comment line of "
+                              "their own")
         blank_since_move = False
         if any(ord(ch) < 32 and ch not in "\t\r\n" for ch in text):
             raise RecordError(number, "control characters: this is not a text record")
@@ -262,7 +313,7 @@ def visit_records(handle: Iterable[str], visitor: RecordVisitor) -> int:
         begin()
         has_moves = True
         moves += 1
-        if not visitor.visit_move(move, number, t, note):
+        if not visitor.visit_move(move, number, Note(notes.t, notes.flagged, notes.text)):
             skipping = True
     if started or tags:
         begin()
@@ -282,16 +333,22 @@ class _Builder(RecordVisitor):
     def visit_correction(self, correction: Correction) -> None:
         self.records[-1].corrections.append(correction)
 
-    def visit_move(self, move: Move, line: int, t: float | None, comment: str) -> bool:
+    def visit_move(self, move: Move, line: int, note: Note) -> bool:
         record = self.records[-1]
         k = len(record.moves)
         record.moves.append(move)
         record.lines.append(line)
-        if t is not None:
-            record.times[k] = t
-        if comment:
-            record.comments[k] = comment
+        if note.t is not None:
+            record.times[k] = note.t
+        if note.flagged:
+            record.flagged.add(k)
+        if note.comment:
+            record.comments[k] = note.comment
         return True
+
+    def visit_cleared(self, index: int, line: int) -> None:
+        record = self.records[-1]
+        record.cleared.append((len(record.moves), index))
 
 
 def read_records(handle: Iterable[str]) -> list[Record]:
@@ -339,8 +396,13 @@ def write_record(record: Record, handle: TextIO) -> None:
     corrections: dict[int, list[Correction]] = {}
     for correction in record.corrections:
         corrections.setdefault(correction.before, []).append(correction)
+    cleared: dict[int, list[int]] = {}
+    for before, index in record.cleared:
+        cleared.setdefault(before, []).append(index)
     turn = 0
     for k in range(len(record.moves) + 1):
+        for index in cleared.get(k, ()):
+            handle.write(f"# [%cleared {index + 1}] taken back\n")
         for correction in corrections.get(k, ()):
             words = [f"[%corrected {correction.move}]"]
             if correction.t is not None:
@@ -354,7 +416,7 @@ def write_record(record: Record, handle: TextIO) -> None:
         if text != "swap":
             turn += 1
             text = f"{turn}. {text}"
-        words = []
+        words = ["[%flagged]"] if k in record.flagged else []
         if k in record.times:
             words.append(f"[%t {_seconds(record.times[k])}]")
         comment = record.comments.get(k)
@@ -388,9 +450,13 @@ def record_of(game: Game, tags: dict[str, str] | None = None) -> Record:
     if outcome is not None and outcome.termination is Termination.ENDED:
         out.tags["Termination"] = outcome.termination.value
     flags = {f.id: f for f in game.flags}
+    flagged_move = {played.flag: k for k, played in enumerate(game.moves) if played.flag}
+    out.cleared = [(before, flagged_move[flag_id]) for before, flag_id in game.cleared_flags()
+                   if flag_id in flagged_move]
     for k, played in enumerate(game.moves):
         out.moves.append(played.move)
         if played.flag is not None:
+            out.flagged.add(k)
             note = "flagged"
             flag = flags.get(played.flag)
             if played.withdrawn:

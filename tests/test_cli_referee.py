@@ -255,3 +255,33 @@ def test_times_and_corrections_are_read_back(
     assert fix["legal"] is False and "island" in fix["reason"]
     assert main(["referee", write(tmp_path, "t2.pdd", text)]) == 0
     assert "corrected before ply 5: c3,h5 (" in capsys.readouterr().out
+
+
+FLAGGED = OPENING + "5. c3,h5  # [%flagged]\n6. f1,g1\n7. c8,c9\n"
+
+
+def test_a_flagged_move_taken_back_later_is_read_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = FLAGGED + "# [%cleared 5]\n8. f9,f10\n"
+    status, [report] = run_json(capsys, write(tmp_path, "f.pdd", text))
+    assert status == 0 and report["legal"] and report["result"] == "*"
+    flagged = report["moves"][4]
+    assert flagged["flagged"] and flagged["withdrawn"] and "island" in flagged["reason"]
+    assert [m["ply"] for m in report["moves"]] == list(range(1, 9))
+    assert main(["referee", write(tmp_path, "f2.pdd", text)]) == 0
+    assert "flagged at ply 5: c3,h5 (" in capsys.readouterr().out
+    status, [report] = run_json(capsys, write(tmp_path, "bad.pdd", FLAGGED + "# [%cleared 6]\n"))
+    assert status == 2 and "no flag is up for move 6" in report["error"]
+
+
+def test_a_flag_left_up_past_its_window_voids_the_game(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = '[Result "void"]\n' + FLAGGED + "8. f9,f10\n9. h8,h9\n10. e4,e5\n"
+    status, [report] = run_json(capsys, write(tmp_path, "v.pdd", text))
+    assert status == 0, report
+    assert report["over"] and report["result"] == "void" and report["result_agrees"] is True
+    unflagged = text.replace("  # [%flagged]", "")
+    status, [report] = run_json(capsys, write(tmp_path, "u.pdd", unflagged))
+    assert status == 1 and report["moves"][-1]["ply"] == 5

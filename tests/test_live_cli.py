@@ -445,3 +445,23 @@ def test_games_on_a_missing_folder_creates_nothing(
     assert main(["games", "--data", str(tmp_path)]) == 2
     assert "no games recorded" in capsys.readouterr().err
     assert not (tmp_path / "ponte.sqlite3").exists()
+
+
+def test_a_flagged_move_taken_back_later_exports_what_the_referee_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    boards = _boards_with_a_correction()[:5]  # e3,h1 flagged and left on the board
+    boards.append({**boards[-1], "b8": "dark", "b9": "dark"})
+    back = {k: v for k, v in boards[-1].items() if k not in ("e3", "h1")}
+    boards += [back, {**back, "c8": "light", "c9": "light"}]
+    data = tmp_path / "data"
+    _played(Store(data), boards, "Ann", "Bob")
+    out = tmp_path / "g.pdd"
+    assert main(["export", "1", "--data", str(data), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "5. e3,h1       # [%flagged] [%t 3.1]" in text
+    assert "6. b8,b9       # [%t 3.8]\n# [%cleared 5] taken back\n7. c8,c9" in text
+    assert main(["referee", "--json", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["legal"] and len(report["moves"]) == 7 and report["result"] == "*"
+    assert report["moves"][4]["flagged"] and report["moves"][4]["withdrawn"]

@@ -106,7 +106,8 @@ def test_flagged_moves_are_written_with_a_comment() -> None:
     game.push_flagged(parse_move("c3,h5"))
     out = io.StringIO()
     write_record(record_of(game), out)
-    assert "5. c3,h5" in out.getvalue() and "# flagged: the light island" in out.getvalue()
+    text = out.getvalue()
+    assert "5. c3,h5" in text and "# [%flagged] flagged: the light island" in text
 
 
 def test_a_byte_order_mark_is_not_part_of_the_first_line() -> None:
@@ -123,7 +124,9 @@ def test_a_byte_order_mark_is_not_part_of_the_first_line() -> None:
         ('[Termination "tired"]\nc1,c2\n', "Termination must be one of"),
         ("c1,c2  # [%t soon]\n", "a time is a number"),
         ("# [%corrected c1]\nc1,c2\n", "one tile alone"),
-        ("c1,c2  # [%corrected d1,d2]\n", "line of its own"),
+        ("c1,c2  # [%corrected d1,d2]\n", "line of their own"),
+        ("c1,c2  # [%flagged yes]\n", "takes no value"),
+        ("# [%cleared 1]\nc1,c2\n", "no move 1 yet"),
     ],
 )
 def test_closed_tag_values_and_annotations_are_checked(text: str, words: str) -> None:
@@ -185,3 +188,20 @@ def test_a_game_ended_at_the_table_says_so_in_its_record() -> None:
     assert record.tags["Termination"] == "ended" and record.tags["Result"] == "light"
     game.pop()
     assert not game.is_over()
+
+
+def test_flagged_moves_and_flags_cleared_later_round_trip() -> None:
+    game = Game()
+    for text in ("a1,b1", "j10,j9", "a2,b2", "j1,j2"):
+        game.push(parse_move(text))
+    flag = game.push_flagged(parse_move("c3,h5"))
+    game.push(parse_move("f1,g1"))
+    game.clear_flag(flag.id)
+    game.push(parse_move("c8,c9"))
+    record = record_of(game)
+    assert record.flagged == {4} and record.cleared == [(6, 4)]
+    out = io.StringIO()
+    write_record(record, out)
+    assert "# [%cleared 5] taken back\n7. c8,c9" in out.getvalue()
+    again = read_record(io.StringIO(out.getvalue()))
+    assert again.flagged == {4} and again.cleared == [(6, 4)] and again.moves == record.moves

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from referee import (
+    Bridge,
     Correction,
     Game,
     IllegalMoveError,
@@ -19,8 +20,10 @@ from referee import (
     RecordVisitor,
     Supply,
     Termination,
+    Tiles,
     visit_records,
 )
+from referee.record import Note
 from referee.view import board_text
 
 MAX_RECORD_BYTES = 16 * 1024 * 1024
@@ -149,24 +152,46 @@ class _Checker(RecordVisitor):
             "note": correction.note or None,
         })
 
-    def visit_move(self, move: Move, line: int, t: float | None, comment: str) -> bool:
+    def visit_move(self, move: Move, line: int, note: Note) -> bool:
         report = self.reports[-1]
         game = report.game
         assert game is not None
         ply = len(report.moves) + 1
+        entry: dict[str, Any] = {"ply": ply, "move": str(move), "legal": True, "reason": None,
+                                 "cells": [], "t": note.t, "flagged": False}
+        report.moves.append(entry)
+        verdict = game.verdict(move)
         try:
+            if verdict is not None and note.flagged and isinstance(move, Tiles | Bridge):
+                game.push_flagged(move)  # played over the flag, as the record says
+                entry.update(legal=False, reason=verdict.message, cells=list(verdict.cells),
+                             flagged=True)
+                return True
             game.push(move)
         except IllegalMoveError as exc:
-            verdict = exc.verdict
-            report.moves.append({"ply": ply, "move": str(move), "legal": False,
-                                 "reason": verdict.message, "cells": list(verdict.cells),
-                                 "t": t})
+            entry.update(legal=False, reason=exc.verdict.message,
+                         cells=list(exc.verdict.cells))
             report.legal = False
             report.illegal_line = line
             return False
-        report.moves.append({"ply": ply, "move": str(move), "legal": True, "reason": None,
-                             "cells": [], "t": t})
         return True
+
+    def visit_cleared(self, index: int, line: int) -> None:
+        report = self.reports[-1]
+        game = report.game
+        assert game is not None
+        if not report.legal:
+            return
+        moves = game.moves
+        flag = moves[index].flag if index < len(moves) else None
+        if flag is None or flag not in {f.id for f in game.flags}:
+            raise RecordError(line, f"[%cleared {index + 1}]: no flag is up for move "
+                              f"{index + 1}")
+        if index == len(moves) - 1:
+            raise RecordError(line, f"[%cleared {index + 1}] right after the move: a move "
+                              "taken back at once is written [%corrected MOVE] instead")
+        game.clear_flag(flag)
+        report.moves[index]["withdrawn"] = True
 
     def end_record(self) -> None:
         report = self.reports[-1]
@@ -247,6 +272,11 @@ def _human(report: Report) -> str:
         elif report.over:
             state = "game over"
         lines.append(f"{report.name}: {len(report.moves)} moves, all legal, {state}")
+    for played in report.moves:
+        if played.get("flagged"):
+            back = ", taken back later" if played.get("withdrawn") else ""
+            lines.append(f"  flagged at ply {played['ply']}: {played['move']} "
+                         f"({played['reason']}){back}")
     for fix in report.corrected:
         why = fix["reason"] or "legal here: the record says it was flagged"
         lines.append(f"  corrected before ply {fix['ply']}: {fix['move']} ({why})")

@@ -289,19 +289,23 @@ class Store:
         taken back (corrected) where they were made."""
         info = self.game(game_id)
         ops = self.ops(game_id)
-        table, corrections = _replay_with_corrections(ops, info["size"], Supply(info["supply"]))
+        table, corrections, placed = _replay_with_corrections(
+            ops, info["size"], Supply(info["supply"]))
         tags = {str(k): str(v) for k, v in info["tags"].items()}
         record = record_of(table.game, tags)
         record.tags["Result"] = info["result"]
         if table.over:
             record.tags.update(_score_tags(table))
         record.times = {int(m["ply"]) - 1: float(m["t"]) for m in info["moves"]}
+        for k, played in enumerate(table.game.moves):
+            if played.flag in placed:  # a flagged move: when it was placed
+                record.times[k] = placed[played.flag]
         record.corrections = corrections
         return record
 
     def _json(self, game_id: int) -> dict[str, Any]:
         info = self.game(game_id)
-        table, corrections = _replay_with_corrections(
+        table, corrections, _ = _replay_with_corrections(
             self.ops(game_id), info["size"], Supply(info["supply"]))
         info["score"] = table.game.score().to_dict(breakdown=True)
         leader = table.game.score().leader()
@@ -325,9 +329,10 @@ def _check_format(fmt: str) -> None:
 
 def _replay_with_corrections(
     ops: Sequence[tuple[Op, float]], size: int, supply: Supply
-) -> tuple[Table, list[Correction]]:
-    """The game rebuilt from its ops, and the moves that were flagged and then taken back
-    before the next move (each placed before the move made instead)."""
+) -> tuple[Table, list[Correction], dict[int, float]]:
+    """The game rebuilt from its ops; the moves that were flagged and then taken back
+    before the next move (each placed before the move made instead); and when each
+    flagged move was placed, by its flag's id."""
     table = Table(size, supply)
     placed: dict[int, float] = {}  # flag id -> when its flagged move was placed
     corrections: list[Correction] = []
@@ -343,7 +348,7 @@ def _replay_with_corrections(
             placed[game.moves[-1].flag] = t
         if op.get("op") == "pop":
             corrections = [c for c in corrections if c.before <= len(game.moves)]
-    return table, corrections
+    return table, corrections, placed
 
 
 POINTS = {"win": 1.0, "draw": 0.5, "loss": 0.0}
