@@ -19,6 +19,7 @@ from referee.moves import (
 from referee.position import BRIDGE_POOL, TILES_PER_COLOUR, PlacedBridge, Position, Supply
 from referee.record import (
     Correction,
+    Note,
     Record,
     RecordError,
     RecordVisitor,
@@ -49,6 +50,7 @@ __all__ = [
     "InvalidMoveError",
     "JoinedGroup",
     "Move",
+    "Note",
     "Outcome",
     "Pass",
     "PlacedBridge",

@@ -22,7 +22,8 @@ comment, blank lines are ignored. A UTF-8 byte-order mark at the start is ignore
 
 Inside a comment, these annotations (PGN's ``[%command value]`` form) are read back:
 
-- ``[%t SECONDS]``: when the move on that line was made, in seconds since the game began.
+- ``[%t SECONDS]``: when the move on that line was made, in seconds on the game's clock
+  (the video's, or the live loop's since it started).
 - ``[%corrected MOVE]`` on a line of its own: a move that was placed, flagged by the
   referee and taken back before the next move was made in its place; ``[%t]`` on that
   line says when it was placed, the rest of the comment why it was flagged.

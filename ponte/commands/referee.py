@@ -16,6 +16,7 @@ from referee import (
     Game,
     IllegalMoveError,
     Move,
+    Note,
     RecordError,
     RecordVisitor,
     Supply,
@@ -23,7 +24,6 @@ from referee import (
     Tiles,
     visit_records,
 )
-from referee.record import Note
 from referee.view import board_text
 
 MAX_RECORD_BYTES = 16 * 1024 * 1024
