@@ -465,3 +465,12 @@ def test_a_flagged_move_taken_back_later_exports_what_the_referee_reads(
     report = json.loads(capsys.readouterr().out)
     assert report["legal"] and len(report["moves"]) == 7 and report["result"] == "*"
     assert report["moves"][4]["flagged"] and report["moves"][4]["withdrawn"]
+
+
+def test_games_in_the_default_folder_before_any_game(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    assert main(["games"]) == 0
+    assert "no games recorded yet" in capsys.readouterr().out
+    assert not (tmp_path / "share").exists()

@@ -349,6 +349,11 @@ def run_watch(args: argparse.Namespace) -> int:
 
 
 def run_games(args: argparse.Namespace) -> int:
+    from ponte.live.store import DB_NAME, default_data_dir
+
+    if not args.data and not (default_data_dir() / DB_NAME).is_file():
+        print(f"no games recorded yet (nothing in {default_data_dir()})")
+        return 0
     store = _store(args.data, create=False)
     games = store.games()
     if args.standings:
