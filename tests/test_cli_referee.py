@@ -282,6 +282,7 @@ def test_a_flag_left_up_past_its_window_voids_the_game(
     status, [report] = run_json(capsys, write(tmp_path, "v.pdd", text))
     assert status == 0, report
     assert report["over"] and report["result"] == "void" and report["result_agrees"] is True
+    assert report["termination"] == "void"
     unflagged = text.replace("  # [%flagged]", "")
     status, [report] = run_json(capsys, write(tmp_path, "u.pdd", unflagged))
     assert status == 1 and report["moves"][-1]["ply"] == 5

@@ -68,6 +68,9 @@ class Report:
     result: str = "*"
     """What the moves give: light, dark, draw, void, or `*` (unfinished or illegal)."""
     termination: str | None = None
+    """The record's Termination tag."""
+    ended_as: str | None = None
+    """How the moves (and an ending at the table) end the game: passed, void, ended."""
     corrected: list[dict[str, Any]] = field(default_factory=list)
     index: int = 1
     """The record's place in its file, from 1."""
@@ -97,7 +100,7 @@ class Report:
             "result": self.result,
             "result_tag": self.result_tag,
             "result_agrees": self.result_agrees,
-            "termination": self.termination,
+            "termination": self.ended_as,
             "corrected": self.corrected,
         }
         if self.count > 1:
@@ -209,6 +212,7 @@ class _Checker(RecordVisitor):
         report.score = game.score().to_dict()
         outcome = game.outcome()
         if outcome is not None:
+            report.ended_as = outcome.termination.value
             report.winner = outcome.winner.value if outcome.winner else "draw"
             if report.legal:
                 report.result = outcome.result
