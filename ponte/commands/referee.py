@@ -254,11 +254,6 @@ def check_file(path: str, supply: str | None = None, board: int | None = None) -
     return checker.reports
 
 
-def check_record(path: str, supply: str | None = None, board: int | None = None) -> Report:
-    """The first record in a file, judged."""
-    return check_file(path, supply=supply, board=board)[0]
-
-
 def _human(report: Report) -> str:
     if report.error is not None:
         return f"{report.name}: error: {report.error}"
