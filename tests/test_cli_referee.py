@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -202,16 +201,15 @@ def test_a_long_record_illegal_at_move_2_fails_fast_in_small_memory(tmp_path: Pa
         f.write(b"c3,c4\n" * (15 * 1024 * 1024 // 6))  # 15 MB of moves after the illegal one
     exe = Path(sys.executable).with_name("ponte")
     out = tmp_path / "out.json"
-    began = time.perf_counter()
     with open(out, "w") as handle:
         proc = subprocess.Popen([str(exe), "referee", "--json", str(path)], stdout=handle)
         _, status, usage = os.wait4(proc.pid, 0)
-    took = time.perf_counter() - began
-    proc.returncode = os.waitstatus_to_exitcode(status)
     report = json.loads(out.read_text())
-    assert proc.returncode == 1 and [m["ply"] for m in report["moves"]] == [1, 2]
+    assert os.waitstatus_to_exitcode(status) == 1
+    assert [m["ply"] for m in report["moves"]] == [1, 2]
     assert usage.ru_maxrss < 150 * 1024, f"{usage.ru_maxrss / 1024:.0f} MB"  # kB on Linux
-    assert took < 20, f"{took:.1f} s"
+    cpu = usage.ru_utime + usage.ru_stime  # not wall time: the machine may be busy
+    assert cpu < 10, f"{cpu:.1f} s of CPU"
 
 
 ENDED = OPENING + "5. c5,c6\n"
