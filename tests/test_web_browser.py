@@ -507,3 +507,18 @@ def test_the_camera_status_says_the_video_ended_on_both_pages(
     wait_for(lambda: line.text.startswith("Camera: the video has ended (demo.mp4 has ended"),
              what="the camera line")
     assert "fps" not in line.text
+
+
+def test_the_games_page_shows_the_standings(driver: WebDriver, server: WebServer,
+                                            table: Table, web_example_game: Game) -> None:
+    for played in web_example_game.moves:
+        table.make(played.move)
+    outcome = web_example_game.outcome()
+    assert outcome is not None and outcome.winner is not None
+    winner, loser = ("Carla", "Dino") if outcome.winner.value == "light" else ("Dino", "Carla")
+    driver.get(server.url + "games")
+    rows = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "#standings tbody tr"),
+                    what="the standings")
+    assert [r.text.split() for r in rows] == [["1", winner, "1", "1", "0", "0", "1"],
+                                              ["2", loser, "1", "0", "0", "1", "0"]]
+    assert not driver.find_element(By.ID, "standings-empty").is_displayed()

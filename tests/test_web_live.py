@@ -190,3 +190,19 @@ def test_a_12_by_12_game_is_refused_while_the_camera_reads_10_by_10(
         "the camera reads a 10 x 10 board, so a 12 x 12 game would have every piece misplaced")
     assert session.table.size == 10
     assert live_client.post("/api/control/new_game", json={"board": 10}).status_code == 200
+
+
+def test_the_standings_count_the_finished_games(live_client: FlaskClient,
+                                                session: LiveSession) -> None:
+    assert live_client.get("/api/standings").get_json() == {"standings": []}
+    camera = Camera(session)
+    camera.lay("light", "c3", "c4")
+    camera.lay("dark", "h8", "h9")
+    camera.lay("light", "c5", "c6")  # an island for light, none for dark
+    assert live_client.get("/api/standings").get_json() == {"standings": []}  # still on
+    assert live_client.post("/api/control/end_game", json={}).status_code == 200
+    rows = live_client.get("/api/standings").get_json()["standings"]
+    assert [(r["player"], r["wins"], r["losses"], r["points"]) for r in rows] == [
+        ("Ann", 1, 0, 1.0), ("Bob", 0, 1, 0.0)]
+    page = live_client.get("/games").get_data(as_text=True)
+    assert 'id="standings"' in page and "standings.js" in page
