@@ -75,11 +75,12 @@ def _camera(args: argparse.Namespace) -> Any:
         raise CommandError(str(exc)) from None
 
 
-def _store(data: str | None) -> Any:
+def _store(data: str | None, *, exclusive: bool = False, readonly: bool = False) -> Any:
     from ponte.live.store import Store, StoreError, default_data_dir
 
     try:
-        return Store(Path(data) if data else default_data_dir())
+        return Store(Path(data) if data else default_data_dir(), exclusive=exclusive,
+                     readonly=readonly)
     except StoreError as exc:
         raise CommandError(str(exc)) from None
 
@@ -226,14 +227,19 @@ class _CameraMessages:
         print(f"watch: {text}", file=sys.stderr, flush=True)
 
 
+def _say(text: str) -> None:
+    print(f"watch: {text}", file=sys.stderr, flush=True)
+
+
 def run_watch(args: argparse.Namespace) -> int:
     from ponte.live.loop import run_live
     from ponte.live.session import LiveSession
     from ponte.live.sources import RetryingSource, SourceError, is_live, open_source
+    from ponte.live.store import StoreError
 
     _check_settle(args.settle)
     camera = _camera(args)
-    store = _store(args.data)
+    store = _store(args.data, exclusive=True)
     live = is_live(args.source)
     first = None
     if not live:  # a file or a folder: there now, or a mistake
@@ -241,7 +247,11 @@ def run_watch(args: argparse.Namespace) -> int:
             first = open_source(args.source, args.fps)
         except SourceError as exc:
             raise CommandError(str(exc)) from None
-    session = LiveSession(store, settle_window=args.settle)
+    try:
+        session = LiveSession(store, settle_window=args.settle, say=_say)
+    except StoreError as exc:
+        store.close()
+        raise CommandError(str(exc)) from None
     stop = threading.Event()
     source: Any = first
     if live:  # a camera or stream may be away at the start, as later: wait for it
@@ -276,6 +286,9 @@ def run_watch(args: argparse.Namespace) -> int:
             leds.close()
         if server is not None:
             server.shutdown()
+        if not session.flush():
+            _say(f"{session.state()['storage']['unsaved']} step(s) of game {session.game_id} "
+                 f"could not be saved: {session.state()['storage']['message']}")
         store.close()
     if stats is not None:
         print(f"watch: {stats.frames} frames, {len(session.table.game.moves)} moves",
@@ -287,7 +300,7 @@ def run_watch(args: argparse.Namespace) -> int:
 
 
 def run_games(args: argparse.Namespace) -> int:
-    store = _store(args.data)
+    store = _store(args.data, readonly=True)
     games = store.games()
     if args.json:
         print(json.dumps(games, indent=2))
@@ -306,11 +319,15 @@ def run_games(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     from ponte.live.store import StoreError
 
-    store = _store(args.data)
+    store = _store(args.data, readonly=True)
     try:
         text = store.export(args.id, args.format)
+        rejected = store.table(args.id).rejected
     except StoreError as exc:
         raise CommandError(str(exc)) from None
+    for index, why in rejected:
+        print(f"ponte export: game {args.id}: op {index + 1} left out ({why})",
+              file=sys.stderr)
     if args.out:
         try:
             Path(args.out).write_text(text, encoding="utf-8")
