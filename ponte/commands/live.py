@@ -151,6 +151,11 @@ def run_transcribe(args: argparse.Namespace) -> int:
     finally:
         source.close()
     bar.end(result.frames)
+    skipped = int(getattr(source, "skipped", 0))
+    if skipped:
+        print(f"transcribe: {skipped} frame(s) of {args.video} could not be decoded and were "
+              "skipped; the moves around them are read from the frames that decode",
+              file=sys.stderr)
     if not result.calibrated:
         problem = getattr(camera, "problem", None)
         raise CommandError(
@@ -290,6 +295,9 @@ def run_watch(args: argparse.Namespace) -> int:
             _say(f"{session.state()['storage']['unsaved']} step(s) of game {session.game_id} "
                  f"could not be saved: {session.state()['storage']['message']}")
         store.close()
+    skipped = int(getattr(source, "skipped", 0))
+    if skipped:
+        _say(f"{skipped} frame(s) of {args.source} could not be decoded and were skipped")
     if stats is not None:
         print(f"watch: {stats.frames} frames, {len(session.table.game.moves)} moves",
               file=sys.stderr)
