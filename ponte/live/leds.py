@@ -21,6 +21,8 @@ from ponte.live.api import ControlError, EventType
 log = logging.getLogger(__name__)
 
 _TURNS = {"light": Turn.LIGHT, "dark": Turn.DARK}
+_NOT_WATCHING = ("blind", "no-signal", "unavailable")
+"""Camera states in which the LEDs show idle: the game is not being watched."""
 
 
 def _cell(name: str) -> tuple[int, int] | None:
@@ -41,6 +43,8 @@ def led_view(state: Mapping[str, Any]) -> LedView:
         winner = (outcome or {}).get("winner") or game.get("winner")
         return LedView(status=Status.OVER, winner=_TURNS.get(str(winner), Turn.NONE),
                        board_size=size)
+    if (state.get("camera") or {}).get("status") in _NOT_WATCHING:
+        return LedView(status=Status.IDLE, board_size=size)  # nobody is refereeing now
     turn = _TURNS.get(str(state.get("turn")), Turn.NONE)
     flagged = set()
     for flag in state.get("flags", []):
@@ -94,7 +98,8 @@ class LedLink:
 
     def _follow(self) -> None:
         while (event := self._sub.get()) is not None:
-            if event.type is not EventType.CAMERA:
+            if event.type is not EventType.CAMERA or event.data.get("status") not in (
+                    "occluded", "settling"):
                 try:
                     self._show()
                 except Exception:  # the LEDs must never stop the live loop

@@ -66,6 +66,8 @@ class LiveSession:
         self._camera: dict[str, Any] = {"status": "waiting", "message": None, "fps": None,
                                         "last_frame": None}
         self._camera_jpeg: bytes | None = None
+        self.blind: str | None = None
+        """Why the camera cannot read the board (see `CameraReader.blind`), or None."""
         self._frames: list[float] = []
         self._camera_reader: Any | None = None
         self._calibration_file: Path | None = None
@@ -129,12 +131,14 @@ class LiveSession:
             self._latest = reading
         # A piece just put down, read but held back until the picture rests: "settling".
         status = ("settling" if reading.pending else "occluded") if reading.occluded else "ok"
+        if reading.occluded and self.blind is not None:
+            status = "blind"
         self._camera["last_frame"] = time.monotonic()
         if len(self._frames) > 1 and self._frames[-1] > self._frames[0]:
             self._camera["fps"] = round((len(self._frames) - 1)
                                         / (self._frames[-1] - self._frames[0]), 1)
         if self._camera["status"] != status:
-            self.set_camera_status(status)
+            self.set_camera_status(status, self.blind if status == "blind" else None)
 
     def set_camera_status(self, status: str, message: str | None = None) -> None:
         """Camera or board status (ok, occluded, settling, no-signal, bumped...), published on
@@ -146,6 +150,15 @@ class LiveSession:
             if message:
                 data["message"] = message
         self.bus.publish(EventType.CAMERA, data)
+
+    def set_blind(self, why: str | None) -> None:
+        """The camera cannot read the board, and why (None: it reads again); said on the
+        page (camera status "blind"), the console and, through the state, the LEDs."""
+        with self._lock:
+            self.blind = why
+        if why is not None:
+            self.say(f"camera: {why}")
+            self.set_camera_status("blind", why)
 
     def set_camera_picture(self, jpeg: bytes | None) -> None:
         with self._lock:

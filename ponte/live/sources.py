@@ -7,8 +7,9 @@ over HTTP). Cameras, files and streams all go through cv2.VideoCapture.
 
 `RetryingSource` wraps a live source: when it stops giving frames (unplugged, stream
 dropped) it reopens it with back-off and tells its listener, so the game waits with its
-state intact and goes on when frames return. A file or folder simply ends; frames of a file that cannot be decoded (a damaged stretch)
-are skipped and counted in `skipped`, and reading goes on after them.
+state intact and goes on when frames return. A file or folder simply ends; frames of a
+file that cannot be decoded (a damaged stretch) are skipped and counted in `skipped`, and
+reading goes on after them.
 
 OpenCV's and FFmpeg's own warnings are silenced (they would repeat on every retry of a
 camera that is away); the listener gets one message of ours instead.
