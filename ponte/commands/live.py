@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ponte.cli import CommandError
+from ponte.cli import CommandError, port_number
 
 
 def register(subparsers: Any) -> None:
@@ -21,7 +21,8 @@ def register(subparsers: Any) -> None:
                        help="camera index (0), video file, folder of images, or rtsp/http URL")
     _common(watch)
     watch.add_argument("--host", default="127.0.0.1", help="web page address (default 127.0.0.1)")
-    watch.add_argument("--port", type=int, default=8000, help="web page port (default 8000)")
+    watch.add_argument("--port", type=port_number, default=8000,
+                       help="web page port (default 8000)")
     watch.add_argument("--no-web", action="store_true", help="run without the web page")
     watch.add_argument("--leds", metavar="URL", help="serial URL of the LED controller")
     watch.add_argument("--data", help="data folder for the games database "
@@ -232,6 +233,22 @@ class _CameraMessages:
         print(f"watch: {text}", file=sys.stderr, flush=True)
 
 
+def _check_leds_url(url: str) -> None:
+    """A CommandError for a --leds URL pyserial cannot take (a port that is merely not
+    there yet is waited for)."""
+    if url == "auto":
+        return
+    try:
+        import serial
+    except ImportError:
+        return
+    try:
+        serial.serial_for_url(url, do_not_open=True)
+    except (ValueError, serial.SerialException) as exc:
+        raise CommandError(f"--leds {url}: {exc} (give a serial port such as /dev/ttyUSB0, "
+                           "a pyserial URL such as socket://127.0.0.1:7000, or auto)") from None
+
+
 def _say(text: str) -> None:
     print(f"watch: {text}", file=sys.stderr, flush=True)
 
@@ -243,6 +260,8 @@ def run_watch(args: argparse.Namespace) -> int:
     from ponte.live.store import StoreError
 
     _check_settle(args.settle)
+    if args.leds:
+        _check_leds_url(args.leds)
     camera = _camera(args)
     store = _store(args.data, exclusive=True)
     live = is_live(args.source)

@@ -78,7 +78,16 @@ class LedLink:
         from firmware_bridge.bridge import LedBridge
 
         link: list[LedLink] = []
-        bridge = LedBridge(url, layout, on_button=lambda e: link[0].press(e) if link else None)
+
+        def status(connected: bool, message: str) -> None:
+            say = getattr(session, "say", None)
+            if say is not None:
+                say(message)
+            session.bus.publish(EventType.NOTICE, {"kind": "leds", "connected": connected,
+                                                   "message": message})
+
+        bridge = LedBridge(url, layout, on_button=lambda e: link[0].press(e) if link else None,
+                           on_status=status)
         link.append(LedLink(session, bridge))
         return link[0]
 

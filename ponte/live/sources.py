@@ -147,13 +147,27 @@ class FolderSource:
             path = self.paths[self._index]
             index = self._index
             self._index += 1
-            image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+            image = _read_image(path)
             if image is not None:
                 return Frame(np.asarray(image, np.uint8), index / self.fps, index)
         return None
 
     def close(self) -> None:
         self._index = len(self.paths)
+
+
+def _read_image(path: Path) -> Image | None:
+    """An image of a folder, or None when it cannot be read or is too large to decode."""
+    from vision.errors import VisionError
+    from vision.imageio import check_pixel_count
+
+    try:
+        data = path.read_bytes()
+        check_pixel_count(data, source=str(path))
+    except (OSError, VisionError):
+        return None
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    return None if image is None else np.asarray(image, np.uint8)
 
 
 def is_live(spec: str) -> bool:
