@@ -11,6 +11,7 @@ never change the board.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,8 @@ from numpy.typing import NDArray
 
 from ponte.live.settle import BoardView, Reading, bridge_ends
 from ponte.live.sources import Image
+
+log = logging.getLogger(__name__)
 
 FILES = "abcdefghijklmnopqrstuvwxyz"
 SNAPSHOT_PX = 240
@@ -278,7 +281,10 @@ class CameraReader:
         assert self._reader is not None
         try:
             obs = self._reader.read(image, t=t)
-        except VisionError as exc:
+        except (ValueError, cv2.error) as exc:  # VisionError, or a pipeline bug
+            if not isinstance(exc, VisionError):
+                log.warning("the board reader failed on a frame; read as unreadable",
+                            exc_info=True)
             self.failures += 1
             self.last_observation = None
             self._why = str(exc)
