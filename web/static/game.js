@@ -52,8 +52,10 @@
     }
     if (state.light_passed && !state.over) notes.push("Light has passed: dark's last turn.");
     if (state.camera && state.camera.status && state.camera.status !== "ok") {
-      notes.push(`Camera: ${state.camera.status}.`);
+      notes.push(state.camera.status === "blind" && state.camera.message
+        ? `Camera: ${state.camera.message}.` : `Camera: ${state.camera.status}.`);
     }
+    if (state.storage && !state.storage.saving) notes.push(`⚠ ${state.storage.message}`);
     note.textContent = notes.join(" ");
   }
 
