@@ -33,7 +33,8 @@ def _cell(name: str) -> tuple[int, int] | None:
 
 
 def led_view(state: Mapping[str, Any]) -> LedView:
-    """What the LEDs show for a session state (`LiveApi.state()`)."""
+    """What the LEDs show for a session state (`LiveApi.state()`); idle while the camera
+    cannot watch the game (blind, no signal), so players know nobody is refereeing."""
     size = int(state.get("board", {}).get("size", 10))
     outcome = state.get("outcome")
     game = state.get("game") or {}
