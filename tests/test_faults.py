@@ -567,3 +567,37 @@ def test_a_noisy_led_line_keeps_its_port_and_a_vanished_controller_is_reported()
         assert any(device.url in text and "retrying" in text for ok, text in told if not ok)
     finally:
         bridge.close()
+
+
+def test_the_led_controller_going_away_is_said_on_the_console_and_the_page(
+        tmp_path: Path) -> None:
+    from ponte.live.leds import LedLink
+    from tests.leds_fake_device import FakeDevice
+
+    device = FakeDevice()
+    said: list[str] = []
+    store = Store(tmp_path / "data")
+    session = LiveSession(store, settle_window=0.0, say=said.append)
+    sub = session.bus.subscribe()
+    link = LedLink.start(session, device.url)
+    try:
+        assert wait_for(lambda: any("LED controller connected" in s for s in said), 10)
+        device.unplug()
+        assert wait_for(lambda: any("retrying" in s for s in said), 10)
+    finally:
+        link.close()
+        store.close()
+    notices = []
+    while (event := sub.get(timeout=0)) is not None:
+        if event.type.value == "notice" and event.data.get("kind") == "leds":
+            notices.append(event.data)
+    assert notices[0]["connected"] is True and notices[-1]["connected"] is False
+
+
+def test_watch_says_when_its_led_port_cannot_be_opened(tmp_path: Path) -> None:
+    done = ponte("watch", "--source", "/dev/ponte-none", "--leds", "/dev/ponte-no-leds",
+                 "--no-web", "--data", str(tmp_path / "data"), "--duration", "2")
+    no_traceback(done)
+    assert done.returncode == 0
+    assert "LED controller at /dev/ponte-no-leds: cannot open" in done.stderr
+    assert "(retrying)" in done.stderr
