@@ -382,6 +382,22 @@ def test_bad_corners_posted_to_the_calibration_page_get_400_with_the_reason(
     store.close()
 
 
+def test_good_corners_that_cannot_be_saved_are_used_and_say_so(tmp_path: Path) -> None:
+    from web import create_app
+
+    store = Store(tmp_path / "data")
+    session = LiveSession(store, settle_window=0.0)
+    calibration = load_calibration(EXAMPLE_CALIBRATION)
+    session.attach_camera(CameraReader(calibration), Path("/proc/ponte/calibration.json"))
+    client = create_app(session, {"TESTING": True}).test_client()
+    corners = [[x + 2.0, y] for x, y in calibration.corners]
+    answer = client.post("/api/calibration", json={"corners": corners, "a1": 0})
+    assert answer.status_code == 507
+    assert "in use but cannot be saved" in answer.get_json()["error"]
+    assert session.calibration()["corners"][0][0] == round(corners[0][0], 1)
+    store.close()
+
+
 def _bad_calibration(tmp_path: Path, corners: list[list[float]]) -> Path:
     data = json.loads(EXAMPLE_CALIBRATION.read_text())
     data["corners"] = corners

@@ -348,7 +348,9 @@ class LiveSession:
             try:
                 save_calibration(calibration, self._calibration_file)
             except OSError as exc:
-                raise ControlError(f"cannot save {self._calibration_file}: {exc}", 500) from None
+                raise ControlError(f"the new corners are in use but cannot be saved to "
+                                   f"{self._calibration_file}: {exc.strerror or exc}",
+                                   507) from None
         with self._lock:
             t = self._now()
             self._commit([], [(EventType.CONTROL, {"action": "calibrate",
