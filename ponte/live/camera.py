@@ -287,7 +287,7 @@ class CameraReader:
                             exc_info=True)
             self.failures += 1
             self.last_observation = None
-            self._why = str(exc)
+            self._why = str(exc) if isinstance(exc, VisionError) else None
             return Reading(t, BoardView(), occluded=True)
         self._why = None
         self.last_observation = obs
