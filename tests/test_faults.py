@@ -328,34 +328,30 @@ def test_a_stream_that_comes_back_at_another_size_is_read_again_with_the_calibra
 
 def test_a_board_unreadable_with_nothing_moving_is_said_on_page_console_and_leds(
         tmp_path: Path) -> None:
+    photo = cv2.imread(str(EXAMPLE_IMAGE))
+    cover = photo.copy()
+    cover[:, 300:1000] = (40, 40, 40)  # a cloth over the board, lying still
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    covered = int((BLIND_S + 1.5) * 2)
+    for k, image in enumerate([photo] * 2 + [cover] * covered + [photo] * 8):
+        cv2.imwrite(str(frames / f"{k:03d}.png"), image)
     store = Store(tmp_path / "data")
     said: list[str] = []
     session = LiveSession(store, settle_window=0.2, say=said.append)
     camera = CameraReader(load_calibration(EXAMPLE_CALIBRATION))
     session.attach_camera(camera)
-    photo = cv2.imread(str(EXAMPLE_IMAGE))
-    cover = photo.copy()
-    cover[:, 300:1000] = (40, 40, 40)  # a cloth over the board, lying still
-    from ponte.live.loop import _report
-
-    t = 0.0
-    for image in [photo] * 2 + [cover] * int((BLIND_S + 1.5) / 0.5):
-        session.feed(camera.read(image, t))
-        _report(camera, session)
-        t += 0.5
-    state = session.state()
-    assert state["camera"]["status"] == "blind"
-    assert "has not been readable" in state["camera"]["message"]
-    assert any("has not been readable" in text for text in said)
-    assert led_view(state).status.value == "idle"
-    for _ in range(10):  # the cloth taken away: read again within a few frames
-        session.feed(camera.read(photo, t))
-        _report(camera, session)
-        t += 0.5
-        if session.state()["camera"]["status"] == "ok":
-            break
-    assert session.state()["camera"]["status"] == "ok" and camera.blind is None
+    states: list[dict[str, object]] = []
+    run_live(open_source(str(frames), fps=2), camera, session,
+             on_frame=lambda frame: states.append(session.state()))
     store.close()
+    blind = [s for s in states if s["camera"]["status"] == "blind"]  # type: ignore[index]
+    assert blind, [s["camera"] for s in states]  # type: ignore[index]
+    assert "has not been readable" in blind[0]["camera"]["message"]  # type: ignore[index]
+    assert led_view(blind[0]).status.value == "idle"
+    assert any("has not been readable" in text for text in said)
+    assert states[-1]["camera"]["status"] == "ok" and camera.blind is None  # type: ignore[index]
+    assert led_view(states[-1]).status.value == "playing"
 
 
 BAD_CORNERS = [
