@@ -6,7 +6,9 @@ that shows the board clearly) and turns each `vision` Observation into the loop'
 `Reading` (cell names, colours, bridges, occlusion). It also draws what the players see on
 the camera page (outline, grid, readings) and the small top-down JPEG kept with each move.
 Frames the pipeline cannot read become occluded readings: they hold the settle clock and
-never change the board.
+never change the board. Frames of a new size get the calibration scaled to them (or the
+board found afresh when the framing changed); a board unreadable for a few seconds with
+nothing moving is said (`blind`) and looked for again.
 """
 
 from __future__ import annotations
