@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from enum import Enum
 from pathlib import Path
@@ -27,7 +28,8 @@ _THRESHOLDS_FILE = Path(__file__).with_name("thresholds.json")
 
 
 class CalibrationError(ValueError):
-    """A calibration file that cannot be used: missing, not JSON, wrong version or fields."""
+    """A calibration that cannot be used: a file missing, not JSON, of another version or
+    with bad fields, or corners that cannot outline a board (`check_corners`)."""
 
 
 class A1Corner(Enum):
@@ -294,7 +296,7 @@ class Calibration:
             light = tuple(float(v) for v in view_light) if view_light is not None else None
         except (TypeError, ValueError) as exc:
             raise CalibrationError(f"view_light: must be numbers ({exc})") from exc
-        return cls(
+        calibration = cls(
             image_size=size,
             corners=corners,
             a1=a1,
@@ -306,6 +308,100 @@ class Calibration:
             view=view,
             view_light=light,
         )
+        check_corners(calibration.corners, calibration.image_size)
+        return calibration
+
+
+MIN_CORNER_ANGLE = 25.0
+"""Degrees: the board seen so obliquely that a corner's angle is sharper (or wider than 180
+less this) cannot be read; such corners are a mistake."""
+MIN_BOARD_SIDE_PX = 40.0
+"""The shortest side of the grid, in pixels, that still leaves cells big enough to read."""
+OUTSIDE_TOLERANCE = 0.02
+"""How far (a fraction of the image's size) a corner may lie beyond the image's edge."""
+
+
+def check_corners(corners: Any, image_size: tuple[int, int]) -> None:
+    """Raise CalibrationError, saying why, unless `corners` (four (x, y) image points in
+    order around the board) outline a board a camera can show in an image of `image_size`:
+    four distinct finite points, inside the image, a convex quadrilateral that does not
+    cross itself, sides long enough to read and no corner too sharp.
+
+    >>> check_corners([(100, 400), (500, 400), (500, 60), (100, 60)], (640, 480))
+    >>> try:
+    ...     check_corners([(100, 400), (500, 60), (500, 400), (100, 60)], (640, 480))
+    ... except CalibrationError as exc:
+    ...     print(exc)
+    the corners cross over each other: give them in order around the board
+    """
+    try:
+        points = [(float(x), float(y)) for x, y in corners]
+    except (TypeError, ValueError):
+        raise CalibrationError("corners must be four (x, y) points") from None
+    if len(points) != 4:
+        raise CalibrationError("corners must be four (x, y) points")
+    if not all(math.isfinite(v) for p in points for v in p):
+        raise CalibrationError("corners must be finite numbers")
+    w, h = image_size
+    dx, dy = OUTSIDE_TOLERANCE * w, OUTSIDE_TOLERANCE * h
+    for k, (x, y) in enumerate(points):
+        if not (-dx <= x <= w + dx and -dy <= y <= h + dy):
+            raise CalibrationError(
+                f"corner {k + 1} ({x:.0f}, {y:.0f}) lies outside the {w} x {h} image")
+    for i in range(4):
+        for j in range(i + 1, 4):
+            if math.dist(points[i], points[j]) < MIN_BOARD_SIDE_PX:
+                raise CalibrationError(
+                    f"corners {i + 1} and {j + 1} are (nearly) the same point: the board "
+                    f"must be at least {MIN_BOARD_SIDE_PX:.0f} pixels across")
+    turns = []
+    for k in range(4):
+        (ax, ay), (bx, by), (cx, cy) = points[k - 1], points[k], points[(k + 1) % 4]
+        turns.append((bx - ax) * (cy - by) - (by - ay) * (cx - bx))
+    if not (all(t > 0 for t in turns) or all(t < 0 for t in turns)):
+        if _crossing(points):
+            raise CalibrationError(
+                "the corners cross over each other: give them in order around the board")
+        raise CalibrationError("the corners do not outline a convex board (three lie on one "
+                               "line, or one lies inside the others)")
+    for k in range(4):
+        a, b, c = points[k - 1], points[k], points[(k + 1) % 4]
+        u, v = (a[0] - b[0], a[1] - b[1]), (c[0] - b[0], c[1] - b[1])
+        cos = (u[0] * v[0] + u[1] * v[1]) / (math.hypot(*u) * math.hypot(*v))
+        angle = math.degrees(math.acos(max(-1.0, min(1.0, cos))))
+        if not MIN_CORNER_ANGLE <= angle <= 180.0 - MIN_CORNER_ANGLE:
+            raise CalibrationError(
+                f"the angle at corner {k + 1} is {angle:.0f} degrees: no camera sees a square "
+                f"board so (between {MIN_CORNER_ANGLE:.0f} and "
+                f"{180 - MIN_CORNER_ANGLE:.0f} expected)")
+
+
+def scaled_calibration(calibration: Calibration, image_size: tuple[int, int]) -> Calibration:
+    """The same calibration for the same view at another resolution (a camera or stream
+    that came back sending bigger or smaller frames): corners and lens scaled; the rest is
+    in the board's own coordinates and stays."""
+    sx = image_size[0] / calibration.image_size[0]
+    sy = image_size[1] / calibration.image_size[1]
+    lens = calibration.lens
+    if lens is not None:
+        (fx, s0, cx), (s1, fy, cy), last = lens.camera_matrix
+        lens = replace(lens, camera_matrix=((fx * sx, s0, cx * sx), (s1, fy * sy, cy * sy),
+                                            last), image_size=image_size)
+    return replace(calibration, image_size=image_size, lens=lens,
+                   corners=tuple((x * sx, y * sy) for x, y in calibration.corners))
+
+
+def _crossing(points: list[tuple[float, float]]) -> bool:
+    """Whether the outline's opposite sides cross."""
+    def side(p: tuple[float, float], q: tuple[float, float], r: tuple[float, float]) -> float:
+        return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
+
+    def cross(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float],
+              d: tuple[float, float]) -> bool:
+        return side(a, b, c) * side(a, b, d) < 0 and side(c, d, a) * side(c, d, b) < 0
+
+    p = points
+    return cross(p[0], p[1], p[2], p[3]) or cross(p[1], p[2], p[3], p[0])
 
 
 def load_calibration(path: str | Path) -> Calibration:

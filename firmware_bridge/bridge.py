@@ -12,7 +12,10 @@ ports by its HELLO (`find_controller`) each time it (re)connects.
 says HELLO, sends the newest whole state whenever it changes and again every `keepalive`
 seconds (so the firmware does not fall back to its idle pattern), and when the port fails
 (cable pulled, controller reset) closes it and tries again every `retry_delay` seconds. A
-state that was not acknowledged is simply sent again: frames are idempotent. Button events
+state that was not acknowledged is simply sent again: frames are idempotent. Answers lost
+to a noisy line do not close the port (opening an Arduino's port resets it): only a port
+that is gone, or one that has given no answer for `stale_after` seconds, is reopened.
+`on_status(connected, message)` hears of each connection and of each new failure. Button events
 go to `on_button` (called in a background thread; keep it short) and to the `buttons` queue.
 """
 
@@ -26,7 +29,12 @@ from collections.abc import Callable, Iterable
 
 import serial.tools.list_ports
 
-from firmware_bridge.controller import Controller, ControllerError, open_controller
+from firmware_bridge.controller import (
+    Controller,
+    ControllerError,
+    ControllerTimeout,
+    open_controller,
+)
 from firmware_bridge.protocol import ButtonEvent, Hello, LedFrame
 from firmware_bridge.view import Layout, LedView, load_layout, render_view
 
@@ -45,8 +53,12 @@ class LedBridge:
         keepalive: float = 1.0,
         retry_delay: float = 0.5,
         boot_wait: float = 3.0,
+        stale_after: float = 5.0,
+        on_status: Callable[[bool, str], None] | None = None,
     ) -> None:
         self.url = url
+        self.stale_after = stale_after
+        self.on_status = on_status
         self.layout = load_layout(layout) if isinstance(layout, str) else layout
         self.on_button = on_button
         self.keepalive = keepalive
@@ -143,6 +155,8 @@ class LedBridge:
             self.info = controller.info
             self.connections += 1
             self._connected.set()
+            self.last_error = ""
+            self._tell(True, f"LED controller connected at {url}")
             try:
                 self._serve(controller)
             except ControllerError as exc:
@@ -160,11 +174,20 @@ class LedBridge:
     def _note_error(self, exc: Exception) -> None:
         if str(exc) != self.last_error:
             log.info("LED controller at %s: %s", self.url, exc)
+            self._tell(False, f"LED controller at {self.url}: {exc} (retrying)")
         self.last_error = str(exc)
+
+    def _tell(self, connected: bool, message: str) -> None:
+        if self.on_status is not None:
+            try:
+                self.on_status(connected, message)
+            except Exception:
+                log.exception("status callback failed")
 
     def _serve(self, controller: Controller) -> None:
         sent: LedFrame | None = None
         last_sent = 0.0
+        answered = time.monotonic()
         while not self._stop.is_set():
             if not controller.connected:
                 raise ControllerError("the serial port is gone")
@@ -173,13 +196,25 @@ class LedBridge:
             now = time.monotonic()
             due = now - last_sent >= self.keepalive
             if frame is not None and (frame != sent or due):
-                controller.show(frame)
+                try:
+                    controller.show(frame)
+                except ControllerTimeout:
+                    if time.monotonic() - answered > self.stale_after:
+                        raise
+                    continue  # answers lost on a noisy line: send it again, port kept
+                answered = time.monotonic()
                 sent, last_sent = frame, now
                 with self._acked_changed:
                     self._acked = frame
                     self._acked_changed.notify_all()
             elif frame is None and due:
-                controller.heartbeat()
+                try:
+                    controller.heartbeat()
+                except ControllerTimeout:
+                    if time.monotonic() - answered > self.stale_after:
+                        raise
+                    continue
+                answered = time.monotonic()
                 last_sent = now
             else:
                 self._wake.wait(max(0.0, self.keepalive - (now - last_sent)))

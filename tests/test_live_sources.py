@@ -38,7 +38,7 @@ def test_sources_that_cannot_be_opened_say_why(tmp_path: Path) -> None:
         open_source(str(tmp_path))
     junk = tmp_path / "junk.mp4"
     junk.write_bytes(b"\0" * 100)
-    with pytest.raises(SourceError, match="cannot open"):
+    with pytest.raises(SourceError, match="not a video OpenCV can read"):
         open_source(str(junk))
 
 

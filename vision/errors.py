@@ -15,6 +15,10 @@ class ImageTooSmall(VisionError):
     """The image decodes but is too small to hold a readable board."""
 
 
+class ImageTooLarge(VisionError):
+    """The image has more pixels than the pipeline reads (refused before decoding)."""
+
+
 class BoardNotFound(VisionError):
     """No 10 x 10 board outline and grid could be found in the image."""
 

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ponte.cli import CommandError
+from ponte.cli import CommandError, port_number
 
 DEMO_VIDEO = Path(__file__).resolve().parents[2] / "examples" / "demo" / "game.mp4"
 
@@ -33,7 +33,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--headless", action="store_true", help="no web page")
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
     parser.add_argument("--host", default="127.0.0.1", help="web page address")
-    parser.add_argument("--port", type=int, default=8000, help="web page port (0: any free)")
+    parser.add_argument("--port", type=port_number, default=8000,
+                        help="web page port (0: any free)")
     parser.add_argument("--data", help="data folder (default: a new temporary folder)")
     parser.add_argument("--once", action="store_true",
                         help="exit when the video ends (default: keep the page up until Ctrl-C)")

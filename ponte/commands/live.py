@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ponte.cli import CommandError
+from ponte.cli import CommandError, port_number
 
 
 def register(subparsers: Any) -> None:
@@ -26,7 +26,8 @@ def register(subparsers: Any) -> None:
                        help="camera index (0), video file, folder of images, or rtsp/http URL")
     _common(watch)
     watch.add_argument("--host", default="127.0.0.1", help="web page address (default 127.0.0.1)")
-    watch.add_argument("--port", type=int, default=8000, help="web page port (default 8000)")
+    watch.add_argument("--port", type=port_number, default=8000,
+                       help="web page port (default 8000)")
     watch.add_argument("--no-web", action="store_true", help="run without the web page")
     watch.add_argument("--leds", metavar="URL", help="serial URL of the LED controller")
     watch.add_argument("--data", help="data folder for the games database "
@@ -86,9 +87,11 @@ def _camera(args: argparse.Namespace) -> Any:
         raise CommandError(str(exc)) from None
 
 
-def _store(data: str | None, create: bool = True) -> Any:
-    """The games database in `data` (else the default folder). Unless `create`, a folder
-    or database that is not there is an error, not a new empty database."""
+def _store(data: str | None, *, create: bool = True, exclusive: bool = False,
+           readonly: bool = False) -> Any:
+    """The games database in `data` (else the default folder): `exclusive` for the one
+    process that writes it (`watch`, `demo`), `readonly` for those that only read. Unless
+    `create`, a folder or database that is not there is an error, not a new empty one."""
     from ponte.live.store import DB_NAME, Store, StoreError, default_data_dir
 
     folder = Path(data) if data else default_data_dir()
@@ -100,7 +103,7 @@ def _store(data: str | None, create: bool = True) -> Any:
         if not (folder / DB_NAME).is_file():
             raise CommandError(f"no games recorded in {folder} (no {DB_NAME} there)")
     try:
-        return Store(folder)
+        return Store(folder, exclusive=exclusive, readonly=readonly)
     except StoreError as exc:
         raise CommandError(str(exc)) from None
 
@@ -216,6 +219,11 @@ def run_transcribe(args: argparse.Namespace) -> int:
     finally:
         source.close()
     bar.end(result.frames)
+    skipped = int(getattr(source, "skipped", 0))
+    if skipped:
+        print(f"transcribe: {skipped} frame(s) of {args.video} could not be decoded and were "
+              "skipped; the moves around them are read from the frames that decode",
+              file=sys.stderr)
     if not result.calibrated:
         problem = getattr(camera, "problem", None)
         raise CommandError(
@@ -288,14 +296,37 @@ class _CameraMessages:
         print(f"watch: {text}", file=sys.stderr, flush=True)
 
 
+def _check_leds_url(url: str) -> None:
+    """A CommandError for a --leds URL pyserial cannot take (a port that is merely not
+    there yet is waited for)."""
+    if url == "auto":
+        return
+    try:
+        import serial
+    except ImportError:
+        return
+    try:
+        serial.serial_for_url(url, do_not_open=True)
+    except (ValueError, serial.SerialException) as exc:
+        raise CommandError(f"--leds {url}: {exc} (give a serial port such as /dev/ttyUSB0, "
+                           "a pyserial URL such as socket://127.0.0.1:7000, or auto)") from None
+
+
+def _say(text: str) -> None:
+    print(f"watch: {text}", file=sys.stderr, flush=True)
+
+
 def run_watch(args: argparse.Namespace) -> int:
     from ponte.live.loop import run_live
     from ponte.live.session import LiveSession
     from ponte.live.sources import RetryingSource, SourceError, is_live, open_source
+    from ponte.live.store import StoreError
 
     _check_settle(args.settle)
+    if args.leds:
+        _check_leds_url(args.leds)
     camera = _camera(args)
-    store = _store(args.data)
+    store = _store(args.data, exclusive=True)
     live = is_live(args.source)
     first = None
     if not live:  # a file or a folder: there now, or a mistake
@@ -303,7 +334,11 @@ def run_watch(args: argparse.Namespace) -> int:
             first = open_source(args.source, args.fps)
         except SourceError as exc:
             raise CommandError(str(exc)) from None
-    session = LiveSession(store, settle_window=args.settle)
+    try:
+        session = LiveSession(store, settle_window=args.settle, say=_say)
+    except StoreError as exc:
+        store.close()
+        raise CommandError(str(exc)) from None
     stop = threading.Event()
     source: Any = first
     if live:  # a camera or stream may be away at the start, as later: wait for it
@@ -338,7 +373,13 @@ def run_watch(args: argparse.Namespace) -> int:
             leds.close()
         if server is not None:
             server.shutdown()
+        if not session.flush():
+            _say(f"{session.state()['storage']['unsaved']} step(s) of game {session.game_id} "
+                 f"could not be saved: {session.state()['storage']['message']}")
         store.close()
+    skipped = int(getattr(source, "skipped", 0))
+    if skipped:
+        _say(f"{skipped} frame(s) of {args.source} could not be decoded and were skipped")
     if stats is not None:
         print(f"watch: {stats.frames} frames, {len(session.table.game.moves)} moves",
               file=sys.stderr)
@@ -354,7 +395,7 @@ def run_games(args: argparse.Namespace) -> int:
     if not args.data and not (default_data_dir() / DB_NAME).is_file():
         print(f"no games recorded yet (nothing in {default_data_dir()})")
         return 0
-    store = _store(args.data, create=False)
+    store = _store(args.data, create=False, readonly=True)
     games = store.games()
     if args.standings:
         return _print_standings(store.standings(), args.json)
@@ -392,11 +433,16 @@ def run_export(args: argparse.Namespace) -> int:
 
     if args.all == (args.id is not None):
         raise CommandError("give a game's id or --all (see `ponte games`)")
-    store = _store(args.data, create=False)
+    store = _store(args.data, create=False, readonly=True)
     try:
         text = store.export_all(args.format) if args.all else store.export(args.id, args.format)
+        ids = [g["id"] for g in store.games()] if args.all else [args.id]
+        rejected = [(i, index, why) for i in ids for index, why in store.table(i).rejected]
     except StoreError as exc:
         raise CommandError(str(exc)) from None
+    for game_id, index, why in rejected:
+        print(f"ponte export: game {game_id}: op {index + 1} left out ({why})",
+              file=sys.stderr)
     if args.out:
         try:
             Path(args.out).write_text(text, encoding="utf-8")

@@ -167,6 +167,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from vision.errors import VisionError
     from vision.imageio import read_image
 
+    _check_writable(Path(args.out))  # before the work, not after it
     try:
         lens = load_lens(args.lens) if args.lens else None
         image = read_image(args.image)
@@ -174,7 +175,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
                                empty=args.empty)
     except (VisionError, CalibrationError) as exc:
         raise CommandError(f"{args.image}: {_message(exc)}") from exc
-    save_calibration(cal, args.out)
+    try:
+        save_calibration(cal, args.out)
+    except OSError as exc:
+        raise CommandError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     colours = cal.colours
     seen = [n for n in ("light", "dark") if colours and getattr(colours, n) is not None]
     known = sum(cell is not None for cell in cal.board or ())

@@ -6,11 +6,14 @@ that shows the board clearly) and turns each `vision` Observation into the loop'
 `Reading` (cell names, colours, bridges, occlusion). It also draws what the players see on
 the camera page (outline, grid, readings) and the small top-down JPEG kept with each move.
 Frames the pipeline cannot read become occluded readings: they hold the settle clock and
-never change the board.
+never change the board. Frames of a new size get the calibration scaled to them (or the
+board found afresh when the framing changed); a board unreadable for a few seconds with
+nothing moving is said (`blind`) and looked for again.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +24,8 @@ from numpy.typing import NDArray
 from ponte.live.settle import BoardView, Reading, bridge_ends
 from ponte.live.sources import Image
 
+log = logging.getLogger(__name__)
+
 FILES = "abcdefghijklmnopqrstuvwxyz"
 SNAPSHOT_PX = 240
 STILL_CORNERS_PX = 3.0
@@ -29,6 +34,17 @@ RETRY_S = 0.25
 """After a failed self-calibration (no board, or something over it), seconds of frames to let
 pass before the next try: a try reads the frame from scratch (about 100 ms on one core), and
 a hand over the board at the start of a game would otherwise keep a core busy."""
+BLIND_S = 3.0
+"""Seconds of frames the board cannot be read in, with nothing moving in the picture, after
+which the reader says why and looks for the board afresh (a hand over the board moves)."""
+STILL_GREY = 3.0
+"""Mean grey-level change (0-255) between two small thumbnails of successive frames below
+which the picture counts as still."""
+RELOCATE_S = 1.0
+"""Seconds between tries to find the board again while it cannot be read."""
+SAME_SHAPE = 0.01
+"""Relative difference of aspect ratio within which a new frame size is the same view
+scaled (the calibration is scaled to it) rather than another framing (found afresh)."""
 _COLOURS = {"L": "light", "D": "dark"}
 
 
@@ -128,6 +144,16 @@ class CameraReader:
         lines), for the person setting up."""
         self._candidate: NDArray[np.float64] | None = None
         self._next_try: float | None = None
+        self.blind: str | None = None
+        """Why the board cannot be read, once it has not been for `BLIND_S` seconds with
+        nothing moving; None while it reads."""
+        self.notices: list[str] = []
+        """What the reader did by itself that players should hear of (a calibration scaled
+        to a new frame size, the board found again); the loop takes them."""
+        self._unread_since: float | None = None
+        self._thumb: NDArray[np.float32] | None = None
+        self._next_relocate = 0.0
+        self._why: str | None = None
         if calibration is not None:
             from vision.pipeline import BoardReader
 
@@ -198,8 +224,64 @@ class CameraReader:
 
     def read(self, image: Image, t: float) -> Reading:
         """The frame's reading; an occluded one when the board cannot be read in it."""
+        reading = self._read(image, t)
+        self._watch(image, t, reading.occluded)
+        return reading
+
+    def _resized(self, size: tuple[int, int]) -> None:
+        """Frames of another size than calibrated: scale the calibration when the view is
+        the same shape, else find the board afresh."""
+        from calibration.format import scaled_calibration
+        from vision.pipeline import BoardReader
+
+        assert self.calibration is not None
+        old = tuple(self.calibration.image_size)
+        change = f"the camera now sends {size[0]} x {size[1]} frames (calibrated at " \
+                 f"{old[0]} x {old[1]})"
+        if abs(size[0] / size[1] - old[0] / old[1]) <= SAME_SHAPE * old[0] / old[1]:
+            self.calibration = scaled_calibration(self.calibration, size)
+            self._reader = BoardReader(self.calibration)
+            self.notices.append(f"{change}: the calibration was scaled to them")
+        else:
+            self._reader = None
+            self._candidate = None
+            self._next_try = None
+            self.notices.append(f"{change}, framed otherwise: finding the board again")
+
+    def _watch(self, image: Image, t: float, unread: bool) -> None:
+        """Say why when the board has not been read for `BLIND_S` seconds with nothing
+        moving, and look for it afresh every `RELOCATE_S` meanwhile."""
+        grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+        thumb = cv2.resize(grey, (32, 18), interpolation=cv2.INTER_AREA).astype(np.float32)
+        moving = self._thumb is not None and float(np.abs(thumb - self._thumb).mean()) > STILL_GREY
+        self._thumb = thumb
+        if not unread:
+            if self.blind is not None:
+                self.notices.append("the board is read again")
+            self.blind = None
+            self._unread_since = None
+            return
+        if moving or self._unread_since is None:
+            self._unread_since = t
+            return
+        if self.blind is None and t - self._unread_since >= BLIND_S:
+            why = self._why or self.problem or "something covers part of the board, or the " \
+                "picture no longer matches the calibration (another camera setting or stream " \
+                "quality)"
+            self.blind = (f"the board has not been readable for {t - self._unread_since:.0f} s "
+                          f"with nothing moving ({why}); looking for it again")
+        if self.blind is not None and self._reader is not None and t >= self._next_relocate:
+            self._next_relocate = t + RELOCATE_S
+            if self._calibrate(image):
+                self.notices.append("found the board again and calibrated on it")
+
+    def _read(self, image: Image, t: float) -> Reading:
         from vision.errors import VisionError
 
+        size = (int(image.shape[1]), int(image.shape[0]))
+        if (self._reader is not None and self.calibration is not None
+                and size != tuple(self.calibration.image_size)):
+            self._resized(size)
         if self._reader is None:
             waiting = self._next_try is not None and self._next_try - RETRY_S <= t < self._next_try
             if waiting or not self._calibrate(image):
@@ -209,9 +291,14 @@ class CameraReader:
         assert self._reader is not None
         try:
             obs = self._reader.read(image, t=t)
-        except VisionError:
+        except (ValueError, cv2.error) as exc:  # VisionError, or a pipeline bug
+            if not isinstance(exc, VisionError):
+                log.warning("the board reader failed on a frame; read as unreadable",
+                            exc_info=True)
             self.last_observation = None
+            self._why = str(exc) if isinstance(exc, VisionError) else None
             return Reading(t, BoardView(), occluded=True)
+        self._why = None
         self.last_observation = obs
         return observation_reading(obs, t)
 
@@ -240,10 +327,15 @@ class CameraReader:
         returns the new calibration."""
         import dataclasses
 
+        from calibration.format import CalibrationError, check_corners
         from vision.pipeline import BoardReader
 
         if self.calibration is None:
             raise CameraError("the camera is not calibrated yet: no board seen")
+        try:
+            check_corners(corners, tuple(self.calibration.image_size))
+        except CalibrationError as exc:
+            raise CameraError(str(exc)) from None
         ordered = corners[a1:] + corners[:a1]
         calibration = dataclasses.replace(
             self.calibration, corners=tuple((float(x), float(y)) for x, y in ordered)

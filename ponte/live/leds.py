@@ -21,6 +21,8 @@ from firmware_bridge.view import LedView, Status, Turn
 log = logging.getLogger(__name__)
 
 _TURNS = {"light": Turn.LIGHT, "dark": Turn.DARK}
+_NOT_WATCHING = ("blind", "no-signal", "unavailable")
+"""Camera states in which the LEDs show idle: the game is not being watched."""
 
 
 def _cell(name: str) -> tuple[int, int] | None:
@@ -31,7 +33,8 @@ def _cell(name: str) -> tuple[int, int] | None:
 
 
 def led_view(state: Mapping[str, Any]) -> LedView:
-    """What the LEDs show for a session state (`LiveApi.state()`)."""
+    """What the LEDs show for a session state (`LiveApi.state()`); idle while the camera
+    cannot watch the game (blind, no signal), so players know nobody is refereeing."""
     size = int(state.get("board", {}).get("size", 10))
     outcome = state.get("outcome")
     game = state.get("game") or {}
@@ -41,6 +44,8 @@ def led_view(state: Mapping[str, Any]) -> LedView:
         winner = (outcome or {}).get("winner") or game.get("winner")
         return LedView(status=Status.OVER, winner=_TURNS.get(str(winner), Turn.NONE),
                        board_size=size)
+    if (state.get("camera") or {}).get("status") in _NOT_WATCHING:
+        return LedView(status=Status.IDLE, board_size=size)  # nobody is refereeing now
     turn = _TURNS.get(str(state.get("turn")), Turn.NONE)
     flagged = set()
     for flag in state.get("flags", []):
@@ -74,7 +79,16 @@ class LedLink:
         from firmware_bridge.bridge import LedBridge
 
         link: list[LedLink] = []
-        bridge = LedBridge(url, layout, on_button=lambda e: link[0].press(e) if link else None)
+
+        def status(connected: bool, message: str) -> None:
+            say = getattr(session, "say", None)
+            if say is not None:
+                say(message)
+            session.bus.publish(EventType.NOTICE, {"kind": "leds", "connected": connected,
+                                                   "message": message})
+
+        bridge = LedBridge(url, layout, on_button=lambda e: link[0].press(e) if link else None,
+                           on_status=status)
         link.append(LedLink(session, bridge))
         return link[0]
 
@@ -94,7 +108,8 @@ class LedLink:
 
     def _follow(self) -> None:
         while (event := self._sub.get()) is not None:
-            if event.type is not EventType.CAMERA:
+            if event.type is not EventType.CAMERA or event.data.get("status") not in (
+                    "occluded", "settling"):
                 try:
                     self._show()
                 except Exception:  # the LEDs must never stop the live loop

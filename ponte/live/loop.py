@@ -80,6 +80,7 @@ def run_live(
         if camera.bumps != bumps:
             bumps = camera.bumps
             session.set_camera_status("bumped", "the board or camera moved; found it again")
+        _report(camera, session)
         now = time.monotonic()
         if now - last_picture >= picture_every:
             last_picture = now
@@ -88,6 +89,18 @@ def run_live(
             on_frame(frame)
     stats.seconds = time.monotonic() - start
     return stats
+
+
+def _report(camera: CameraReader, session: LiveSession) -> None:
+    """Pass on what the camera reader says of itself: why it is blind, what it redid."""
+    notices: list[str] = getattr(camera, "notices", [])
+    blind = getattr(camera, "blind", None)
+    if blind != session.blind:
+        session.set_blind(blind)
+    while notices:
+        text = notices.pop(0)
+        session.set_camera_status("recalibrated", text)
+        session.say(f"camera: {text}")
 
 
 def _snapshot_maker(image: Any, obs: Any) -> Callable[[], bytes | None] | None:

@@ -9,6 +9,11 @@ threads (the web server, the LED button); one lock keeps them and the frame loop
 
 On start it resumes the newest unfinished game in the database by replaying its ops; the
 board in front of the camera is then audited against that record on the first settled view.
+
+When the database refuses a step (a full disk) the game goes on: the step is kept, the page
+(`state()["storage"]`), the console (`say`) and a notice say that moves are not being saved,
+and it is written, with any after it, as soon as the database takes it (tried about once a
+second while frames come in).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any
 from contracts.live import ControlError, EventBus, EventType, LiveApi
 from ponte.live.infer import expected_board
 from ponte.live.settle import DEFAULT_WINDOW, BoardView, Reading, SettleDetector
-from ponte.live.store import Store, StoreError
+from ponte.live.store import Store, StoreError, StoreWriteError
 from ponte.live.table import Emitted, Op, OpError
 from referee import SIZES, Supply
 
@@ -40,6 +45,10 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
 
 
+SAVE_RETRY_S = 1.0
+"""Seconds between tries to write the steps a full disk refused."""
+
+
 class LiveSession:
     """One assistant at one table: the current game, its record, its watchers."""
 
@@ -51,8 +60,15 @@ class LiveSession:
         bus: EventBus | None = None,
         resume: bool = True,
         tags: Mapping[str, str] | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         self.bus = bus or EventBus()
+        self.say: Callable[[str], None] = say or (lambda text: None)
+        """Tells the person at the console (storage trouble, a damaged record)."""
+        self._unsaved: list[tuple[list[tuple[Op, float]], list[tuple[str, Any]],
+                                  bytes | None]] = []
+        self._save_error: str | None = None
+        self._next_save = 0.0
         self.store = store
         self.settle_window = settle_window
         self._lock = threading.RLock()
@@ -62,6 +78,8 @@ class LiveSession:
         self._camera: dict[str, Any] = {"status": "waiting", "message": None, "fps": None,
                                         "last_frame": None}
         self._camera_jpeg: bytes | None = None
+        self.blind: str | None = None
+        """Why the camera cannot read the board (see `CameraReader.blind`), or None."""
         self._frames: list[float] = []
         self._camera_reader: Any | None = None
         self._calibration_file: Path | None = None
@@ -84,6 +102,11 @@ class LiveSession:
     def _open(self, game_id: int) -> None:
         self.game_id = game_id
         self.table = self.store.table(game_id)
+        for index, why in self.table.rejected:
+            message = (f"game {game_id}: op {index + 1} of its record cannot apply and was "
+                       f"left out ({why})")
+            self.say(message)
+            self.bus.publish(EventType.NOTICE, {"kind": "record", "message": message})
         info = self.store.game(game_id)
         self.tags: dict[str, str] = {str(k): str(v) for k, v in info["tags"].items()}
         self.started = float(info["started"])
@@ -105,6 +128,8 @@ class LiveSession:
         """One frame's reading; judges the board when it settles. Returns the events."""
         with self._lock:
             self._note_frame(reading)
+            if self._unsaved and time.monotonic() >= self._next_save:
+                self._save()
             settled = self._detector.feed(reading)
             if settled is None or settled.board.same_as(self._judged):
                 return []
@@ -118,12 +143,14 @@ class LiveSession:
             self._latest = reading
         # A piece just put down, read but held back until the picture rests: "settling".
         status = ("settling" if reading.pending else "occluded") if reading.occluded else "ok"
+        if reading.occluded and self.blind is not None:
+            status = "blind"
         self._camera["last_frame"] = time.monotonic()
         if len(self._frames) > 1 and self._frames[-1] > self._frames[0]:
             self._camera["fps"] = round((len(self._frames) - 1)
                                         / (self._frames[-1] - self._frames[0]), 1)
         if self._camera["status"] != status:
-            self.set_camera_status(status)
+            self.set_camera_status(status, self.blind if status == "blind" else None)
 
     def set_camera_status(self, status: str, message: str | None = None) -> None:
         """Camera or board status (ok, occluded, settling, no-signal, bumped...), published on
@@ -135,6 +162,15 @@ class LiveSession:
             if message:
                 data["message"] = message
         self.bus.publish(EventType.CAMERA, data)
+
+    def set_blind(self, why: str | None) -> None:
+        """The camera cannot read the board, and why (None: it reads again); said on the
+        page (camera status "blind"), the console and, through the state, the LEDs."""
+        with self._lock:
+            self.blind = why
+        if why is not None:
+            self.say(f"camera: {why}")
+            self.set_camera_status("blind", why)
 
     def set_camera_picture(self, jpeg: bytes | None) -> None:
         with self._lock:
@@ -166,12 +202,43 @@ class LiveSession:
         ):
             jpeg = snapshot()  # a new move (legal or flagged) is on the board
         if ops or events:
-            self.store.commit_step(
-                self.game_id, self.table, [(op, t) for op in ops],
-                [(k.value, d) for k, d in events], self._move_times, jpeg,
-            )
+            self._unsaved.append(([(op, t) for op in ops], [(k.value, d) for k, d in events],
+                                  jpeg))
+            self._save()
         for kind, data in events:
             self.bus.publish(kind, {"game": self.game_id, **data})
+
+    def _save(self) -> bool:
+        """Write the steps not yet saved, in one transaction; False if the database still
+        refuses them (they are kept for the next try)."""
+        steps = self._unsaved
+        ops = [op for step in steps for op in step[0]]
+        events = [event for step in steps for event in step[1]]
+        try:
+            self.store.commit_step(self.game_id, self.table, ops, events, self._move_times,
+                                   steps[-1][2])
+        except StoreWriteError as exc:
+            self._next_save = time.monotonic() + SAVE_RETRY_S
+            if self._save_error is None:
+                self._save_error = (f"moves are NOT being saved ({exc}); free some space: "
+                                    "the game goes on and is saved as soon as it can be")
+                self.say(self._save_error)
+                self.bus.publish(EventType.NOTICE, {"kind": "storage",
+                                                    "message": self._save_error})
+            return False
+        count = len(steps)
+        self._unsaved = []
+        if self._save_error is not None:
+            self._save_error = None
+            message = f"saving again: {count} waiting step(s) written to {self.store.path}"
+            self.say(message)
+            self.bus.publish(EventType.NOTICE, {"kind": "storage", "message": message})
+        return True
+
+    def flush(self) -> bool:
+        """Try once more to write what a full disk refused; True when nothing is waiting."""
+        with self._lock:
+            return not self._unsaved or self._save()
 
     # ----------------------------------------------------------------- LiveApi
 
@@ -188,6 +255,8 @@ class LiveSession:
                 "resumed": self.resumed,
             }
             state["camera"] = self._camera_state()
+            state["storage"] = {"saving": self._save_error is None,
+                                "unsaved": len(self._unsaved), "message": self._save_error}
             return state
 
     def _camera_state(self) -> dict[str, Any]:
@@ -272,11 +341,16 @@ class LiveSession:
             supply = Supply(params.get("supply", "physical"))
         except ValueError:
             raise ControlError('"supply" must be "physical" or "unlimited"', 400) from None
-        if not self.table.over:
-            self._commit([], [(EventType.CONTROL, {"action": "new_game", "params": dict(params),
-                                                   "t": t})], t)
-            self.store.finish(self.game_id, self.table.result(), "ended")
-        self._start(tags, int(size), supply)
+        if self._unsaved and not self._save():
+            raise ControlError(f"cannot start a new game: {self._save_error}", 507)
+        try:
+            if not self.table.over:
+                self._commit([], [(EventType.CONTROL, {"action": "new_game",
+                                                       "params": dict(params), "t": t})], t)
+                self.store.finish(self.game_id, self.table.result(), "ended")
+            self._start(tags, int(size), supply)
+        except StoreWriteError as exc:
+            raise ControlError(f"cannot start a new game: {exc}", 507) from None
         self._commit([], [(EventType.CONTROL, {"action": "new_game", "params": dict(params),
                                                "t": t})], t)
 
@@ -327,7 +401,9 @@ class LiveSession:
             try:
                 save_calibration(calibration, self._calibration_file)
             except OSError as exc:
-                raise ControlError(f"cannot save {self._calibration_file}: {exc}", 500) from None
+                raise ControlError(f"the new corners are in use but cannot be saved to "
+                                   f"{self._calibration_file}: {exc.strerror or exc}",
+                                   507) from None
         with self._lock:
             t = self._now()
             self._commit([], [(EventType.CONTROL, {"action": "calibrate",

@@ -7,13 +7,19 @@ over HTTP). Cameras, files and streams all go through cv2.VideoCapture.
 
 `RetryingSource` wraps a live source: when it stops giving frames (unplugged, stream
 dropped) it reopens it with back-off and tells its listener, so the game waits with its
-state intact and goes on when frames return. A file or folder simply ends.
+state intact and goes on when frames return. A file or folder simply ends; frames of a
+file that cannot be decoded (a damaged stretch) are skipped and counted in `skipped`, and
+reading goes on after them.
+
+OpenCV's and FFmpeg's own warnings are silenced (they would repeat on every retry of a
+camera that is away); the listener gets one message of ours instead.
 
 An edge adapter (I/O); frames are BGR numpy arrays stamped with seconds.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,9 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-import cv2
-import numpy as np
-from numpy.typing import NDArray
+os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")  # AV_LOG_QUIET, read when FFmpeg starts
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+from numpy.typing import NDArray  # noqa: E402
+
+cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
 
 Image = NDArray[np.uint8]
 """A BGR frame."""
@@ -33,6 +43,9 @@ STREAM_OPEN_TIMEOUT_MS = 10_000
 STREAM_READ_TIMEOUT_MS = 5_000
 """How long a network stream may give no frame before it counts as lost (FFmpeg's own
 default is 30 s: a stalled phone camera would freeze the game, and Ctrl-C, that long)."""
+
+MAX_SKIPPED_RUN = 500
+"""Frames running a file may fail to decode before it counts as ended there."""
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 URL_SCHEMES = ("rtsp://", "rtsps://", "http://", "https://", "udp://", "tcp://")
@@ -95,21 +108,40 @@ class CaptureSource:
             if device is not None and Path("/dev").is_dir() and not device.exists():
                 raise SourceError(f"cannot open {self.description}: there is no {device} "
                                   "(is the camera plugged in?)")
+            if not live:
+                raise SourceError(f"{target} is not a video OpenCV can read (give a video file "
+                                  "such as .mp4 or .avi, or a folder of images)")
             raise SourceError(f"cannot open {self.description}")
         rate = fps or float(self._capture.get(cv2.CAP_PROP_FPS) or 0.0)
         self.fps = rate if 1.0 <= rate <= 240.0 else 30.0
         self.frame_count = int(self._capture.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
         self._index = 0
+        self.skipped = 0
+        """Frames of a file that could not be decoded and were passed over."""
         self._opened = time.monotonic()
 
     def read(self) -> Frame | None:
         ok, image = self._capture.read()
-        if not ok or image is None:
-            return None
+        run = 0
+        while not ok or image is None:
+            if self.live or not self._more_to_come(run):
+                return None
+            run += 1
+            self.skipped += 1
+            self._index += 1  # the frame's time passes all the same
+            ok, image = self._capture.read()
         index = self._index
         self._index += 1
         t = time.monotonic() - self._opened if self.live else index / self.fps
         return Frame(np.asarray(image, np.uint8), t, index)
+
+    def _more_to_come(self, run: int) -> bool:
+        """Whether a file whose frame just failed to decode may have frames after it."""
+        if run >= MAX_SKIPPED_RUN:
+            return False
+        if self.frame_count > 0:
+            return self._index + 1 < self.frame_count
+        return run < 25
 
     def close(self) -> None:
         self._capture.release()
@@ -134,13 +166,27 @@ class FolderSource:
             path = self.paths[self._index]
             index = self._index
             self._index += 1
-            image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+            image = _read_image(path)
             if image is not None:
                 return Frame(np.asarray(image, np.uint8), index / self.fps, index)
         return None
 
     def close(self) -> None:
         self._index = len(self.paths)
+
+
+def _read_image(path: Path) -> Image | None:
+    """An image of a folder, or None when it cannot be read or is too large to decode."""
+    from vision.errors import VisionError
+    from vision.imageio import check_pixel_count
+
+    try:
+        data = path.read_bytes()
+        check_pixel_count(data, source=str(path))
+    except (OSError, VisionError):
+        return None
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    return None if image is None else np.asarray(image, np.uint8)
 
 
 def is_live(spec: str) -> bool:
@@ -163,11 +209,29 @@ def open_source(spec: str, fps: float | None = None) -> FrameSource:
     if path.is_dir():
         return FolderSource(path, fps or 30.0)
     if path.is_file():
+        if _looks_like_text(path):
+            raise SourceError(f"{spec} is a text file, not a video (give a video file such as "
+                              ".mp4 or .avi, a folder of images, or a camera)")
         return CaptureSource(str(path), live=False, fps=fps)
     raise SourceError(
         f"no such camera, file or folder: {spec} (give a camera index like 0, a video file, "
         "a folder of images, or an rtsp:// or http:// URL)"
     )
+
+
+def _looks_like_text(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(512)
+    except OSError:
+        return False
+    if not head:
+        return False
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return all(c.isprintable() or c in "\r\n\t" for c in text)
 
 
 StatusListener = Callable[[str, str], None]
@@ -177,7 +241,9 @@ start, "no-signal" when frames stop later, "ok" when they come (back)."""
 
 class RetryingSource:
     """A live source reopened with back-off whenever it stops giving frames — or opened
-    with back-off in the first place, when it is not there yet at the start.
+    with back-off in the first place, when it is not there yet at the start. The back-off
+    stays short (at most `max_delay`): a camera plugged back in or a stream that answers
+    again is read within a second or two, before players carry on unseen.
 
     Frame times run on across reopenings: the time lost waiting is added, so the loop's
     settle clock never runs backwards.
@@ -189,7 +255,7 @@ class RetryingSource:
         *,
         listener: StatusListener | None = None,
         first_delay: float = 0.5,
-        max_delay: float = 8.0,
+        max_delay: float = 1.5,
         sleep: Callable[[float], None] = time.sleep,
         should_stop: Callable[[], bool] = lambda: False,
         description: str = "retrying source",

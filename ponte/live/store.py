@@ -6,23 +6,34 @@ written in one transaction, so killing the process at any moment loses at most t
 in flight and never leaves half of one. A game is rebuilt by replaying its ops
 (`ponte.live.table.replay`), which is how a restarted assistant resumes.
 
+One process owns a data folder at a time: `ponte watch` opens it with `exclusive=True`,
+which holds an fcntl lock on `ponte.lock` (a second one is told who holds it). Readers
+(`ponte games`, `ponte export`) open it with `readonly=True`, which never writes and also
+works on an archive that cannot be written. A write that fails (a full disk) raises
+`StoreWriteError` and leaves the database as it was.
+
 An edge adapter: the only module of the live loop that touches the file system.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import fcntl
 import io
 import json
 import os
+import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+import urllib.parse
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from contracts.standings import standings
-from ponte.live.table import Op, Table, replay
+from ponte.live.table import Op, OpError, Table, replay
 from referee import Correction, Record, Supply, record_of, write_record, write_records
 
 SCHEMA = """
@@ -73,6 +84,9 @@ CREATE TABLE IF NOT EXISTS snapshots (
 """
 
 DB_NAME = "ponte.sqlite3"
+LOCK_NAME = "ponte.lock"
+MAX_GAME_ID = 2**63 - 1
+"""SQLite's largest integer: a larger id names no game."""
 
 
 class StoreError(ValueError):
@@ -83,6 +97,65 @@ class StoreError(ValueError):
         self.status = status
 
 
+class FolderLocked(StoreError):
+    """The data folder is held by another process (the message says which)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, 409)
+
+
+class StoreWriteError(StoreError):
+    """A write the database refused (a full disk, a folder turned read-only); nothing of
+    it was written, and the same write may be tried again."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, 507)
+
+
+class DataLock:
+    """An exclusive fcntl lock on `ponte.lock` in a data folder, held until `release()`.
+
+    The file says who holds it (pid, host, since when), for the message a second process
+    gets. The lock goes with the process, so a killed holder leaves no stale lock."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / LOCK_NAME
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(f"cannot use the data folder {data_dir}: {exc.strerror}",
+                             500) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise FolderLocked(
+                f"the data folder {data_dir} is in use by another ponte watch ({holder}); "
+                "stop that one first, or give this one another --data folder") from None
+        self._fd: int | None = fd
+        since = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+        note = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": since})
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, (note + "\n").encode(), 0)
+        except OSError:
+            pass  # the lock holds without the note (a full disk)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor drops the lock
+            self._fd = None
+
+
+def _holder(fd: int) -> str:
+    try:
+        note = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
+        return f"pid {int(note['pid'])} on {note['host']}, since {note['since']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "a process that did not say which"
+
+
 def default_data_dir() -> Path:
     """$XDG_DATA_HOME/ponte, or ~/.local/share/ponte."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
@@ -90,32 +163,66 @@ def default_data_dir() -> Path:
 
 
 class Store:
-    """The games database in `data_dir`; safe to share between threads."""
+    """The games database in `data_dir`; safe to share between threads.
 
-    def __init__(self, data_dir: str | Path) -> None:
+    `exclusive`: hold the folder's lock (one `ponte watch` per folder). `readonly`: only
+    read, also from a folder or medium that cannot be written; a folder with no database
+    then holds no games."""
+
+    def __init__(self, data_dir: str | Path, *, exclusive: bool = False,
+                 readonly: bool = False) -> None:
         self.data_dir = Path(data_dir)
+        self.path = self.data_dir / DB_NAME
+        self._hold: DataLock | None = None
         try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            self.path = self.data_dir / DB_NAME
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(SCHEMA)
+            if readonly:
+                self._db = _open_readonly(self.path)
+            else:
+                self.data_dir.mkdir(parents=True, exist_ok=True)
+                if exclusive:
+                    self._hold = DataLock(self.data_dir)
+                self._db = sqlite3.connect(self.path, check_same_thread=False,
+                                           isolation_level=None)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.executescript(SCHEMA)
         except (OSError, sqlite3.Error) as exc:
+            if self._hold is not None:
+                self._hold.release()
             raise StoreError(f"cannot use the data folder {self.data_dir}: {exc}", 500) from None
         self._lock = threading.Lock()
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
+        if self._hold is not None:
+            self._hold.release()
+            self._hold = None
 
     # ----------------------------------------------------------------- writing
 
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; a refused write (full disk) is rolled back entirely and
+        raised as StoreWriteError."""
+        with self._lock:
+            db = self._db
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                yield db
+                db.execute("COMMIT")
+            except BaseException as exc:
+                if db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error | OSError):
+                    raise StoreWriteError(f"cannot save to {self.path}: {exc}") from None
+                raise
+
     def new_game(self, tags: Mapping[str, str], size: int = 10,
                  supply: Supply = Supply.PHYSICAL) -> int:
-        with self._lock, self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            cur = self._db.execute(
+        with self._transaction() as db:
+            cur = db.execute(
                 "INSERT INTO games (started, size, supply, tags) VALUES (?, ?, ?, ?)",
                 (time.time(), size, supply.value, json.dumps(dict(tags))),
             )
@@ -136,9 +243,7 @@ class Store:
         (with their times), the game's status and result, and the board's JPEG."""
         now = time.time()
         status = "playing" if not table.over else "over"
-        with self._lock, self._db:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
+        with self._transaction() as db:
             seq = db.execute("SELECT COALESCE(MAX(seq), 0) FROM ops WHERE game_id=?",
                              (game_id,)).fetchone()[0]
             for op, t in ops:
@@ -184,6 +289,8 @@ class Store:
         return None if row is None else int(row[0])
 
     def _game_row(self, game_id: int) -> tuple[Any, ...]:
+        if not 0 <= game_id <= MAX_GAME_ID:
+            raise StoreError(f"no game {game_id} in {self.path}")
         row = self._db.execute(
             "SELECT id, started, size, supply, tags, status, result, finished "
             "FROM games WHERE id=?", (game_id,)
@@ -198,10 +305,11 @@ class Store:
             rows = self._db.execute(
                 "SELECT op, t FROM ops WHERE game_id=? ORDER BY seq", (game_id,)
             ).fetchall()
-        return [(json.loads(op), float(t)) for op, t in rows]
+        return [(_json_or_text(op), float(t)) for op, t in rows]
 
     def table(self, game_id: int) -> Table:
-        """The game rebuilt from its ops."""
+        """The game rebuilt from its ops; ops that cannot apply are left out and listed in
+        its `rejected`."""
         info = self.summary(game_id)
         return replay([op for op, _ in self.ops(game_id)], info["size"], Supply(info["supply"]))
 
@@ -259,9 +367,8 @@ class Store:
         return None if row is None else bytes(row[0])
 
     def finish(self, game_id: int, result: str, status: str = "ended") -> None:
-        with self._lock, self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("UPDATE games SET status=?, result=?, finished=? WHERE id=?",
+        with self._transaction() as db:
+            db.execute("UPDATE games SET status=?, result=?, finished=? WHERE id=?",
                              (status, result, time.time(), game_id))
 
     # ----------------------------------------------------------------- export
@@ -308,6 +415,7 @@ class Store:
         info = self.game(game_id)
         table, corrections, _ = _replay_with_corrections(
             self.ops(game_id), info["size"], Supply(info["supply"]))
+        info["rejected_ops"] = [{"index": i, "reason": why} for i, why in table.rejected]
         info["score"] = table.game.score().to_dict(breakdown=True)
         leader = table.game.score().leader()
         info["leader"] = leader.value if leader else None
@@ -337,19 +445,55 @@ def _replay_with_corrections(
     table = Table(size, supply)
     placed: dict[int, float] = {}  # flag id -> when its flagged move was placed
     corrections: list[Correction] = []
-    for op, t in ops:
+    for index, (op, t) in enumerate(ops):
+        if not isinstance(op, dict):
+            table.rejected.append((index, f"not an op: {op!r}"))
+            continue
         game = table.game
         if op.get("op") == "clear" and game.moves and game.moves[-1].flag == op.get("flag"):
             flag = next(f for f in game.flags if f.id == op["flag"])
             corrections.append(Correction(len(game.moves) - 1, game.moves[-1].move,
                                           placed.get(flag.id, t), flag.verdict.message))
-        table.apply(op, t)
+        try:
+            table.apply(op, t)
+        except OpError as exc:  # left out, as `replay` leaves it out
+            table.rejected.append((index, str(exc)))
+            continue
         game = table.game
         if op.get("op") == "flag_move" and game.moves and game.moves[-1].flag is not None:
             placed[game.moves[-1].flag] = t
         if op.get("op") == "pop":
             corrections = [c for c in corrections if c.before <= len(game.moves)]
     return table, corrections, placed
+
+
+def _open_readonly(path: Path) -> sqlite3.Connection:
+    """The database at `path` for reading only; an empty one when there is none. A folder
+    that cannot be written holds no WAL index to share, so the file is then read as it is
+    (no process can be writing it)."""
+    if not path.is_file():
+        db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        db.executescript(SCHEMA)
+        return db
+    uri = "file:" + urllib.parse.quote(str(path.resolve()))
+    db = sqlite3.connect(uri + "?mode=ro", uri=True, check_same_thread=False,
+                         isolation_level=None)
+    try:
+        db.execute("SELECT COUNT(*) FROM games").fetchone()
+        return db
+    except sqlite3.OperationalError:
+        db.close()
+    db = sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, check_same_thread=False,
+                         isolation_level=None)
+    db.execute("SELECT COUNT(*) FROM games").fetchone()
+    return db
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text  # replay leaves it out and says so
 
 
 def _score_tags(table: Table) -> dict[str, str]:

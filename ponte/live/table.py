@@ -34,7 +34,6 @@ from referee import (
     Cell,
     Game,
     Illegal,
-    IllegalMoveError,
     Move,
     Pass,
     Reason,
@@ -77,6 +76,8 @@ class Table:
     ended_by_control: bool = False
     ops: list[Op] = field(default_factory=list)
     pending: str | None = None
+    rejected: list[tuple[int, str]] = field(default_factory=list)
+    """Ops `replay` could not apply and left out: (position in the list, why)."""
 
     def __post_init__(self) -> None:
         self.game = Game(self.size, self.supply)
@@ -375,7 +376,9 @@ class Table:
                 self.ended_by_control = True
             else:
                 raise OpError(f"unknown op {kind!r}")
-        except (IllegalMoveError, KeyError, TypeError) as exc:
+        except OpError:
+            raise
+        except (ValueError, KeyError, TypeError, AssertionError) as exc:
             raise OpError(f"cannot apply {op}: {exc}") from None
         self.ops.append(dict(op))
         if game.is_over() and not was_over:
@@ -463,9 +466,19 @@ def _cell(value: object, size: int) -> str:
 
 
 def replay(ops: list[Op], size: int = 10, supply: Supply = Supply.PHYSICAL) -> Table:
-    """A table rebuilt from its ops (what a restarted assistant does)."""
+    """A table rebuilt from its ops (what a restarted assistant does).
+
+    An op that cannot apply (a record two processes wrote into at once) is left out and
+    listed in `rejected`; the game as it stood before it is kept and the ops after it are
+    applied to that, so a damaged record still opens and loses nothing that fits."""
     table = Table(size, supply)
-    for op in ops:
-        table.apply(op, 0.0)
+    for index, op in enumerate(ops):
+        if not isinstance(op, dict):
+            table.rejected.append((index, f"not an op: {op!r}"))
+            continue
+        try:
+            table.apply(op, 0.0)
+        except OpError as exc:
+            table.rejected.append((index, str(exc)))
     return table
 

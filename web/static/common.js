@@ -196,6 +196,7 @@ const Ponte = (() => {
     ok: "ok", waiting: "waiting for the first picture", settling: "settling (a piece was just put down)",
     occluded: "something covers the board", "no-signal": "no signal", unavailable: "not available",
     bumped: "the board or camera moved", ended: "the video has ended", "no-frames": "no frames coming",
+    blind: "cannot read the board",
   };
 
   /* The camera's state in one line: "ok, 10.0 fps", "the video has ended (…; no frames for 4 min)". */

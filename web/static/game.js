@@ -52,6 +52,7 @@
       notes.push(`${colourName(state.turn, state)} cannot place two tiles: build a bridge or pass.`);
     }
     if (state.light_passed && !state.over) notes.push("Light has passed: dark's last turn.");
+    if (state.storage && !state.storage.saving) notes.push(`⚠ ${state.storage.message}`);
     note.textContent = notes.join(" ");
   }
 
