@@ -30,7 +30,7 @@ def test_demo_and_watch_have_a_description(
     capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
     text = _help(capsys, command)
-    usage, _, rest = text.partition("\n\n")
+    _, _, rest = text.partition("\n\n")
     assert rest.split("\n", 1)[0] not in ("options:", "positional arguments:")
     assert "live loop" in rest or "camera" in rest
 

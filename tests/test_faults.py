@@ -28,8 +28,8 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.format import load_calibration, scaled_calibration
-from ponte.live.api import ControlError
+from contracts.calibration import load_calibration, scaled_calibration
+from contracts.live import ControlError
 from ponte.live.camera import BLIND_S, CameraReader
 from ponte.live.leds import led_view
 from ponte.live.loop import run_live, transcribe

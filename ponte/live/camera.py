@@ -231,7 +231,7 @@ class CameraReader:
     def _resized(self, size: tuple[int, int]) -> None:
         """Frames of another size than calibrated: scale the calibration when the view is
         the same shape, else find the board afresh."""
-        from calibration.format import scaled_calibration
+        from contracts.calibration import scaled_calibration
         from vision.pipeline import BoardReader
 
         assert self.calibration is not None
@@ -327,7 +327,7 @@ class CameraReader:
         returns the new calibration."""
         import dataclasses
 
-        from calibration.format import CalibrationError, check_corners
+        from contracts.calibration import CalibrationError, check_corners
         from vision.pipeline import BoardReader
 
         if self.calibration is None:
