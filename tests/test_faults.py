@@ -38,6 +38,7 @@ from ponte.live.settle import BoardView, Reading
 from ponte.live.sources import CaptureSource, RetryingSource, SourceError, open_source
 from ponte.live.store import Store, StoreWriteError
 from tests.live_scenes import Beat, GroundTruthReader, boards_of_moves, render_script, write_video
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_IMAGE = ROOT / "calibration" / "examples" / "empty-board.jpg"
@@ -566,7 +567,7 @@ def test_a_noisy_led_line_keeps_its_port_and_a_vanished_controller_is_reported()
     bridge = LedBridge(device.url, keepalive=0.1, boot_wait=0.5, retry_delay=0.1,
                        on_status=lambda ok, text: told.append((ok, text)))
     try:
-        assert bridge.wait_connected(5)
+        assert wait_until(lambda: bridge.connected, 5)
         assert told and told[0][0] is True
         for k in range(5):  # every answer lost for a while, again and again
             device.drop_next = 6
