@@ -10,6 +10,7 @@ from typing import Any
 
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import IntegerConverter
 
 from ponte.live.api import LiveApi
 
@@ -30,6 +31,17 @@ all) is what a browser must show to use the controls; TRUST_LOOPBACK lets the ho
 itself control without it; SSE_HEARTBEAT is the seconds between keep-alive comments;
 CAMERA_FPS caps the MJPEG stream; MAX_STREAMS caps the open event and camera streams (each
 holds a server thread); PUBLIC_URL is the address shown on the host's screen."""
+
+
+MAX_ID = 2**63 - 1
+"""The largest game id or move number a URL may name (SQLite's integers are 64-bit)."""
+
+
+class IdConverter(IntegerConverter):
+    """`<id:name>`: a non-negative integer that fits SQLite; larger ones match no page."""
+
+    def __init__(self, map: Any) -> None:
+        super().__init__(map, max=MAX_ID)
 
 
 class Streams:
@@ -72,18 +84,26 @@ def create_app(api: LiveApi, config: dict[str, Any] | None = None) -> Flask:
     if config:
         app.config.update(config)
     app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.url_map.converters["id"] = IdConverter
     app.extensions["ponte_api"] = api
     app.extensions["ponte_streams"] = Streams()
     app.register_blueprint(pages.bp)
     app.register_blueprint(api_blueprint.bp)
     app.register_blueprint(events.bp)
 
+    @app.after_request
+    def _no_sniffing(response: Response) -> Response:
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        return response
+
     @app.errorhandler(HTTPException)
     def _http_error(exc: HTTPException) -> tuple[Response, int]:
         status = exc.code or 500
         message = _MESSAGES.get(status, exc.description or exc.name)
-        if status == 404 and not request.path.startswith(("/api/", "/static/")):
-            message = f"no page at {request.path}"
+        if status == 404 and not request.path.startswith("/static/"):
+            where = request.path if len(request.path) <= 80 else request.path[:80] + "..."
+            message = f"nothing at {where}" if request.path.startswith("/api/") \
+                else f"no page at {where}"
         return jsonify(error=message), status
 
     @app.errorhandler(Exception)
