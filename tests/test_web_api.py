@@ -87,8 +87,8 @@ def test_a_page_from_another_site_cannot_use_the_controls(web_client: FlaskClien
     assert "another site" in response.get_json()["error"]
     rebound = web_client.post("/api/control/undo", json={},
                           headers={"Host": "evil.example:8000"})
-    assert rebound.status_code == 403
-    assert "only for this machine" in rebound.get_json()["error"]
+    assert rebound.status_code == 421
+    assert "not served under the name 'evil.example'" in rebound.get_json()["error"]
     same = web_client.post("/api/control/undo", json={}, headers={"Origin": "http://localhost"})
     assert same.status_code == 200
 

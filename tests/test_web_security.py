@@ -13,6 +13,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from tests.live_double import FakeLive
+from tests.raw_http import get, post_json
 from web import create_app, serve
 
 TOKEN = "s3cret-token"
@@ -146,3 +147,54 @@ def test_a_stopped_server_refuses_connections() -> None:
 def test_pages_forbid_foreign_scripts_and_framing(web_client: FlaskClient) -> None:
     policy = web_client.get("/").headers["Content-Security-Policy"]
     assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+
+
+REBOUND = "rebind.attacker.example"
+
+
+@pytest.mark.parametrize("path", ["/", "/games/1", "/api/state", "/api/session", "/events",
+                                  "/camera.mjpg", f"/?token={TOKEN}"])
+def test_a_rebinding_host_gets_nothing_on_loopback(web_client: FlaskClient, path: str) -> None:
+    response = web_client.get(path, headers={"Host": f"{REBOUND}:8000"})
+    assert response.status_code == 421
+    assert f"not served under the name '{REBOUND}'" in response.get_json()["error"]
+    assert "Set-Cookie" not in response.headers
+
+
+def test_a_rebinding_host_cannot_press_a_button(web_client: FlaskClient,
+                                                fake_live: FakeLive) -> None:
+    fake_live.play("c3,d4")
+    response = web_client.post("/api/control/swap", json={},
+                               headers={"Host": REBOUND, "Origin": f"http://{REBOUND}"})
+    assert response.status_code == 421
+    assert fake_live.controls == []
+
+
+@pytest.mark.parametrize("host", ["localhost", "LOCALHOST.:8000", "127.0.0.1:8000", "[::1]:8000",
+                                  "192.168.1.2:8000", "[fe80::1]"])
+def test_addresses_and_loopback_names_are_served(web_client: FlaskClient, host: str) -> None:
+    assert web_client.get("/api/state", headers={"Host": host}).status_code == 200
+
+
+def test_the_host_screen_shows_no_token_to_a_rebinding_host(network_app: Flask) -> None:
+    response = network_app.test_client().get("/", headers={"Host": REBOUND})
+    assert response.status_code == 421
+    assert TOKEN.encode() not in response.data
+
+
+def test_served_on_the_network_a_rebinding_host_gets_no_token_but_the_machine_does() -> None:
+    import socket
+
+    web = serve(FakeLive(), "0.0.0.0", 0, announce=lambda text: None)
+    try:
+        assert web.token
+        rebound = get(web.port, "/", host=f"{REBOUND}:{web.port}")
+        assert rebound.status == 421 and web.token.encode() not in rebound.body
+        controls = post_json(web.port, "/api/control/pass", b"{}", host=REBOUND)
+        assert controls.status == 421
+        own = get(web.port, "/", host=f"127.0.0.1:{web.port}")
+        assert own.status == 200 and web.token.encode() in own.body  # the host screen
+        named = get(web.port, "/api/state", host=f"{socket.gethostname()}:{web.port}")
+        assert named.status == 200
+    finally:
+        web.shutdown()

@@ -13,6 +13,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.routing import IntegerConverter
 
 from ponte.live.api import LiveApi
+from web.security import unknown_host
 
 log = logging.getLogger(__name__)
 
@@ -25,12 +26,14 @@ DEFAULTS: dict[str, Any] = {
     "CAMERA_FPS": 10.0,
     "MAX_STREAMS": 64,
     "PUBLIC_URL": None,
+    "SERVED_NAMES": (),
 }
 """Settings: MAX_CONTENT_LENGTH caps request bodies; CONTROL_TOKEN (None: controls open to
 all) is what a browser must show to use the controls; TRUST_LOOPBACK lets the host machine
 itself control without it; SSE_HEARTBEAT is the seconds between keep-alive comments;
 CAMERA_FPS caps the MJPEG stream; MAX_STREAMS caps the open event and camera streams (each
-holds a server thread); PUBLIC_URL is the address shown on the host's screen."""
+holds a server thread); PUBLIC_URL is the address shown on the host's screen; SERVED_NAMES
+are the host names (besides addresses and loopback names) a request's Host may carry."""
 
 
 MAX_ID = 2**63 - 1
@@ -90,6 +93,13 @@ def create_app(api: LiveApi, config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(pages.bp)
     app.register_blueprint(api_blueprint.bp)
     app.register_blueprint(events.bp)
+
+    @app.before_request
+    def _check_host() -> tuple[Response, int] | None:
+        problem = unknown_host()
+        if problem is None:
+            return None
+        return jsonify(error=problem), 421
 
     @app.after_request
     def _no_sniffing(response: Response) -> Response:
