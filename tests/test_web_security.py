@@ -5,6 +5,7 @@ token with a link and a QR code."""
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 
@@ -198,3 +199,29 @@ def test_served_on_the_network_a_rebinding_host_gets_no_token_but_the_machine_do
         assert named.status == 200
     finally:
         web.shutdown()
+
+
+def test_a_client_that_polls_too_fast_is_told_to_wait(fake_live: FakeLive) -> None:
+    app = create_app(fake_live, {"TESTING": True, "RATE_LIMIT": (2.0, 5)})
+    poller = app.test_client()
+    answers = [poller.get("/api/state") for _ in range(8)]
+    assert [a.status_code for a in answers[:5]] == [200] * 5
+    refused = answers[-1]
+    assert refused.status_code == 429
+    assert refused.headers["Retry-After"] == "1"
+    assert "too many requests from 127.0.0.1" in refused.get_json()["error"]
+    other = app.test_client()
+    other.environ_base.update(SPECTATOR)
+    assert other.get("/api/state").status_code == 200  # another client is not held up
+    static = poller.get("/static/common.js")
+    assert static.status_code == 200  # static files are not counted
+    static.close()
+    deadline = time.monotonic() + 5
+    while poller.get("/api/state").status_code == 429 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert time.monotonic() < deadline  # served again once it slows down
+
+
+def test_without_a_rate_limit_every_request_is_served(fake_live: FakeLive) -> None:
+    poller = create_app(fake_live, {"TESTING": True, "RATE_LIMIT": None}).test_client()
+    assert {poller.get("/api/state").status_code for _ in range(60)} == {200}

@@ -6,6 +6,8 @@ the ops, the events, the moves with their times, a JPEG of the board — is comm
 database before its events are published, so what watchers see has been recorded.
 Controls (swap, pass, confirm, override, undo, new game, end game) arrive from other
 threads (the web server, the LED button); one lock keeps them and the frame loop apart.
+Readers of the state never hold that lock for long: the state is built once per change (a
+versioned snapshot) and every reader is handed that copy.
 
 On start it resumes the newest unfinished game in the database by replaying its ops; the
 board in front of the camera is then audited against that record on the first settled view.
@@ -55,6 +57,10 @@ class LiveSession:
         self._frames: list[float] = []
         self._camera_reader: Any | None = None
         self._calibration_file: Path | None = None
+        self._version = 0
+        """Bumped by every change to the game or the record (not the camera's status)."""
+        self._snapshot: tuple[int, dict[str, Any]] | None = None
+        """The state without "camera", built for the version it names."""
         self.resumed = False
         current = store.current_game() if resume else None
         if current is not None:
@@ -72,6 +78,7 @@ class LiveSession:
     # ----------------------------------------------------------------- games
 
     def _open(self, game_id: int) -> None:
+        self._version += 1
         self.game_id = game_id
         self.table = self.store.table(game_id)
         info = self.store.game(game_id)
@@ -131,6 +138,7 @@ class LiveSession:
             self._camera_jpeg = jpeg
 
     def _judge(self, board: BoardView, t: float, snapshot: SnapshotMaker | None) -> list[Emitted]:
+        self._version += 1
         self._judged = board
         start = len(self.table.ops)
         events = self.table.judge(board, t)
@@ -148,6 +156,7 @@ class LiveSession:
             for k, d in events
         ):
             jpeg = snapshot()  # a new move (legal or flagged) is on the board
+        self._version += 1  # before the events: a watcher that asks on one sees the change
         if ops or events:
             self.store.commit_step(
                 self.game_id, self.table, [(op, t) for op in ops],
@@ -159,22 +168,39 @@ class LiveSession:
     # ----------------------------------------------------------------- LiveApi
 
     def state(self) -> dict[str, Any]:
-        with self._lock:
-            state = self.table.state()
-            state["game"] = {
-                "id": self.game_id,
-                "light": self.tags.get("Light"),
-                "dark": self.tags.get("Dark"),
-                "started": self.started,
-                "status": "over" if self.table.over else "playing",
-                "result": self.table.result(),
-                "resumed": self.resumed,
-            }
-            camera = dict(self._camera)
-            last = camera.pop("last_frame")
-            camera["last_frame_age"] = None if last is None else round(time.monotonic() - last, 3)
-            state["camera"] = camera
-            return state
+        """The whole state. The game part is built once per change and shared by every
+        reader (treat it as read-only); only the camera part is made per call. A reader
+        waits for the frame loop's lock only on the first call after a change."""
+        snapshot = self._snapshot
+        if snapshot is None or snapshot[0] != self._version:
+            with self._lock:
+                snapshot = self._snapshot
+                if snapshot is None or snapshot[0] != self._version:
+                    snapshot = self._snapshot = (self._version, self._game_state())
+        state = dict(snapshot[1])
+        camera = dict(self._camera)
+        last = camera.pop("last_frame")
+        camera["last_frame_age"] = None if last is None else round(time.monotonic() - last, 3)
+        state["camera"] = camera
+        return state
+
+    @property
+    def state_version(self) -> int:
+        """Changes whenever the game part of `state()` may have changed."""
+        return self._version
+
+    def _game_state(self) -> dict[str, Any]:
+        state = self.table.state()
+        state["game"] = {
+            "id": self.game_id,
+            "light": self.tags.get("Light"),
+            "dark": self.tags.get("Dark"),
+            "started": self.started,
+            "status": "over" if self.table.over else "playing",
+            "result": self.table.result(),
+            "resumed": self.resumed,
+        }
+        return state
 
     def control(self, action: str, params: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(params, Mapping):

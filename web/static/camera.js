@@ -13,6 +13,7 @@
       status.textContent = parts.join(", ");
       status.dataset.status = cam.status || "unknown";
     } catch (e) {
+      if (e.status === 429) { setTimeout(update, e.retryAfter * 1000); return; }
       status.textContent = `unknown (${e.message})`;
     }
   }

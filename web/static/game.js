@@ -150,7 +150,10 @@
     pendingEventId = eventId;
     if (refreshing) return refreshing;
     refreshing = getJson("/api/state").then((s) => { render(s, pendingEventId); })
-      .catch((e) => { document.getElementById("notice").textContent = `Cannot load the state: ${e.message}`; })
+      .catch((e) => {
+        if (e.status === 429) { setTimeout(() => refresh(pendingEventId), e.retryAfter * 1000); return; }
+        document.getElementById("notice").textContent = `Cannot load the state: ${e.message}`;
+      })
       .finally(() => { refreshing = null; });
     return refreshing;
   }
