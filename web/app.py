@@ -27,6 +27,8 @@ DEFAULTS: dict[str, Any] = {
     "SSE_RETRY_MS": 1000,
     "CAMERA_FPS": 10.0,
     "MAX_STREAMS": 64,
+    "MAX_STREAMS_PER_CLIENT": 8,
+    "STREAM_POLL": 0.5,
     "PUBLIC_URL": None,
     "SERVED_NAMES": (),
     "RATE_LIMIT": (5.0, 40),
@@ -35,8 +37,10 @@ DEFAULTS: dict[str, Any] = {
 all) is what a browser must show to use the controls; TRUST_LOOPBACK lets the host machine
 itself control without it; SSE_HEARTBEAT is the seconds between keep-alive comments;
 CAMERA_FPS caps the MJPEG stream; MAX_STREAMS caps the open event and camera streams (each
-holds a server thread); PUBLIC_URL is the address shown on the host's screen; SERVED_NAMES
-are the host names (besides addresses and loopback names) a request's Host may carry;
+holds a server thread), MAX_STREAMS_PER_CLIENT those of one client address; STREAM_POLL is
+the seconds between checks that a stream's client is still there; PUBLIC_URL is the address
+shown on the host's screen; SERVED_NAMES are the host names (besides addresses and loopback
+names) a request's Host may carry;
 RATE_LIMIT is (requests a second, burst) per client address (None: no limit; static files
 are not counted), 429 with Retry-After beyond."""
 
@@ -82,13 +86,63 @@ class IdConverter(IntegerConverter):
         super().__init__(map, max=MAX_ID)
 
 
-class Streams:
-    """The open event and camera streams, so that shutting down can end them all."""
+class StreamRefused(Exception):
+    """No stream slot for this client: `message`, the HTTP `status` and `retry_after`."""
 
-    def __init__(self) -> None:
+    def __init__(self, message: str, status: int, retry_after: int) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class Slot:
+    """One open stream's place; `release()` (idempotent) gives it back."""
+
+    def __init__(self, streams: Streams, client: str) -> None:
+        self._streams = streams
+        self.client = client
+        self.released = False
+
+    def release(self) -> None:
+        self._streams._release(self)
+
+
+class Streams:
+    """The open event and camera streams: at most `limit` in all and `per_client` for one
+    client address, so that no client can take every server thread; shutting down ends
+    them all."""
+
+    def __init__(self, limit: int = 64, per_client: int = 8) -> None:
+        self.limit = limit
+        self.per_client = per_client
         self._lock = threading.Lock()
         self._closers: set[Any] = set()
+        self._open: dict[str, int] = {}
         self.closing = threading.Event()
+
+    def open(self, client: str) -> Slot:
+        """A slot for a new stream of `client`, or StreamRefused."""
+        with self._lock:
+            mine = self._open.get(client, 0)
+            if mine >= self.per_client:
+                raise StreamRefused(
+                    f"too many open streams from {client} (at most {self.per_client}); "
+                    "close another page of this assistant", 429, 5)
+            if sum(self._open.values()) >= self.limit:
+                raise StreamRefused("too many open streams; try again later", 503, 10)
+            self._open[client] = mine + 1
+        return Slot(self, client)
+
+    def _release(self, slot: Slot) -> None:
+        with self._lock:
+            if slot.released:
+                return
+            slot.released = True
+            left = self._open.get(slot.client, 0) - 1
+            if left > 0:
+                self._open[slot.client] = left
+            else:
+                self._open.pop(slot.client, None)
 
     def add(self, closer: Any) -> None:
         with self._lock:
@@ -100,8 +154,13 @@ class Streams:
 
     @property
     def count(self) -> int:
+        """The open streams."""
         with self._lock:
-            return len(self._closers)
+            return sum(self._open.values())
+
+    def count_for(self, client: str) -> int:
+        with self._lock:
+            return self._open.get(client, 0)
 
     def close_all(self) -> None:
         self.closing.set()
@@ -124,7 +183,8 @@ def create_app(api: LiveApi, config: dict[str, Any] | None = None) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.url_map.converters["id"] = IdConverter
     app.extensions["ponte_api"] = api
-    app.extensions["ponte_streams"] = Streams()
+    app.extensions["ponte_streams"] = Streams(int(app.config["MAX_STREAMS"]),
+                                              int(app.config["MAX_STREAMS_PER_CLIENT"]))
     limit = app.config["RATE_LIMIT"]
     limiter = RateLimiter(float(limit[0]), int(limit[1])) if limit else None
     app.register_blueprint(pages.bp)
