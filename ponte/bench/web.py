@@ -178,7 +178,7 @@ def _summary(values: list[float]) -> str:
             f"max {ordered[-1]:6.1f}  (n={len(ordered)})")
 
 
-class _FrameLoop:
+class FrameLoop:
     """The camera loop's side: a reading every 1/CROWD_FPS s on the camera's clock, a move
     made every FRAMES_PER_MOVE frames (pieces on the board, or the button for pass/swap)."""
 
@@ -231,11 +231,41 @@ class _FrameLoop:
         return due
 
 
-def _crowd(quick: bool) -> bool:
-    """Verdict latency with no web clients, then with POLLERS + PAGES; prints, returns ok."""
+def crowd_trial(session: LiveSession, port: int, moves: list[Move], pollers: int,
+                pages: int) -> tuple[FrameLoop, dict[str, Any], float]:
+    """Play `moves` through a frame loop while `pollers` and `pages` web clients (another
+    process, `ponte.bench.crowd`) use the server on `port`; the loop, the clients' results
+    and the seconds the game took."""
     import multiprocessing
 
     from ponte.bench.crowd import run_crowd
+
+    context = multiprocessing.get_context("spawn")
+    ready, stop, out = context.Event(), context.Event(), context.Queue()
+    clients = context.Process(target=run_crowd, daemon=True,
+                              args=(port, pollers, pages, ready, stop, out))
+    clients.start()
+    try:
+        if not ready.wait(60):
+            raise CommandError("the crowd of web clients did not start in 60 s")
+        loop = FrameLoop(session, moves)
+        began = time.monotonic()
+        loop.run()
+        seconds = time.monotonic() - began
+        time.sleep(1.0)  # let the pages catch up with the last move
+        stop.set()
+        result: dict[str, Any] = out.get(timeout=60)
+        clients.join(10)
+    finally:
+        stop.set()
+        if clients.is_alive():
+            clients.terminate()
+            clients.join(5)
+    return loop, result, seconds
+
+
+def _crowd(quick: bool) -> bool:
+    """Verdict latency with no web clients, then with POLLERS + PAGES; prints, returns ok."""
     from web import serve
 
     moves = [m.move for m in heuristic_game(3).moves][: 16 if quick else None]
@@ -243,29 +273,11 @@ def _crowd(quick: bool) -> bool:
         store = Store(folder)
         session = LiveSession(store, settle_window=0.0)
         web = serve(session, "127.0.0.1", 0, announce=lambda text: None)
-        context = multiprocessing.get_context("spawn")
-        ready, stop, out = context.Event(), context.Event(), context.Queue()
-        clients = context.Process(target=run_crowd, daemon=True,
-                                  args=(web.port, POLLERS, PAGES, ready, stop, out))
         try:
-            alone = _FrameLoop(session, moves)
+            alone = FrameLoop(session, moves)
             alone.run()
-            session.control("new_game", {"light": "Ann", "dark": "Bob"})
-            clients.start()
-            if not ready.wait(60):
-                raise CommandError("the crowd of web clients did not start in 60 s")
-            crowded = _FrameLoop(session, moves)
-            began = time.monotonic()
-            crowded.run()
-            seconds = time.monotonic() - began
-            time.sleep(1.0)  # let the pages catch up with the last move
-            stop.set()
-            result = out.get(timeout=60)
-            clients.join(10)
+            crowded, result, seconds = crowd_trial(session, web.port, moves, POLLERS, PAGES)
         finally:
-            stop.set()
-            if clients.is_alive():
-                clients.terminate()
             web.shutdown()
             store.close()
     made = len(crowded.verdicts)
