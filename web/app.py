@@ -40,9 +40,8 @@ CAMERA_FPS caps the MJPEG stream; MAX_STREAMS caps the open event and camera str
 holds a server thread), MAX_STREAMS_PER_CLIENT those of one client address; STREAM_POLL is
 the seconds between checks that a stream's client is still there; PUBLIC_URL is the address
 shown on the host's screen; SERVED_NAMES are the host names (besides addresses and loopback
-names) a request's Host may carry;
-RATE_LIMIT is (requests a second, burst) per client address (None: no limit; static files
-are not counted), 429 with Retry-After beyond."""
+names) a request's Host may carry; RATE_LIMIT is (requests a second, burst) per client
+address (None: no limit; static files are not counted), 429 with Retry-After beyond."""
 
 
 class RateLimiter:

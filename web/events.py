@@ -109,6 +109,8 @@ def events() -> Response:
 
 
 class _Timing:
+    """An event stream's clock: heartbeat and client checks (seconds), browser retry (ms)."""
+
     def __init__(self, heartbeat: float, poll: float, retry_ms: int) -> None:
         self.heartbeat = heartbeat
         self.poll = max(0.01, poll)

@@ -184,11 +184,6 @@ class LiveSession:
         state["camera"] = camera
         return state
 
-    @property
-    def state_version(self) -> int:
-        """Changes whenever the game part of `state()` may have changed."""
-        return self._version
-
     def _game_state(self) -> dict[str, Any]:
         state = self.table.state()
         state["game"] = {
