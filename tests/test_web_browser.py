@@ -313,3 +313,22 @@ def test_a_new_game_with_player_names_from_the_page(driver: WebDriver, server: W
     assert table.session.table.size == 12
     assert driver.execute_script(
         "return document.querySelectorAll('#board [data-cell]').length") == 144
+
+
+def test_a_game_page_told_to_slow_down_waits_and_draws_the_move(
+    driver: WebDriver, table: Table
+) -> None:
+    web = serve(table.session, "127.0.0.1", 0, announce=lambda text: None,
+                config={"RATE_LIMIT": (0.5, 3)})  # the page, its events and its first state
+    try:
+        driver.get(web.url)
+        wait_for(lambda: driver.execute_script(
+            "return document.getElementById('link-status').dataset.status") == "live",
+            what="the event stream")
+        wait_for(lambda: driver.execute_script("return document.body.dataset.moves") == "0",
+                 what="the first state")
+        table.make("c3,d4")  # its refetch is refused (429, Retry-After), then retried
+        wait_for(lambda: tiles(driver) == {"c3", "d4"}, timeout=8.0, what="the move drawn")
+        assert "Cannot load" not in driver.find_element(By.ID, "notice").text
+    finally:
+        web.shutdown()
