@@ -50,7 +50,7 @@ def _open_slot() -> Slot | Response:
 def _client_gone_check() -> Callable[[], bool]:
     """A cheap check that this request's client has gone: it closed or reset the
     connection. (The server sets werkzeug.socket; without it the check says no.)"""
-    sock = request.environ.get("werkzeug.socket")
+    sock: socket.socket | None = request.environ.get("werkzeug.socket")
     if sock is None or not hasattr(select, "poll"):
         return lambda: False
     _keep_alive(sock)
