@@ -371,3 +371,27 @@ def test_a_watcher_that_asks_on_an_event_sees_what_the_event_says(store: Store) 
     watcher.join(5)
     assert [ply for ply, _ in seen] == [1, 2, 3]
     assert all(moves >= ply for ply, moves in seen)
+
+
+def test_the_camera_picture_is_served_while_the_frame_loop_is_busy(store: Store) -> None:
+    session = LiveSession(store)
+    session.set_camera_picture(b"\xff\xd8 picture")
+    busy, done = threading.Event(), threading.Event()
+
+    def slow_frame() -> None:
+        with session._lock:
+            busy.set()
+            done.wait(5)
+
+    loop = threading.Thread(target=slow_frame)
+    loop.start()
+    try:
+        assert busy.wait(5)
+        got: list[bytes | None] = []
+        viewer = threading.Thread(target=lambda: got.append(session.camera_jpeg()))
+        viewer.start()
+        viewer.join(1.0)
+        assert got == [b"\xff\xd8 picture"]
+    finally:
+        done.set()
+        loop.join()

@@ -305,8 +305,9 @@ class LiveSession:
         return self.calibration()
 
     def camera_jpeg(self) -> bytes | None:
-        with self._lock:
-            return self._camera_jpeg
+        """The latest picture: one reference read, so a camera stream (ten a second per
+        viewer) never waits for the frame loop's lock."""
+        return self._camera_jpeg
 
     def games(self) -> list[dict[str, Any]]:
         return self.store.games()
