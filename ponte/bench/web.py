@@ -11,6 +11,8 @@ Serves the page for a real `LiveSession` (SQLite store in a temporary folder) on
 - publisher with 20 SSE spectators: how long `session.feed` takes per move with no
   spectators and with 20 real HTTP event-stream clients reading, and whether every
   spectator got every event.
+
+These three (`--part browser`) run without the per-client rate and stream limits.
 - verdict latency under a crowd (`--part crowd`): a frame loop feeds the session a reading
   every 1/10 s on the camera's clock, a move on the board every half second; latency is
   from when the frame showing a move was due to `session.feed` returning with its verdict
@@ -306,6 +308,11 @@ def _crowd(quick: bool) -> bool:
             and errors == 0)
 
 
+_UNLIMITED = {"RATE_LIMIT": None, "MAX_STREAMS_PER_CLIENT": SPECTATORS + 4}
+"""The browser part plays a move as soon as the last is drawn (tens a second) and its
+spectators share 127.0.0.1: the per-client limits are off there; it measures drawing."""
+
+
 def run(args: argparse.Namespace) -> int:
     from web import serve
 
@@ -324,7 +331,7 @@ def run(args: argparse.Namespace) -> int:
         store = Store(folder)
         session = LiveSession(store, settle_window=0.0)
         table = _Table(session)
-        web = serve(session, "127.0.0.1", 0, announce=lambda text: None)
+        web = serve(session, "127.0.0.1", 0, announce=lambda text: None, config=_UNLIMITED)
         timer = _TimedPublish(session)
         driver = _driver()
         try:

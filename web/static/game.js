@@ -194,7 +194,10 @@
     if (type === "dropped") { refresh(); return; }
     logEvent(type, data);
     if (type === "state" && data.board) render(data, data.id);
-    else refresh(data.id);
+    else if (type === "camera" && state) {  // the game is unchanged: no need to ask for it
+      render({ ...state, camera: { ...(state.camera || {}), status: data.status,
+        message: data.message || null } }, data.id);
+    } else refresh(data.id);
   }, () => refresh().then(seedLog));
 
   placeToggle.addEventListener("change", () => state && render(state));
