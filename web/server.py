@@ -71,13 +71,9 @@ def _served_names(host: str) -> tuple[str, ...]:
     names: the bound name, and for 0.0.0.0 the machine's own names."""
     if host not in ("0.0.0.0", "", "::"):
         return (host,)
-    name = socket.gethostname()
-    try:
-        fqdn = socket.getfqdn()
-    except OSError:
-        fqdn = name
+    name = socket.gethostname()  # no DNS look-up: the machine may be offline
     short = name.split(".", 1)[0]
-    return tuple(dict.fromkeys(n.lower() for n in (name, fqdn, f"{short}.local", short) if n))
+    return tuple(dict.fromkeys(n.lower() for n in (name, f"{short}.local", short) if n))
 
 
 def _check_free(host: str, port: int) -> None:
