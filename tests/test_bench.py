@@ -27,3 +27,8 @@ def test_bench_vision_times_the_reader_on_bytes_and_on_frames_decoded_whole(
                                         "phone-rotated-brown"]
     assert all(float(v) > 0 for row in rows for v in row[1:6])
     assert "decoded whole first" in lines[4] and "at its quietest" in lines[4]
+
+
+def test_bench_web_names_its_parts(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "web", "--part", "nope"]) == 2
+    assert "choose crowd or browser" in capsys.readouterr().err

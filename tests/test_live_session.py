@@ -347,3 +347,93 @@ def test_the_camera_status_says_the_video_ended(store: Store, tmp_path: Path,
     assert camera["message"] == f"{video} has ended"
     monkeypatch.setattr(session_module, "STALE_S", 0.0)
     assert session.state()["camera"]["message"].startswith(f"{video} has ended; no frames for ")
+
+
+def test_the_state_is_built_once_per_change_not_per_reader(store: Store) -> None:
+    session = LiveSession(store)
+    built = []
+    table_state = session.table.state
+
+    def counted() -> dict:
+        built.append(1)
+        return table_state()
+
+    session.table.state = counted  # type: ignore[method-assign]
+    for _ in range(20):
+        assert session.state()["turn"] == "light"
+    assert len(built) == 1
+    still(session, B1, 0.0)
+    for _ in range(20):
+        assert session.state()["board"]["tiles"] == {"e5": "light", "f6": "light"}
+    assert len(built) == 2
+
+
+def test_a_reader_does_not_wait_for_the_frame_loop(store: Store) -> None:
+    session = LiveSession(store)
+    session.state()
+    busy, done = threading.Event(), threading.Event()
+
+    def slow_frame() -> None:  # the frame loop holding its lock, e.g. judging a board
+        with session._lock:
+            busy.set()
+            done.wait(5)
+
+    loop = threading.Thread(target=slow_frame)
+    loop.start()
+    try:
+        assert busy.wait(5)
+        answered: list[dict] = []
+        reader = threading.Thread(target=lambda: answered.append(session.state()))
+        reader.start()
+        reader.join(1.0)
+        assert answered and answered[0]["game"]["id"] == session.game_id
+        assert answered[0]["camera"]["status"] == "waiting"
+    finally:
+        done.set()
+        loop.join()
+
+
+def test_a_watcher_that_asks_on_an_event_sees_what_the_event_says(store: Store) -> None:
+    session = LiveSession(store)
+    session.state()
+    sub = session.bus.subscribe()
+    seen: list[tuple[int, int]] = []
+
+    def watch() -> None:
+        while (event := sub.get(timeout=5)) is not None:
+            if event.type.value == "move":
+                seen.append((int(event.data["ply"]), len(session.state()["moves"])))
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    still(session, B1, 0.0)
+    session.control("swap", {})
+    still(session, B2, 1.0)
+    sub.close()
+    watcher.join(5)
+    assert [ply for ply, _ in seen] == [1, 2, 3]
+    assert all(moves >= ply for ply, moves in seen)
+
+
+def test_the_camera_picture_is_served_while_the_frame_loop_is_busy(store: Store) -> None:
+    session = LiveSession(store)
+    session.set_camera_picture(b"\xff\xd8 picture")
+    busy, done = threading.Event(), threading.Event()
+
+    def slow_frame() -> None:
+        with session._lock:
+            busy.set()
+            done.wait(5)
+
+    loop = threading.Thread(target=slow_frame)
+    loop.start()
+    try:
+        assert busy.wait(5)
+        got: list[bytes | None] = []
+        viewer = threading.Thread(target=lambda: got.append(session.camera_jpeg()))
+        viewer.start()
+        viewer.join(1.0)
+        assert got == [b"\xff\xd8 picture"]
+    finally:
+        done.set()
+        loop.join()

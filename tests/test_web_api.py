@@ -13,7 +13,8 @@ import pytest
 from flask.testing import FlaskClient
 
 from tests.live_double import CalibratableFake, FakeLive
-from web import create_app
+from tests.raw_http import post_json
+from web import create_app, serve
 
 
 @pytest.mark.parametrize(
@@ -86,8 +87,8 @@ def test_a_page_from_another_site_cannot_use_the_controls(web_client: FlaskClien
     assert "another site" in response.get_json()["error"]
     rebound = web_client.post("/api/control/undo", json={},
                           headers={"Host": "evil.example:8000"})
-    assert rebound.status_code == 403
-    assert "only for this machine" in rebound.get_json()["error"]
+    assert rebound.status_code == 421
+    assert "not served under the name 'evil.example'" in rebound.get_json()["error"]
     same = web_client.post("/api/control/undo", json={}, headers={"Origin": "http://localhost"})
     assert same.status_code == 200
 
@@ -329,3 +330,45 @@ def test_bad_calibration_is_a_400(body: Any, message: str) -> None:
     assert response.status_code == 400
     assert message in response.get_json()["error"]
     assert live.calibration_data is None
+
+
+@pytest.mark.parametrize("depth", [2000, 8000])
+def test_deeply_nested_json_is_a_400(web_client: FlaskClient, fake_live: FakeLive,
+                                     depth: int) -> None:
+    body = "[" * depth + "]" * depth
+    assert len(body) <= 16 * 1024
+    for path in ("/api/control/pass", "/api/control/new_game", "/api/calibration"):
+        response = web_client.post(path, data=body, content_type="application/json")
+        assert response.status_code == 400, path
+        assert "nested too deeply" in response.get_json()["error"]
+    assert fake_live.controls == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/state", "/api/games", "/api/games/1", "/api/games/1/replay", "/api/session",
+     "/games/1/download/pdd", "/games/1/download/json", "/games/1/download/svg",
+     "/games/1/download/png", "/api/games/99", "/no/such/page", "/camera.jpg"],
+)
+def test_json_and_downloads_forbid_content_sniffing(web_client: FlaskClient,
+                                                    path: str) -> None:
+    response = web_client.get(path)
+    assert response.headers["X-Content-Type-Options"] == "nosniff", path
+    assert web_client.post("/api/control/fly", json={}).headers[
+        "X-Content-Type-Options"] == "nosniff"
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_body_over_16_kib_is_a_413_even_when_chunked(chunked: bool) -> None:
+    live = FakeLive()
+    web = serve(live, "127.0.0.1", 0, announce=lambda text: None)
+    try:
+        padded = b'{"light": "Cleo", "dark": "Dan"}' + b" " * 20_000  # valid JSON if cut
+        answer = post_json(web.port, "/api/control/new_game", padded, chunked=chunked)
+        assert answer.status == 413
+        assert json.loads(answer.body) == {"error": "request body too large"}
+        small = post_json(web.port, "/api/control/new_game", padded[:2000], chunked=chunked)
+        assert small.status == 200
+        assert live.controls == [("new_game", {"light": "Cleo", "dark": "Dan"})]
+    finally:
+        web.shutdown()

@@ -522,3 +522,44 @@ def test_the_games_page_shows_the_standings(driver: WebDriver, server: WebServer
     assert [r.text.split() for r in rows] == [["1", winner, "1", "1", "0", "0", "1"],
                                               ["2", loser, "1", "0", "0", "1", "0"]]
     assert not driver.find_element(By.ID, "standings-empty").is_displayed()
+
+
+def test_a_game_page_told_to_slow_down_waits_and_draws_the_move(
+    driver: WebDriver, table: Table
+) -> None:
+    web = serve(table.session, "127.0.0.1", 0, announce=lambda text: None,
+                config={"RATE_LIMIT": (0.5, 3)})  # the page, its events and its first state
+    try:
+        driver.get(web.url)
+        wait_for(lambda: driver.execute_script(
+            "return document.getElementById('link-status').dataset.status") == "live",
+            what="the event stream")
+        wait_for(lambda: driver.execute_script("return document.body.dataset.moves") == "0",
+                 what="the first state")
+        table.make("c3,d4")  # its refetch is refused (429, Retry-After), then retried
+        wait_for(lambda: tiles(driver) == {"c3", "d4"}, timeout=8.0, what="the move drawn")
+        assert "Cannot load" not in driver.find_element(By.ID, "notice").text
+    finally:
+        web.shutdown()
+
+
+def test_a_camera_event_is_shown_on_the_game_page_without_asking_for_the_state(
+    driver: WebDriver, table: Table
+) -> None:
+    web = serve(table.session, "127.0.0.1", 0, announce=lambda text: None,
+                config={"RATE_LIMIT": (0.05, 3)})  # a refetch would wait 20 s
+    try:
+        driver.get(web.url)
+        wait_for(lambda: driver.execute_script(
+            "return document.getElementById('link-status').dataset.status") == "live",
+            what="the event stream")
+        wait_for(lambda: driver.execute_script("return document.body.dataset.moves") == "0",
+                 what="the first state")
+        table.session.set_camera_status("occluded")
+        wait_for(lambda: "Camera: occluded." in driver.find_element(By.ID, "notice").text,
+                 timeout=3.0, what="the camera status")
+        table.session.set_camera_status("ok")
+        wait_for(lambda: "Camera:" not in driver.find_element(By.ID, "notice").text,
+                 timeout=3.0, what="the camera back")
+    finally:
+        web.shutdown()

@@ -4,7 +4,9 @@ with Last-Event-ID, heartbeats, slow clients dropped, clean ends) and the MJPEG 
 from __future__ import annotations
 
 import json
+import socket
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -193,5 +195,69 @@ def test_a_client_that_goes_away_frees_its_subscription() -> None:
                 break
             threading.Event().wait(0.05)
         assert live.bus.subscriber_count == 0 and streams(web.app).count == 0
+    finally:
+        web.shutdown()
+
+
+def test_one_client_may_hold_only_its_share_of_the_streams(fake_live: FakeLive) -> None:
+    app = create_app(fake_live, {"TESTING": True, "MAX_STREAMS_PER_CLIENT": 2})
+    hog = app.test_client()
+    held = [hog.get(path, buffered=False) for path in ("/events", "/camera.mjpg")]
+    for response in held:
+        next(iter(response.response))
+    for path in ("/events", "/camera.mjpg"):
+        refused = hog.get(path)
+        assert refused.status_code == 429 and refused.headers["Retry-After"]
+        assert "too many open streams from 127.0.0.1 (at most 2)" in refused.get_json()["error"]
+    other = app.test_client()
+    other.environ_base.update({"REMOTE_ADDR": "192.168.1.50"})
+    theirs = other.get("/events", buffered=False)
+    assert theirs.status_code == 200
+    theirs.close()
+    held[0].close()
+    assert streams(app).count_for("127.0.0.1") == 1
+    again = hog.get("/events", buffered=False)
+    assert again.status_code == 200
+    again.close()
+    held[1].close()
+    assert streams(app).count == 0
+
+
+def _open_raw_stream(port: int, path: str) -> socket.socket:
+    conn = socket.create_connection(("127.0.0.1", port), timeout=5)
+    conn.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += conn.recv(4096)
+    assert head.startswith(b"HTTP/1.1 200")
+    conn.settimeout(0.3)
+    try:
+        while conn.recv(65536):  # read what was sent, so that closing is a clean FIN
+            pass
+    except TimeoutError:
+        pass
+    return conn
+
+
+def _wait_for(check: Any, seconds: float) -> float:
+    start = time.monotonic()
+    while not check() and time.monotonic() - start < seconds:
+        time.sleep(0.02)
+    return time.monotonic() - start
+
+
+@pytest.mark.parametrize("path", ["/events", "/camera.mjpg"])
+def test_a_stream_whose_client_left_frees_its_slot_at_once(path: str) -> None:
+    live = FakeLive()
+    live.jpeg = bytes(cv2.imencode(".jpg", np.zeros((48, 64, 3), np.uint8))[1].tobytes())
+    web = serve(live, "127.0.0.1", 0, announce=lambda text: None,
+                config={"SSE_HEARTBEAT": 30.0, "STREAM_POLL": 0.1})
+    try:
+        conn = _open_raw_stream(web.port, path)
+        assert _wait_for(lambda: streams(web.app).count == 1, 5) < 5
+        conn.close()
+        took = _wait_for(lambda: streams(web.app).count == 0, 5)
+        assert took < 1.5, f"the slot was held {took:.1f} s after the client left"
+        assert live.bus.subscriber_count == 0
     finally:
         web.shutdown()

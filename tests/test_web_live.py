@@ -206,3 +206,22 @@ def test_the_standings_count_the_finished_games(live_client: FlaskClient,
         ("Ann", 1, 0, 1.0), ("Bob", 0, 1, 0.0)]
     page = live_client.get("/games").get_data(as_text=True)
     assert 'id="standings"' in page and "standings.js" in page
+
+
+@pytest.mark.parametrize("game_id", [2**63, 2**64 + 7, 99999999999999999999])
+def test_game_ids_beyond_sqlites_integers_are_404s(live_client: FlaskClient,
+                                                   game_id: int) -> None:
+    for path in (f"/api/games/{game_id}", f"/api/games/{game_id}/replay",
+                 f"/games/{game_id}/download/pdd", f"/games/{game_id}/snapshot/1.jpg",
+                 f"/games/1/snapshot/{game_id}.jpg", f"/games/{game_id}"):
+        response = live_client.get(path)
+        assert response.status_code == 404, path
+        assert response.get_json()["error"].startswith(("nothing at", "no page at")), path
+
+
+def test_the_largest_id_sqlite_holds_is_an_ordinary_unknown_game(
+    live_client: FlaskClient,
+) -> None:
+    response = live_client.get(f"/api/games/{2**63 - 1}")
+    assert response.status_code == 404
+    assert response.get_json()["error"].startswith(f"no game {2**63 - 1}")

@@ -5,6 +5,7 @@ token with a link and a QR code."""
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 
@@ -13,6 +14,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from tests.live_double import FakeLive
+from tests.raw_http import get, post_json
 from web import create_app, serve
 
 TOKEN = "s3cret-token"
@@ -146,3 +148,80 @@ def test_a_stopped_server_refuses_connections() -> None:
 def test_pages_forbid_foreign_scripts_and_framing(web_client: FlaskClient) -> None:
     policy = web_client.get("/").headers["Content-Security-Policy"]
     assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+
+
+REBOUND = "rebind.attacker.example"
+
+
+@pytest.mark.parametrize("path", ["/", "/games/1", "/api/state", "/api/session", "/events",
+                                  "/camera.mjpg", f"/?token={TOKEN}"])
+def test_a_rebinding_host_gets_nothing_on_loopback(web_client: FlaskClient, path: str) -> None:
+    response = web_client.get(path, headers={"Host": f"{REBOUND}:8000"})
+    assert response.status_code == 421
+    assert f"not served under the name '{REBOUND}'" in response.get_json()["error"]
+    assert "Set-Cookie" not in response.headers
+
+
+def test_a_rebinding_host_cannot_press_a_button(web_client: FlaskClient,
+                                                fake_live: FakeLive) -> None:
+    fake_live.play("c3,d4")
+    response = web_client.post("/api/control/swap", json={},
+                               headers={"Host": REBOUND, "Origin": f"http://{REBOUND}"})
+    assert response.status_code == 421
+    assert fake_live.controls == []
+
+
+@pytest.mark.parametrize("host", ["localhost", "LOCALHOST.:8000", "127.0.0.1:8000", "[::1]:8000",
+                                  "192.168.1.2:8000", "[fe80::1]"])
+def test_addresses_and_loopback_names_are_served(web_client: FlaskClient, host: str) -> None:
+    assert web_client.get("/api/state", headers={"Host": host}).status_code == 200
+
+
+def test_the_host_screen_shows_no_token_to_a_rebinding_host(network_app: Flask) -> None:
+    response = network_app.test_client().get("/", headers={"Host": REBOUND})
+    assert response.status_code == 421
+    assert TOKEN.encode() not in response.data
+
+
+def test_served_on_the_network_a_rebinding_host_gets_no_token_but_the_machine_does() -> None:
+    import socket
+
+    web = serve(FakeLive(), "0.0.0.0", 0, announce=lambda text: None)
+    try:
+        assert web.token
+        rebound = get(web.port, "/", host=f"{REBOUND}:{web.port}")
+        assert rebound.status == 421 and web.token.encode() not in rebound.body
+        controls = post_json(web.port, "/api/control/pass", b"{}", host=REBOUND)
+        assert controls.status == 421
+        own = get(web.port, "/", host=f"127.0.0.1:{web.port}")
+        assert own.status == 200 and web.token.encode() in own.body  # the host screen
+        named = get(web.port, "/api/state", host=f"{socket.gethostname()}:{web.port}")
+        assert named.status == 200
+    finally:
+        web.shutdown()
+
+
+def test_a_client_that_polls_too_fast_is_told_to_wait(fake_live: FakeLive) -> None:
+    app = create_app(fake_live, {"TESTING": True, "RATE_LIMIT": (2.0, 5)})
+    poller = app.test_client()
+    answers = [poller.get("/api/state") for _ in range(8)]
+    assert [a.status_code for a in answers[:5]] == [200] * 5
+    refused = answers[-1]
+    assert refused.status_code == 429
+    assert refused.headers["Retry-After"] == "1"
+    assert "too many requests from 127.0.0.1" in refused.get_json()["error"]
+    other = app.test_client()
+    other.environ_base.update(SPECTATOR)
+    assert other.get("/api/state").status_code == 200  # another client is not held up
+    static = poller.get("/static/common.js")
+    assert static.status_code == 200  # static files are not counted
+    static.close()
+    deadline = time.monotonic() + 5
+    while poller.get("/api/state").status_code == 429 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert time.monotonic() < deadline  # served again once it slows down
+
+
+def test_without_a_rate_limit_every_request_is_served(fake_live: FakeLive) -> None:
+    poller = create_app(fake_live, {"TESTING": True, "RATE_LIMIT": None}).test_client()
+    assert {poller.get("/api/state").status_code for _ in range(60)} == {200}

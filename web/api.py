@@ -11,6 +11,7 @@ from threading import Lock
 from typing import Any, TypeVar
 
 from flask import Blueprint, Response, current_app, jsonify, request
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from contracts.live import ControlError
 from contracts.standings import standings
@@ -54,13 +55,28 @@ def _json_body() -> Any:
     """
     if not request.is_json:
         raise BadRequest("send the body as JSON (Content-Type: application/json)")
-    raw = request.get_data(cache=False)
+    raw = _body()
     if not raw.strip():
         return {}
     try:
         return json.loads(raw)
+    except RecursionError:
+        raise BadRequest("the body is nested too deeply to be a control or a calibration") \
+            from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(f"the body is not valid JSON ({exc})"[:160]) from None
+
+
+def _body() -> bytes:
+    """The request body, at most MAX_CONTENT_LENGTH bytes; 413 beyond, also for a chunked
+    body (which has no Content-Length, so werkzeug only stops reading at the limit)."""
+    raw = request.get_data(cache=False)
+    limit = current_app.config["MAX_CONTENT_LENGTH"]
+    if request.content_length is None and limit is not None and len(raw) >= limit:
+        rest = request.environ["wsgi.input"]
+        if rest.read(1):
+            raise RequestEntityTooLarge()
+    return raw
 
 
 def _require_control() -> tuple[Response, int] | None:
@@ -115,7 +131,7 @@ def standings_table() -> Response:
     return jsonify(standings=standings(live_api(current_app).games()))
 
 
-@bp.get("/api/games/<int:game_id>")
+@bp.get("/api/games/<id:game_id>")
 @answers_errors
 def game(game_id: int) -> Response:
     return jsonify(live_api(current_app).game(game_id))
@@ -152,7 +168,7 @@ def _replayed(game_id: int) -> Replayed:
     return cache.get(game_id, live_api(current_app).export(game_id, "pdd"))
 
 
-@bp.get("/api/games/<int:game_id>/replay")
+@bp.get("/api/games/<id:game_id>/replay")
 @answers_errors
 def game_replay(game_id: int) -> Response:
     """The state before the first move and after each move, for stepping through."""
@@ -166,7 +182,7 @@ def _download(body: str | bytes, mimetype: str, filename: str) -> Response:
     return response
 
 
-@bp.get("/games/<int:game_id>/download/<fmt>")
+@bp.get("/games/<id:game_id>/download/<fmt>")
 @answers_errors
 def export(game_id: int, fmt: str) -> Any:
     if fmt == "pdd":
@@ -185,7 +201,7 @@ def export(game_id: int, fmt: str) -> Any:
     return _error(f"no download as {fmt[:10]!r}: choose pdd, json, svg or png", 404)
 
 
-@bp.get("/games/<int:game_id>/snapshot/<int:ply>.jpg")
+@bp.get("/games/<id:game_id>/snapshot/<id:ply>.jpg")
 @answers_errors
 def snapshot(game_id: int, ply: int) -> Any:
     jpeg = live_api(current_app).snapshot(game_id, ply)

@@ -80,6 +80,6 @@ def games() -> Any:
     return _page("games.html")
 
 
-@bp.get("/games/<int:game_id>")
+@bp.get("/games/<id:game_id>")
 def game_replay(game_id: int) -> Any:
     return _page("replay.html", game_id=game_id)

@@ -28,6 +28,46 @@ def token_matches(given: str | None) -> bool:
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 
+def host_name(host: str) -> str:
+    """The name in a Host header, without the port, lower-cased, without a final dot.
+
+    >>> host_name("LocalHost.:8000"), host_name("[::1]:8000"), host_name("10.0.0.2")
+    ('localhost', '[::1]', '10.0.0.2')
+    """
+    name = host.strip().lower()
+    if name.startswith("["):
+        name = name.split("]", 1)[0] + "]"
+    elif name.count(":") == 1:
+        name = name.rsplit(":", 1)[0]
+    return name.rstrip(".")
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name[1:-1] if name.startswith("[") else name)
+    except ValueError:
+        return False
+    return True
+
+
+def unknown_host() -> str | None:
+    """Why the request's Host is not a name this server is served as, or None.
+
+    A page on another site whose name is made to resolve to this machine (DNS rebinding)
+    sends its own name as Host; refusing every Host that is neither an address, a loopback
+    name, nor one of SERVED_NAMES keeps such a page from reading the state or seeing the
+    token. An address is safe: a browser only sends one when it was pointed at it.
+    """
+    name = host_name(request.host)
+    served = {n.lower() for n in current_app.config["SERVED_NAMES"]}
+    if _is_address(name) or name in LOOPBACK_NAMES or name in served:
+        return None
+    known = ", ".join(sorted({"localhost", "127.0.0.1", *served}))
+    return (f"this page is not served under the name {name[:60]!r} (a page on another site "
+            f"pointing its name at this machine?); open it by the machine's address or "
+            f"as {known}")
+
+
 def foreign_request() -> str | None:
     """Why a POST looks like it comes from another site, or None.
 

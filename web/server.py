@@ -67,6 +67,16 @@ def _shown_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+def _served_names(host: str) -> tuple[str, ...]:
+    """The host names a browser may use for this server besides addresses and loopback
+    names: the bound name, and for 0.0.0.0 the machine's own names."""
+    if host not in ("0.0.0.0", "", "::"):
+        return (host,)
+    name = socket.gethostname()  # no DNS look-up: the machine may be offline
+    short = name.split(".", 1)[0]
+    return tuple(dict.fromkeys(n.lower() for n in (name, f"{short}.local", short) if n))
+
+
 def _check_free(host: str, port: int) -> None:
     """Fail with a clear message if the address cannot be bound (werkzeug would exit)."""
     if port == 0:
@@ -107,6 +117,7 @@ def serve(
         token = secrets.token_urlsafe(16)
     settings = dict(config or {})
     settings["CONTROL_TOKEN"] = token or None
+    settings["SERVED_NAMES"] = (*settings.get("SERVED_NAMES", ()), *_served_names(host))
     app = create_app(api, settings)
     _check_free(host, port)
     try:

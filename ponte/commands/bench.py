@@ -37,6 +37,7 @@ def register(subparsers: Any) -> None:
         sub = targets.add_parser(name, help=BENCH_HELP[name])
         sub.set_defaults(handler=_runner(module_name), bench_module=module_name)
         sub.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
+        sub.add_argument("--part", help="only this part of the benchmark (web: crowd, browser)")
 
 
 def _runner(module_name: str) -> Any:

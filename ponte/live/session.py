@@ -6,6 +6,8 @@ the ops, the events, the moves with their times, a JPEG of the board — is comm
 database before its events are published, so what watchers see has been recorded.
 Controls (swap, pass, confirm, override, undo, new game, end game) arrive from other
 threads (the web server, the LED button); one lock keeps them and the frame loop apart.
+Readers of the state never hold that lock for long: the state is built once per change (a
+versioned snapshot) and every reader is handed that copy.
 
 On start it resumes the newest unfinished game in the database by replaying its ops; the
 board in front of the camera is then audited against that record on the first settled view.
@@ -83,6 +85,10 @@ class LiveSession:
         self._frames: list[float] = []
         self._camera_reader: Any | None = None
         self._calibration_file: Path | None = None
+        self._version = 0
+        """Bumped by every change to the game or the record (not the camera's status)."""
+        self._snapshot: tuple[int, dict[str, Any]] | None = None
+        """The state without "camera", built for the version it names."""
         self.resumed = False
         current = store.current_game() if resume else None
         if current is not None:
@@ -100,6 +106,7 @@ class LiveSession:
     # ----------------------------------------------------------------- games
 
     def _open(self, game_id: int) -> None:
+        self._version += 1
         self.game_id = game_id
         self.table = self.store.table(game_id)
         for index, why in self.table.rejected:
@@ -180,6 +187,7 @@ class LiveSession:
                by: str | None = None) -> list[Emitted]:
         """Judge a board and commit what followed; `by` marks the moves and flags that a
         control (an override) made, for the record and the page."""
+        self._version += 1
         self._judged = board
         start = len(self.table.ops)
         events = self.table.judge(board, t)
@@ -201,6 +209,7 @@ class LiveSession:
             for k, d in events
         ):
             jpeg = snapshot()  # a new move (legal or flagged) is on the board
+        self._version += 1  # before the events: a watcher that asks on one sees the change
         if ops or events:
             self._unsaved.append(([(op, t) for op in ops], [(k.value, d) for k, d in events],
                                   jpeg))
@@ -243,21 +252,33 @@ class LiveSession:
     # ----------------------------------------------------------------- LiveApi
 
     def state(self) -> dict[str, Any]:
-        with self._lock:
-            state = self.table.state()
-            state["game"] = {
-                "id": self.game_id,
-                "light": self.tags.get("Light"),
-                "dark": self.tags.get("Dark"),
-                "started": self.started,
-                "status": "over" if self.table.over else "playing",
-                "result": self.table.result(),
-                "resumed": self.resumed,
-            }
-            state["camera"] = self._camera_state()
-            state["storage"] = {"saving": self._save_error is None,
-                                "unsaved": len(self._unsaved), "message": self._save_error}
-            return state
+        """The whole state. The game part is built once per change and shared by every
+        reader (treat it as read-only); only the camera part is made per call. A reader
+        waits for the frame loop's lock only on the first call after a change."""
+        snapshot = self._snapshot
+        if snapshot is None or snapshot[0] != self._version:
+            with self._lock:
+                snapshot = self._snapshot
+                if snapshot is None or snapshot[0] != self._version:
+                    snapshot = self._snapshot = (self._version, self._game_state())
+        state = dict(snapshot[1])
+        state["camera"] = self._camera_state()
+        state["storage"] = {"saving": self._save_error is None,
+                            "unsaved": len(self._unsaved), "message": self._save_error}
+        return state
+
+    def _game_state(self) -> dict[str, Any]:
+        state = self.table.state()
+        state["game"] = {
+            "id": self.game_id,
+            "light": self.tags.get("Light"),
+            "dark": self.tags.get("Dark"),
+            "started": self.started,
+            "status": "over" if self.table.over else "playing",
+            "result": self.table.result(),
+            "resumed": self.resumed,
+        }
+        return state
 
     def _camera_state(self) -> dict[str, Any]:
         """The camera's status for the page; frames that stopped coming show as such (no
@@ -411,8 +432,9 @@ class LiveSession:
         return self.calibration()
 
     def camera_jpeg(self) -> bytes | None:
-        with self._lock:
-            return self._camera_jpeg
+        """The latest picture: one reference read, so a camera stream (ten a second per
+        viewer) never waits for the frame loop's lock."""
+        return self._camera_jpeg
 
     def games(self) -> list[dict[str, Any]]:
         return self.store.games()

@@ -10,6 +10,7 @@
       status.textContent = Ponte.cameraText(cam);
       status.dataset.status = cam.status || "unknown";
     } catch (e) {
+      if (e.status === 429) { setTimeout(update, e.retryAfter * 1000); return; }
       status.textContent = `unknown (${e.message})`;
     }
   }

@@ -10,6 +10,7 @@ const Ponte = (() => {
       const message = body && body.error ? body.error : `${response.status} ${response.statusText}`;
       const error = new Error(message);
       error.status = response.status;
+      error.retryAfter = Number(response.headers.get("Retry-After")) || 1;
       throw error;
     }
     return body;

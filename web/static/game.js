@@ -160,7 +160,10 @@
     pendingEventId = eventId;
     if (refreshing) return refreshing;
     refreshing = getJson("/api/state").then((s) => { render(s, pendingEventId); })
-      .catch((e) => { document.getElementById("notice").textContent = `Cannot load the state: ${e.message}`; })
+      .catch((e) => {
+        if (e.status === 429) { setTimeout(() => refresh(pendingEventId), e.retryAfter * 1000); return; }
+        document.getElementById("notice").textContent = `Cannot load the state: ${e.message}`;
+      })
       .finally(() => { refreshing = null; });
     return refreshing;
   }
@@ -218,7 +221,11 @@
     if (type === "dropped") { refresh(); return; }
     logEvent(type, data);
     if (type === "state" && data.board) render(data, data.id);
-    else refresh(data.id);
+    else if (type === "camera" && state) {  // the game is unchanged: no need to ask for it
+      state = { ...state, camera: { ...(state.camera || {}), status: data.status,
+        message: data.message || null } };
+      renderCamera(state.camera);
+    } else refresh(data.id);
   }, () => { seededGame = null; refresh(); });  // (re)connected: the history from the record
   setInterval(() => {  // frames can stop without an event: ask how the camera is
     getJson("/api/state").then((s) => renderCamera(s.camera)).catch(() => {});
