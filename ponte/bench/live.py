@@ -117,7 +117,7 @@ def _demo_through_vision() -> tuple[int, int, int, int]:
     from ponte.live.api import EventType
     from ponte.live.camera import CameraReader
     from ponte.live.loop import transcribe
-    from ponte.live.scenes import demo_moves
+    from ponte.live.scenes import demo_game
     from ponte.live.sources import open_source
 
     source = open_source(str(DEMO_VIDEO))
@@ -125,7 +125,7 @@ def _demo_through_vision() -> tuple[int, int, int, int]:
         result = transcribe(source, CameraReader())
     finally:
         source.close()
-    truth = demo_moves()[0]
+    truth = demo_game()[0]
     read = [str(m.move) for m in result.table.game.moves]
     right = 0
     for seen, played in zip(read, truth, strict=False):

@@ -42,8 +42,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--duration", type=float,
                         help="stop after this many seconds (implies --once)")
     parser.add_argument("--speed", type=float, default=1.0,
-                        help="play faster (2 = twice real time) or slower; the settle window "
-                        "is scaled with it")
+                        help="play faster (2 = twice real time) or slower (default 1); the "
+                        "video's own clock still times the settling, so every speed reads "
+                        "the same moves (as fast as the machine can read frames)")
     parser.set_defaults(handler=run)
 
 
@@ -66,9 +67,9 @@ def run(args: argparse.Namespace) -> int:
         store = Store(data)
     except StoreError as exc:
         raise CommandError(str(exc)) from None
-    # faster playback runs the video's clock faster; the settle window follows it, so the
-    # loop sees the same still stretches whatever the speed
-    session = LiveSession(store, resume=False, settle_window=DEFAULT_WINDOW / args.speed,
+    # faster playback paces the frames faster but keeps their times: the reader's rest
+    # after a hand and the settle window are timed on the video's clock, as at speed 1
+    session = LiveSession(store, resume=False, settle_window=DEFAULT_WINDOW,
                           tags={"Event": "Ponte demo", "Light": "Lucia", "Dark": "Dario"})
     try:
         source = open_source(str(video))
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     console = ConsoleEvents(session, "demo")
     moves: list[str] = []
     try:
-        stats = run_live(source, camera, session, realtime=True, stop=stop,
+        stats = run_live(source, camera, session, realtime=args.speed == 1.0, stop=stop,
                          duration=args.duration)
         console.close()
         state = session.state()
@@ -106,8 +107,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"demo: {stats.frames} frames, {len(moves)} moves read: {' '.join(moves)}",
               file=sys.stderr, flush=True)
         if not moves:
-            print(_NO_MOVES.format(window=DEFAULT_WINDOW / args.speed, speed=args.speed),
-                  file=sys.stderr, flush=True)
+            print(_NO_MOVES.format(window=DEFAULT_WINDOW), file=sys.stderr, flush=True)
         print(f"demo: game {session.game_id}, result {state['game']['result']}; "
               f"`ponte export {session.game_id} --data {data}` writes it out", file=sys.stderr)
         if server is not None and not args.once and args.duration is None:
@@ -125,10 +125,10 @@ def run(args: argparse.Namespace) -> int:
     return 0 if moves else 1
 
 
-_NO_MOVES = ("demo: no move was read, so the demo failed: the board must stay still for the "
-             "settle window ({window:.2f} s at --speed {speed:g}) on frames read in full; "
-             "when frames are read more slowly than the video plays, the still stretches go "
-             "by unseen. Try a lower --speed.")
+_NO_MOVES = ("demo: no move was read, so the demo failed: a move is read once the board has "
+             "stayed still for the settle window ({window:.2f} s of the video) with nothing "
+             "over it; the video ended (or --duration passed) before that happened, or the "
+             "camera reader never found the board in it")
 
 
 def has_display() -> bool:
@@ -140,21 +140,30 @@ def has_display() -> bool:
 
 
 class _Faster:
-    """A file source whose clock runs `speed` times faster (frames keep their order)."""
+    """A file source played `speed` times faster than its clock: `read` waits until the
+    frame is due on the sped-up clock (not at all when reading is slower than that); the
+    frames keep their own times."""
 
     def __init__(self, source: Any, speed: float) -> None:
         self.source = source
         self.speed = speed
         self.live = source.live
         self.description = source.description
+        self._start: tuple[float, float] | None = None
 
     def read(self) -> Any:
-        from ponte.live.sources import Frame
+        import time
 
         frame = self.source.read()
         if frame is None:
             return None
-        return Frame(frame.image, frame.t / self.speed, frame.index)
+        now = time.monotonic()
+        if self._start is None:
+            self._start = (now, frame.t)
+        wait = self._start[0] + (frame.t - self._start[1]) / self.speed - now
+        if wait > 0:
+            time.sleep(wait)
+        return frame
 
     def close(self) -> None:
         self.source.close()
