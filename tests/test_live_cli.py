@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,8 @@ def test_transcribe_reads_the_demo_video_through_the_vision_pipeline(
     assert set(illegal.split(",")) <= set(flagged["cells"])
     assert lines[at + 1]["undone"] is True
     assert lines[-1]["termination"] == "passed" and lines[-1]["result"] != "*"
-    assert "transcribe [" in captured.err and "100.0%" in captured.err
+    assert "transcribe [" in captured.err
+    assert f"transcribe: {len(moves)} moves, result {lines[-1]['result']}" in captured.err
     record = read_record(out.read_text().splitlines())
     assert [str(m) for m in record.moves] == moves
 
@@ -136,6 +138,22 @@ def test_watch_records_into_the_data_folder_and_resumes_there(
     assert len(Store(data).games()) == 1
 
 
+def test_watch_prints_a_line_for_each_move_and_flag(
+    video: tuple[Path, GroundTruthReader], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, reader = video
+    monkeypatch.setattr(live_commands, "_camera", lambda args: reader)
+    args = ["watch", "--source", str(path), "--no-web", "--data", str(tmp_path)]
+    assert main(args) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines()
+             if re.match(r"watch: (\d+\. |flag: |corrected: )", line)]
+    colours = ["light", "dark"] * 3
+    assert lines[:4] == [f"watch: {n + 1}. {colours[n]} {m}" for n, m in enumerate(MOVES)]
+    assert lines[4].startswith("watch: flag: light b4,e6 - ")
+    assert lines[5:] == ["watch: corrected: b4,e6 taken back", "watch: 5. light e8,f2"]
+
+
 @pytest.mark.slow
 def test_demo_reads_every_move_of_the_bundled_whole_game(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -145,7 +163,8 @@ def test_demo_reads_every_move_of_the_bundled_whole_game(
 
     moves, at, illegal = demo_game()
     # the game shows what a newcomer should see: every bridge shape, a pass, an end
-    shapes = {bridge_shape(m.a, m.b) for m in map(parse_move, moves) if "-" in str(m)}
+    shapes = {bridge_shape(m.b.file - m.a.file, m.b.rank - m.a.rank)
+              for m in map(parse_move, moves) if "-" in str(m)}
     assert shapes == set(BridgeShape) and "pass" in moves and at > 0
     frames = int(cv2.VideoCapture(str(DEMO_VIDEO)).get(cv2.CAP_PROP_FRAME_COUNT))
     assert DEMO_VIDEO.stat().st_size < 8_000_000
