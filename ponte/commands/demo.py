@@ -93,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     elif not args.headless:
         print("demo: the web page is not available in this installation; running headless",
               file=sys.stderr)
-    print(f"demo: playing {video.name} in real time; games database in {data}",
+    pace = "in real time" if args.speed == 1.0 else f"at {args.speed:g} times real time"
+    print(f"demo: playing {video.name} {pace}; games database in {data}",
           file=sys.stderr, flush=True)
     stop = threading.Event()
     console = ConsoleEvents(session, "demo")
