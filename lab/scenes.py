@@ -182,11 +182,10 @@ def truths_from_json(data: Sequence[dict[str, object]]) -> list[Truth]:
 
 
 def demo_moves(seed: int = 5, turns: int = 14) -> tuple[list[str], int, str]:
-    """A short plausible game for the demo: its board moves, and an illegal placement the
-    mover makes (then takes back) before the move at that index."""
+    """A short plausible game: its board moves, and an illegal placement the mover makes
+    (then takes back) before the move at that index."""
     import random
 
-    from referee import Reason, Tiles
     from referee.playout import heuristic_move
 
     rng = random.Random(seed)
@@ -198,29 +197,75 @@ def demo_moves(seed: int = 5, turns: int = 14) -> tuple[list[str], int, str]:
         if str(move) in ("swap", "pass"):
             continue
         if illegal_at < 0 and len(moves) >= turns // 2 and game.turn is not None:
-            own = game.position.tiles(game.turn)
-            for cell in own:
-                for d in ((0, 1), (1, 0), (0, -1), (-1, 0)):
-                    a = type(cell)(cell.file + d[0], cell.rank + d[1])
-                    b = type(cell)(cell.file + 2 * d[0], cell.rank + 2 * d[1])
-                    if not (game.position.geo.contains(a) and game.position.geo.contains(b)):
-                        continue
-                    verdict = game.verdict(Tiles(a, b))
-                    if verdict is not None and verdict.reason in (
-                        Reason.GROUP_TOO_LARGE, Reason.ISLAND_TOO_CLOSE
-                    ) and not set(Tiles(a, b).cells) & set(move.cells):
-                        illegal_at, illegal = len(moves), str(Tiles(a, b))
-                        break
-                if illegal_at >= 0:
-                    break
+            wrong = _illegal_pair(game, move)
+            if wrong:
+                illegal_at, illegal = len(moves), wrong
         game.push(move)
         moves.append(str(move))
     return moves, illegal_at, illegal
 
 
-def demo_beats(seed: int = 5, turns: int = 14) -> list[Beat]:
-    """The demo video's script: a short game with one illegal placement, corrected."""
-    moves, illegal_at, illegal = demo_moves(seed, turns)
+DEMO_SEED = 21
+"""The heuristic players' game (`demo_game`) the bundled demo video shows: a whole game of
+42 moves with bridges of all three shapes, ending in light's pass and dark's last move."""
+
+
+def demo_game(seed: int = DEMO_SEED) -> tuple[list[str], int, str]:
+    """A whole plausible game for the demo, as `demo_moves` gives it but played to its end:
+    no swap (a control, not seen on the board); light passes when it cannot place two
+    tiles and dark's next move ends the game (dark's own pass would not be seen, so the
+    game is one that light's pass ends). The illegal placement comes halfway."""
+    import random
+
+    from referee import Colour
+    from referee.playout import heuristic_move
+
+    rng = random.Random(seed)
+    game = Game()
+    moves: list[str] = []
+    illegal_at, illegal = -1, ""
+    while not game.is_over():
+        move = heuristic_move(game, rng)
+        if str(move) == "swap":
+            continue
+        if str(move) == "pass" and game.turn is Colour.DARK:
+            raise ValueError(f"seed {seed}: dark passes, which the board does not show")
+        if illegal_at < 0 and len(moves) >= 20 and str(move) != "pass":
+            wrong = _illegal_pair(game, move)
+            if wrong:
+                illegal_at, illegal = len(moves), wrong
+        game.push(move)
+        moves.append(str(move))
+    return moves, illegal_at, illegal
+
+
+def _illegal_pair(game: Game, move: object) -> str:
+    """Two cells next to one of the mover's tiles, in a line, where the mover's two tiles
+    would make a group too large or an island too close, sharing no cell with `move`;
+    empty when there are none."""
+    from referee import Reason, Tiles
+
+    if game.turn is None:
+        return ""
+    cells = set(getattr(move, "cells", ()))
+    for cell in game.position.tiles(game.turn):
+        for d in ((0, 1), (1, 0), (0, -1), (-1, 0)):
+            a = type(cell)(cell.file + d[0], cell.rank + d[1])
+            b = type(cell)(cell.file + 2 * d[0], cell.rank + 2 * d[1])
+            if not (game.position.geo.contains(a) and game.position.geo.contains(b)):
+                continue
+            verdict = game.verdict(Tiles(a, b))
+            if verdict is not None and verdict.reason in (
+                Reason.GROUP_TOO_LARGE, Reason.ISLAND_TOO_CLOSE
+            ) and not set(Tiles(a, b).cells) & cells:
+                return str(Tiles(a, b))
+    return ""
+
+
+def demo_beats(seed: int = DEMO_SEED) -> list[Beat]:
+    """The demo video's script: the whole game of `demo_game`, its illegal placement left
+    on the board a while and then corrected (a pass shows nothing on the board)."""
+    moves, illegal_at, illegal = demo_game(seed)
     boards = boards_of_moves(moves)
     beats = [Beat(boards[0], hand_frames=0, still_frames=20)]
     for k, board in enumerate(boards[1:]):
@@ -231,8 +276,14 @@ def demo_beats(seed: int = 5, turns: int = 14) -> list[Beat]:
             for name in illegal.split(","):
                 wrong[name] = colour
             beats.append(Beat(BoardView(wrong, before.bridges), still_frames=25))
-        beats.append(Beat(board, still_frames=12))
+        if board != boards[k]:
+            beats.append(Beat(board, still_frames=12))
     return beats
+
+
+DEMO_TIMING = dict(still_s=0.9, reach_s=0.3, hover_s=0.2, place_s=0.3, leave_s=0.3)
+"""How long each part of a move takes in the demo video (`SequenceTiming`, seconds): the
+still pause is over twice the live loop's settle window."""
 
 
 def write_demo_video(path: Path, fps: float = FPS) -> list[Truth]:
@@ -245,8 +296,7 @@ def write_demo_video(path: Path, fps: float = FPS) -> list[Truth]:
     positions = [position_of(b) for b in boards]
     camera = CameraSpec(width=SIZE[0], height=SIZE[1], focal_px=SIZE[0] * 0.75)
     spec = SceneSpec(board=positions[0][0], camera=camera)
-    timing = SequenceTiming(fps=fps, still_s=1.2, reach_s=0.5, hover_s=0.25, place_s=0.4,
-                            leave_s=0.5)
+    timing = SequenceTiming(fps=fps, **DEMO_TIMING)
     sequence = synth_write(path, render_sequence(positions, spec, timing), fps)
     return [_truth(k, fps, item.frame) for k, item in enumerate(sequence)]
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
 import ponte.commands.live as live_commands
-from lab.scenes import demo_moves
+from lab.scenes import demo_game
 from ponte.cli import main
 from ponte.commands.demo import DEMO_VIDEO
 from ponte.live.session import LiveSession
@@ -36,21 +37,25 @@ def video(tmp_path: Path) -> tuple[Path, GroundTruthReader]:
 def test_transcribe_reads_the_demo_video_through_the_vision_pipeline(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    moves, at, illegal = demo_moves()
+    moves, at, illegal = demo_game()
     out = tmp_path / "demo.pdd"
     assert main(["transcribe", str(DEMO_VIDEO), "--out", str(out), "--json"]) == 0
     captured = capsys.readouterr()
     lines = [json.loads(line) for line in captured.out.splitlines()]
-    kinds = ["move"] * at + ["illegal", "corrected"] + ["move"] * (len(moves) - at)
+    lines = [e for e in lines if e["type"] != "notice"]  # light cannot place two, near the end
+    kinds = (["move"] * at + ["illegal", "corrected"] + ["move"] * (len(moves) - at - 2)
+             + ["pass", "move", "end"])
     assert [e["type"] for e in lines] == kinds
-    assert [e["move"] for e in lines if e["type"] == "move"] == moves
+    assert [e["move"] for e in lines if e["type"] in ("move", "pass")] == moves
     assert lines[0] == {"type": "move", "ply": 1, "move": moves[0], "colour": "light",
                         "t": lines[0]["t"]} and lines[0]["t"] > 0
     flagged = lines[at]
     assert flagged["reason"] in ("group_too_large", "island_too_close")
     assert set(illegal.split(",")) <= set(flagged["cells"])
     assert lines[at + 1]["undone"] is True
-    assert "transcribe: " in captured.err and "transcribe [" not in captured.err
+    assert lines[-1]["termination"] == "passed" and lines[-1]["result"] != "*"
+    assert "transcribe [" not in captured.err  # no progress bar into a non-terminal
+    assert f"transcribe: {len(moves)} moves, result {lines[-1]['result']}" in captured.err
     record = read_record(out.read_text().splitlines())
     assert [str(m) for m in record.moves] == moves
     [fix] = record.corrections
@@ -189,14 +194,107 @@ def test_watch_records_into_the_data_folder_and_resumes_there(
     assert len(Store(data).games()) == 1
 
 
+def test_watch_prints_a_line_for_each_move_and_flag(
+    video: tuple[Path, GroundTruthReader], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, reader = video
+    monkeypatch.setattr(live_commands, "_camera", lambda args: reader)
+    args = ["watch", "--source", str(path), "--no-web", "--data", str(tmp_path)]
+    assert main(args) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines()
+             if re.match(r"watch: (\d+\. |flag: |corrected: )", line)]
+    colours = ["light", "dark"] * 3
+    assert lines[:4] == [f"watch: {n + 1}. {colours[n]} {m}" for n, m in enumerate(MOVES)]
+    assert lines[4].startswith("watch: flag: light b4,e6 - ")
+    assert lines[5:] == ["watch: corrected: b4,e6 taken back", "watch: 5. light e8,f2"]
+
+
 @pytest.mark.slow
-def test_demo_runs_the_bundled_video_to_the_end(tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--headless", "--once", "--speed", "2", "--data", str(tmp_path)]) == 0
+def test_demo_reads_every_move_of_the_bundled_whole_game(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import cv2
+
+    from referee import BridgeShape, bridge_shape, parse_move
+
+    moves, at, illegal = demo_game()
+    # the game shows what a newcomer should see: every bridge shape, a pass, an end
+    shapes = {bridge_shape(m.b.file - m.a.file, m.b.rank - m.a.rank)
+              for m in map(parse_move, moves) if "-" in str(m)}
+    assert shapes == set(BridgeShape) and "pass" in moves and at > 0
+    frames = int(cv2.VideoCapture(str(DEMO_VIDEO)).get(cv2.CAP_PROP_FRAME_COUNT))
+    assert DEMO_VIDEO.stat().st_size < 8_000_000
+    # a faster speed paces the frames faster; the moves read are the same
+    assert main(["demo", "--headless", "--once", "--speed", "4", "--data", str(tmp_path)]) == 0
     err = capsys.readouterr().err
-    moves = demo_moves()[0]
-    assert "550 frames" in err and f"{len(moves)} moves read: {' '.join(moves)}" in err
+    assert f"{frames} frames, {len(moves)} moves read: {' '.join(moves)}" in err
+    lines = [line for line in err.splitlines() if line.startswith("demo: ")]
+    said = [line.split(" ", 2)[2] for line in lines
+            if line.split(" ")[1].endswith(".") and line.split(" ")[1][:-1].isdigit()]
+    assert [m.rsplit(" ", 1)[1] for m in said] == moves  # one line per move, in order
+    assert f"demo: {len(moves)}. dark {moves[-1]}" in lines
+    assert any(line.startswith(f"demo: flag: {'light' if at % 2 == 0 else 'dark'} {illegal} - ")
+               for line in lines)
+    assert f"demo: corrected: {illegal} taken back" in lines
     assert Store(tmp_path).games()[0]["tags"]["Event"] == "Ponte demo"
+    assert any(line.startswith("demo: end: ") and "(passed)" in line for line in lines)
+
+
+def test_a_demo_that_reads_no_move_says_so_and_fails(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # the video's first half second is the empty board: no move can be read in it
+    args = ["demo", "--headless", "--duration", "0.5", "--data", str(tmp_path)]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "0 moves read" in err and "no move was read, so the demo failed" in err
+
+
+def test_demo_without_a_display_opens_no_browser_and_says_where_to_look(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import webbrowser
+
+    import ponte.commands.demo as demo
+
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "open", lambda url, *a, **k: bool(opened.append(url)))
+    monkeypatch.setattr(demo, "has_display", lambda: False)
+    args = ["demo", "--once", "--duration", "0.3", "--port", "0", "--data", str(tmp_path)]
+    main(args)
+    err = capsys.readouterr().err
+    assert opened == []
+    assert "no display here, so no browser is opened; open http://127.0.0.1:" in err
+
+
+@pytest.mark.parametrize(("env", "platform", "seen"), [
+    ({}, "linux", False), ({"DISPLAY": ":0"}, "linux", True),
+    ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", True), ({}, "darwin", True)])
+def test_a_display_is_there_with_x_or_wayland_on_linux(
+        monkeypatch: pytest.MonkeyPatch, env: dict[str, str], platform: str, seen: bool) -> None:
+    import ponte.commands.demo as demo
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(demo.sys, "platform", platform)
+    assert demo.has_display() is seen
+
+
+def test_console_lines_say_each_move_flag_correction_and_end() -> None:
+    from ponte.commands.live import console_line
+
+    assert console_line("move", {"ply": 3, "colour": "light", "move": "c7-e5"}) == (
+        "3. light c7-e5")
+    assert console_line("move", {"ply": 9, "colour": "light", "move": "pass"}) == (
+        "9. light pass")
+    assert console_line("illegal", {"colour": "dark", "move": "e1,f1", "message": "too big"}) \
+        == "flag: dark e1,f1 - too big"
+    assert console_line("corrected", {"move": "e1,f1"}) == "corrected: e1,f1 taken back"
+    end = {"winner": "dark", "termination": "passed",
+           "score": {"light": {"points": 9}, "dark": {"points": 13}}}
+    assert console_line("end", end) == "end: dark wins, light 9 - dark 13 (passed)"
+    assert console_line("camera", {"status": "ok"}) is None
 
 
 @pytest.mark.slow

@@ -337,11 +337,12 @@ def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path, reader_k
 
 
 def test_the_bundled_demo_video_holds_the_game_it_claims(tmp_path: Path) -> None:
-    from lab.scenes import demo_moves, write_demo_video
+    from lab.scenes import demo_game, write_demo_video
     from ponte.commands.demo import DEMO_VIDEO
 
     truths = write_demo_video(tmp_path / "again.mp4")  # rendered afresh: same frames, truth
-    seen, events, _ = run(DEMO_VIDEO, GroundTruthReader(DEMO_VIDEO, truths))
-    moves, _, illegal = demo_moves()
-    assert seen == moves
-    assert [d.get("move") for k, d in events if k is not EventType.MOVE] == [illegal, illegal]
+    seen, events, result = run(DEMO_VIDEO, GroundTruthReader(DEMO_VIDEO, truths))
+    moves, _, illegal = demo_game()
+    assert seen == moves and result != "*"
+    flags = (EventType.ILLEGAL, EventType.CORRECTED)
+    assert [d.get("move") for k, d in events if k in flags] == [illegal, illegal]

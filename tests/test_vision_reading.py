@@ -1321,6 +1321,64 @@ def test_tracker_finds_the_board_again_after_a_knock_too_small_for_the_bump_chec
     assert reader.measure_frame(_noisy(knocked, 13))[1].bare_view is not None
 
 
+def test_the_board_found_again_after_a_knock_lines_up_however_the_rounding_falls(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The border band's fit (`realigned`) must settle where the camera's move put the grid,
+    # not wherever its iterations stop: a few pixels one grey level off (as another
+    # instruction set's rounding leaves them) must not move the corners found.
+    import vision.pipeline as pipeline
+
+    spec = replace(random_spec(np.random.default_rng([1, 2]), "warm-lamp-shadows"), hands=())
+    empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
+    calibration = make_calibration(render(empty).image, empty=True)
+    reader = BoardReader(calibration)
+    fits: list[tuple[object, ...]] = []
+    fit = pipeline.realigned
+
+    def noted(*args: object) -> object:
+        fits.append(args)
+        return fit(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "realigned", noted)
+    knocked = _knocked(spec)
+    for n in range(4):
+        reader.read(_noisy(knocked if n else spec, n))
+    assert reader.bumps == 1 and fits
+    settings, plan, before, now = fits[0]
+    assert isinstance(now, np.ndarray)
+    # where the camera's move takes the calibration's corners (half size, as read)
+    moved = cv2.getPerspectiveTransform(np.float32(render(spec).corners),
+                                        np.float32(render(knocked).corners))
+    truth = cv2.perspectiveTransform(
+        np.array(calibration.corners, np.float64).reshape(-1, 1, 2), moved).reshape(-1, 2) / 2
+    rng = np.random.default_rng(0)
+    worst = []
+    for k in range(6):
+        nudged = now.astype(np.int16) + (rng.integers(-1, 2, now.shape) * (
+            rng.random(now.shape) < 0.05) if k else 0)
+        found = fit(settings, plan, before, np.clip(nudged, 0, 255).astype(np.uint8))  # type: ignore[arg-type]
+        assert found is not None
+        worst.append(float(np.abs(found[0] - truth).max()))
+    assert max(worst) < 0.4, worst
+
+
+@pytest.mark.skipif(__import__("platform").machine() != "x86_64",
+                    reason="the test command disables x86-64 instruction sets only")
+def test_the_test_command_names_instruction_sets_opencv_knows() -> None:
+    # `scripts/test` runs the vision tests again with these disabled; a name OpenCV does not
+    # know (AVX512_SKX, say) it only warns of, and the run would prove nothing.
+    import subprocess
+    import sys
+
+    probe = ("import cv2; print(*(int(cv2.checkHardwareSupport(f)) for f in (10, 11, 12, 256)))"
+             "; print(cv2.getCPUFeaturesLine())")
+    env = {"OPENCV_CPU_DISABLE": "AVX512-SKX,AVX2,FMA3,AVX", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                          text=True, check=True, timeout=60)
+    assert "unknown CPU feature" not in done.stderr
+    assert done.stdout.split("\n")[0] == "0 0 0 0"  # AVX, AVX2, FMA3, AVX-512 SKX all off
+
+
 def _knocked(spec: SceneSpec) -> SceneSpec:
     """The camera knocked: turned by 1.5 degrees, tilted by 1, its view shifted by a
     sixth of a cell (the synthetic `CameraBump` at rest)."""

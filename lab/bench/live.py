@@ -114,7 +114,7 @@ def _demo_through_vision() -> tuple[int, int, int, int]:
     """The bundled demo video transcribed through the real vision pipeline: moves read in
     order matching the game, moves in the game, flags raised, settled boards."""
     from contracts.live import EventType
-    from lab.scenes import demo_moves
+    from lab.scenes import demo_game
     from ponte.commands.demo import DEMO_VIDEO
     from ponte.live.camera import CameraReader
     from ponte.live.loop import transcribe
@@ -125,7 +125,7 @@ def _demo_through_vision() -> tuple[int, int, int, int]:
         result = transcribe(source, CameraReader())
     finally:
         source.close()
-    truth = demo_moves()[0]
+    truth = demo_game()[0]
     read = [str(m.move) for m in result.table.game.moves]
     right = 0
     for seen, played in zip(read, truth, strict=False):

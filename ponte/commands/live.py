@@ -277,6 +277,55 @@ def attach_leds(session: Any, url: str) -> Any | None:
     return LedLink.start(session, url)
 
 
+def console_line(kind: str, data: dict[str, Any]) -> str | None:
+    """The console's line for one live-loop event (`EventType` value and data): each move,
+    pass, flag, correction, void game and end; None for the rest (camera status, state)."""
+    if kind == "move":
+        return f"{data.get('ply')}. {data.get('colour')} {data.get('move')}"
+    if kind == "illegal":
+        return (f"flag: {data.get('colour') or 'a'} {data.get('move') or 'change'} - "
+                f"{data.get('message') or data.get('reason')}")
+    if kind == "corrected":
+        return f"corrected: {data.get('move') or 'the flagged change'} taken back"
+    if kind == "void":
+        return f"void: {data.get('message') or 'a flag outlived its two rounds'}"
+    if kind == "end":
+        score = data.get("score") or {}
+        points = {c: (score.get(c) or {}).get("points") for c in ("light", "dark")}
+        winner = data.get("winner")
+        return (f"end: {winner + ' wins' if winner else 'a draw'}, light {points['light']} - "
+                f"dark {points['dark']} ({data.get('termination')})")
+    return None
+
+
+class ConsoleEvents:
+    """Prints `console_line` of each event the session publishes, on stderr after `prefix`,
+    from a thread of its own (controls from the web page publish too); `close` prints
+    what is left and stops it."""
+
+    def __init__(self, session: Any, prefix: str) -> None:
+        self.prefix = prefix
+        self._sub = session.bus.subscribe()
+        self._thread = threading.Thread(target=self._run, name="console-events", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            event = self._sub.get()
+            if event is None:
+                return
+            self._print(event)
+
+    def _print(self, event: Any) -> None:
+        line = console_line(event.type.value, event.data)
+        if line is not None:
+            print(f"{self.prefix}: {line}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        self._sub.close()  # the thread prints what is queued, then ends
+        self._thread.join(5)
+
+
 class _CameraMessages:
     """Says on stderr, once each time, that the camera is awaited, lost or back; and tells
     the session (whose web page shows it)."""
@@ -360,6 +409,7 @@ def run_watch(args: argparse.Namespace) -> int:
     state = "resumed" if session.resumed else "started"
     print(f"watch: game {session.game_id} {state}; data in {store.path}", file=sys.stderr,
           flush=True)
+    console = ConsoleEvents(session, "watch")
     try:
         stats = run_live(source, camera, session, realtime=args.realtime or not live,
                          stop=stop, duration=args.duration)
@@ -368,6 +418,7 @@ def run_watch(args: argparse.Namespace) -> int:
         stats = None
         print("watch: stopped", file=sys.stderr)
     finally:
+        console.close()
         source.close()
         if leds is not None:
             leds.close()
