@@ -130,10 +130,11 @@ class LiveSession:
         with self._lock:
             self._camera_jpeg = jpeg
 
-    def _judge(self, board: BoardView, t: float, snapshot: SnapshotMaker | None) -> list[Emitted]:
+    def _judge(self, board: BoardView, t: float, snapshot: SnapshotMaker | None,
+               confirm: bool = False) -> list[Emitted]:
         self._judged = board
         start = len(self.table.ops)
-        events = self.table.judge(board, t)
+        events = self.table.judge(board, t, confirm=confirm)
         self._commit(self.table.ops[start:], events, t, snapshot)
         return events
 
@@ -210,7 +211,7 @@ class LiveSession:
             raise ControlError("no board has been seen yet", 409)
         self._commit([], [(EventType.CONTROL, {"action": "confirm", "params": {}, "t": t})], t)
         board = self._detector.latest()  # flickering cells as settled, when they have
-        self._judge(board if board is not None else latest.board, t, None)
+        self._judge(board if board is not None else latest.board, t, None, confirm=True)
 
     def _new_game(self, params: Mapping[str, Any], t: float) -> None:
         tags: dict[str, str] = {}
