@@ -223,7 +223,9 @@ def interpret(
         if one is not None:
             moves, explained = one, (pieces, bridges)
             break
-        found = best(explanations(game, pieces, frozenset(bridges), board.tiles, seen))
+        # All the new pieces explained: judged with no anomaly flag over them, as they will be.
+        judged = _without_anomalies(game) if pieces is added else game
+        found = best(explanations(judged, pieces, frozenset(bridges), board.tiles, seen))
         if len(found) == 1:
             moves, pending, explained = found[0].moves, found[0].pending, (pieces, bridges)
             break
@@ -288,6 +290,17 @@ def interpret(
     return Plan(moves, pending, anomalies, unsure)
 
 
+def _without_anomalies(game: Game) -> Game:
+    """The game with the flags of pieces outside a turn taken down (a copy)."""
+    raised = [f.id for f in game.flags if f.move is None and f.obstructs]
+    if not raised:
+        return game
+    fork = game.copy()
+    for flag_id in raised:
+        fork.clear_flag(flag_id)
+    return fork
+
+
 def _one_turn(game: Game, pieces: Mapping[str, str],
               bridges: set[BridgeEnds]) -> tuple[Turn, ...] | None:
     """The mover's turn that places exactly these pieces, or light's pass and dark's legal
@@ -315,9 +328,9 @@ def _added_verdict(game: Game, added: Mapping[str, str], bridges: set[BridgeEnds
         if mover is Colour.DARK and game.pass_allowed():
             hint = (" (dark cannot place two tiles: dark may build a bridge, or pass"
                     " from the controls, which ends the game)")
-        tiles = "tile" if len(cells) == 1 else "tiles"
+        tiles = f"a {mover.other.value} tile" if len(cells) == 1 else f"{mover.other.value} tiles"
         return Illegal(Reason.WRONG_COLOUR, where,
-                       f"a {mover.other.value} {tiles} on {', '.join(cells)}, but it is "
+                       f"{tiles} on {', '.join(cells)}, but it is "
                        f"{mover.value}'s turn{hint}")
     if len(cells) == 1 and not bridges:
         return Illegal(Reason.TILE_APPEARED, where,
