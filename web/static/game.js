@@ -51,6 +51,7 @@
       notes.push(`${colourName(state.turn, state)} cannot place two tiles: build a bridge or pass.`);
     }
     if (state.light_passed && !state.over) notes.push("Light has passed: dark's last turn.");
+    if (state.unsure && !state.over) notes.push(cap(state.unsure.message) + ".");
     if (state.camera && state.camera.status && state.camera.status !== "ok") {
       notes.push(`Camera: ${state.camera.status}.`);
     }
@@ -64,7 +65,8 @@
     card.hidden = flags.length === 0;
     list.replaceChildren(...flags.map((flag) => {
       const left = flag.rounds_left;
-      const rounds = left <= 0 ? "the game is void if it stays"
+      const rounds = flag.voids === false ? "the record keeps it; it never voids the game"
+        : left <= 0 ? "the game is void if it stays"
         : `${left} round${left === 1 ? "" : "s"} left to correct it before the game is void`;
       return el("li", { class: "flag", "data-flag": flag.id },
         el("span", { class: "flag-icon", "aria-hidden": "true", text: "⚠" }),
