@@ -419,6 +419,8 @@ def test_fast_play_the_next_hand_03_s_after_the_last_leaves(
     seen, events, result = run(path, reader_for(reader_kind, truth))
     assert seen == QUICK and result == "*"
     assert counts(events) == (0, 0)
+    committed = [d["t"] for k, d in events if k is EventType.MOVE]
+    assert [committed[k] == committed[k + 1] for k in range(0, len(QUICK), 2)] == [True] * 4
 
 
 @pytest.mark.parametrize("turns_late", [1, 2])
