@@ -140,7 +140,8 @@ def explanations(
                 continue  # its tiles are not both down, or not the mover's
             play(Bridge(Cell.parse(ends[0]), Cell.parse(ends[1])), left,
                  left_bridges - {ends}, (piece_key("bridge", f"{ends[0]}-{ends[1]}"),))
-        if colour is Colour.LIGHT and not after_pass and g.pass_allowed():
+        if colour is Colour.LIGHT and not after_pass and _one_dark_turn(left, left_bridges) \
+                and g.pass_allowed():  # after light's pass dark has one turn: the last
             fork = g.copy()
             fork.push(Pass())
             walk(fork, left, left_bridges, moves + (Pass(),), verdicts + (None,),
@@ -150,6 +151,13 @@ def explanations(
     return sorted(found.values(), key=lambda e: (e.misses, e.flagged, len(e.moves),
                                                  " ".join(str(m) for m in e.moves),
                                                  e.pending or ""))
+
+
+def _one_dark_turn(tiles: Mapping[str, str], bridges: frozenset[BridgeEnds]) -> bool:
+    """Whether the pieces could be one turn of dark's (two tiles, one bridge, or a first
+    tile): all that may follow light's pass."""
+    dark = all(v == Colour.DARK.value for v in tiles.values())
+    return (dark and len(tiles) in (1, 2) and not bridges) or (not tiles and len(bridges) == 1)
 
 
 def _misses(groups: tuple[tuple[str, ...], ...], seen: Mapping[str, int], now: int) -> int:

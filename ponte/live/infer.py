@@ -308,10 +308,10 @@ def _one_turn(game: Game, pieces: Mapping[str, str],
     mover = game.turn
     assert mover is not None
     move = _as_move(pieces, bridges, mover)
-    if (pieces or bridges) and _may_pass_first(game, move):
-        theirs = _as_move(pieces, bridges, mover.other)
-        if theirs is not None and _legal_for(game, mover.other, theirs):
-            return (Pass(), theirs)
+    theirs = _as_move(pieces, bridges, mover.other)
+    if theirs is not None and _may_pass_first(game, move) and _legal_for(
+            game, mover.other, theirs):
+        return (Pass(), theirs)
     return None if move is None else (move,)
 
 
