@@ -448,7 +448,7 @@ def test_a_tile_read_late(tmp_path: Path, turns_late: int) -> None:
     assert waiting and waiting[0]["cells"] == ["c2"]
 
 
-@pytest.mark.parametrize("frames", [3, 12])
+@pytest.mark.parametrize("frames", [1, 3, 12])
 def test_a_spurious_tile_for_some_frames(tmp_path: Path, frames: int) -> None:
     boards = boards_of_moves(QUICK)
     glare = BoardView({**boards[4].tiles, "f2": "dark"}, boards[4].bridges)  # light's turn
