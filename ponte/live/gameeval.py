@@ -62,7 +62,8 @@ CALIBRATION_S = 1.5
 COLUMNS = ["setup", "seed", "knock", "moves", "read_right", "first_wrong", "flags",
            "notices", "delay_median_s", "delay_max_s", "frames", "hand_frames",
            "hand_frames_wrong", "still_frames", "still_frames_wrong", "still_frames_flagged",
-           "still_frames_held", "fast", "drop", "pieces_dropped", "catch_up_notices",
+           "still_frames_held", "fast", "drop", "pieces_dropped", "moves_caught_up",
+           "catch_up_notices",
            "flags_up_at_end", "void", "turn_shifted"]
 
 
@@ -91,6 +92,8 @@ class GameResult:
     fast: bool = False
     drop: float = 0.0
     pieces_dropped: int = 0
+    moves_caught_up: int = 0
+    """Moves recorded from a settled board that also recorded the move before them."""
     catch_up_notices: int = 0
     flags_up_at_end: int = 0
     void: bool = False
@@ -104,7 +107,8 @@ class GameResult:
                 f"{max(delays):.2f}" if delays else "", self.frames, self.hand_frames,
                 self.hand_frames_wrong, self.still_frames, self.still_frames_wrong,
                 self.still_frames_flagged, self.still_frames_held, int(self.fast), self.drop,
-                self.pieces_dropped, self.catch_up_notices, self.flags_up_at_end,
+                self.pieces_dropped, self.moves_caught_up, self.catch_up_notices,
+                self.flags_up_at_end,
                 int(self.void), int(self.turn_shifted)]
 
 
@@ -288,11 +292,12 @@ def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
     catch_up = sum(1 for kind, data in result.events
                    if kind is EventType.NOTICE and data.get("kind") == "catch_up")
     game = result.table.game
+    caught_up = sum(1 for a, b in zip(committed, committed[1:], strict=False) if a == b)
     c = camera.counts
     return GameResult(setup, seed, knock, len(moves), right, first_wrong, flags, notices,
                       delays, result.frames, c["hand"], c["hand_wrong"], c["still"],
                       c["still_wrong"], c["still_flagged"], c["still_held"], fast, drop,
-                      dropping.dropped if dropping else 0, catch_up, len(game.flags),
+                      dropping.dropped if dropping else 0, caught_up, catch_up, len(game.flags),
                       result.table.result() == "void",
                       _turn_shifted(game))
 
@@ -353,7 +358,8 @@ def evaluate_games(setups: Sequence[str], seeds: Sequence[int], turns: int, out:
             sum(r.still_frames for r in results), sum(r.still_frames_wrong for r in results),
             sum(r.still_frames_flagged for r in results),
             sum(r.still_frames_held for r in results), fast, drop,
-            sum(r.pieces_dropped for r in results), sum(r.catch_up_notices for r in results),
+            sum(r.pieces_dropped for r in results), sum(r.moves_caught_up for r in results),
+            sum(r.catch_up_notices for r in results),
             sum(r.flags_up_at_end for r in results), any(r.void for r in results),
             any(r.turn_shifted for r in results))
         writer.writerow(total.row())
@@ -362,7 +368,7 @@ def evaluate_games(setups: Sequence[str], seeds: Sequence[int], turns: int, out:
         delay = r.row()[8:10]
         print(f"{mark} {r.setup:<24} seed {r.seed:>3}  moves {r.read_right}/{r.moves}"
               f"  flags {r.flags} ({r.flags_up_at_end} up at the end)"
-              f"  catch-up notices {r.catch_up_notices}"
+              f"  caught up {r.moves_caught_up}  catch-up notices {r.catch_up_notices}"
               + (f"  pieces dropped {r.pieces_dropped}" if r.drop else "")
               + (" VOID" if r.void else "") + (" TURN SHIFTED" if r.turn_shifted else "")
               + f"  delay median {delay[0]} s max {delay[1]} s"
