@@ -164,8 +164,8 @@ def anomaly_pieces(anomaly: Anomaly) -> tuple[tuple[str, str], ...]:
     """The (key, state) of each cell or bridge an anomaly stands for (a group names
     several: "pieces:cell:c3=dark cell:c4=dark")."""
     if anomaly.key.startswith(GROUP):
-        return tuple(tuple(p.split("=", 1)) for p in  # type: ignore[misc]
-                     anomaly.key[len(GROUP):].split())
+        pieces = (p.partition("=") for p in anomaly.key[len(GROUP):].split())
+        return tuple((key, state) for key, _, state in pieces)
     return ((anomaly.key, anomaly.state),)
 
 
