@@ -42,8 +42,9 @@ class EventType(enum.Enum):
     CAMERA = "camera"
     """Camera or board status changed (data: status such as ok, occluded, no-signal, bumped)."""
     NOTICE = "notice"
-    """Something players should know that is not a flag (data: message), e.g. one tile and
-    a pause, or "light cannot place two tiles: build a bridge or pass"."""
+    """Something players should know that is not a flag (data: kind, message), e.g. one tile
+    and a pause, "light cannot place two tiles: build a bridge or pass", or turns seen at
+    once that several readings fit ("catch_up": cells, proposal; confirm records it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +175,8 @@ class LiveApi(Protocol):
 
     def control(self, action: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """Carry out a player's control and return the new state. Actions: "swap", "pass",
-        "confirm", "override" (params: cell and value "light"/"dark"/"empty", or bridge
+        "confirm" (judge the board now; records the proposal of a "catch_up" notice),
+        "override" (params: cell and value "light"/"dark"/"empty", or bridge
         ["a1","c1"] and present true/false), "drop_override" (params: key, as in the
         state's "overrides"), "undo", "new_game" (params: light, dark names, optional
         board, supply), "end_game". Raises ControlError."""

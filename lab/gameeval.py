@@ -19,7 +19,16 @@ board's own lines):
   settling's 0.4 s and what the hand's leaving adds);
 - hand frames read wrong: frames with the hand in the picture that the camera read as a
   board other than the one under it without flagging them occluded (what the settling has
-  to absorb).
+  to absorb);
+- catch-up notices: settled boards that several sequences of turns explained, asked about
+  (`ponte.live.catchup`); flags still up when the video ends; whether the game was void;
+  whether the record's turn is off from the game's (a camera error shifted it).
+
+Two switches make the table harder to keep: `--fast` plays quickly (the next hand reaches
+in 0.3 s after the last one left, so turns often settle together: catch-up), and
+`--drop SHARE` has the reader lose pieces: each piece put down is, with that chance, left
+out of every reading from the moment it is put down for a random time of up to one turn
+(a reader that misses a bridge until the next turn, a tile read late).
 """
 
 from __future__ import annotations
@@ -45,10 +54,17 @@ KNOCK_AT_S = 6.0
 """With `--knock`, when the camera is knocked (in the still time after the first move)."""
 JPEG_QUALITY = 85
 
+FAST_STILL_S = 0.3
+"""With `--fast`, seconds from one hand leaving the picture to the next reaching in."""
+CALIBRATION_S = 1.5
+"""With `--fast`, the empty board is still shown this long first (the camera calibrates)."""
+
 COLUMNS = ["setup", "seed", "knock", "moves", "read_right", "first_wrong", "flags",
            "notices", "delay_median_s", "delay_max_s", "frames", "hand_frames",
            "hand_frames_wrong", "still_frames", "still_frames_wrong", "still_frames_flagged",
-           "still_frames_held"]
+           "still_frames_held", "fast", "drop", "pieces_dropped", "moves_caught_up",
+           "catch_up_notices",
+           "flags_up_at_end", "void", "turn_shifted"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +89,15 @@ class GameResult:
     still_frames_held: int
     """Of the still frames flagged, those flagged only for a new reading held back while the
     picture near it had just moved (`Reading.pending`): a piece just put down, waiting."""
+    fast: bool = False
+    drop: float = 0.0
+    pieces_dropped: int = 0
+    moves_caught_up: int = 0
+    """Moves recorded from a settled board that also recorded the move before them."""
+    catch_up_notices: int = 0
+    flags_up_at_end: int = 0
+    void: bool = False
+    turn_shifted: bool = False
 
     def row(self) -> list[object]:
         delays = self.delays
@@ -81,7 +106,10 @@ class GameResult:
                 f"{statistics.median(delays):.2f}" if delays else "",
                 f"{max(delays):.2f}" if delays else "", self.frames, self.hand_frames,
                 self.hand_frames_wrong, self.still_frames, self.still_frames_wrong,
-                self.still_frames_flagged, self.still_frames_held]
+                self.still_frames_flagged, self.still_frames_held, int(self.fast), self.drop,
+                self.pieces_dropped, self.moves_caught_up, self.catch_up_notices,
+                self.flags_up_at_end,
+                int(self.void), int(self.turn_shifted)]
 
 
 def compare_moves(played: Sequence[str], read: Sequence[str]) -> tuple[int, str]:
@@ -107,9 +135,11 @@ class _Frames:
     live = False
     description = "generated game video"
 
-    def __init__(self, frames: Iterator[tuple[Any, Any]], fps: float) -> None:
+    def __init__(self, frames: Iterator[tuple[Any, Any]], fps: float, skip: int = 0) -> None:
         self._frames = frames
         self._fps = fps
+        self._skip = skip
+        """Positions shown before the first move only to keep the empty board in view."""
         self.truth: Any = None
         self.put_down: list[float] = []
         """When the last piece of each move was put down (seconds)."""
@@ -127,7 +157,7 @@ class _Frames:
         seen = (self.truth.board, self.truth.bridges)
         if seen != self._seen:
             self._seen, self._changed = seen, self.truth.time_s
-        if self.truth.move > len(self.put_down):
+        if self.truth.move - self._skip > len(self.put_down):
             self.put_down.append(self._changed)
         ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
         if not ok:
@@ -136,17 +166,64 @@ class _Frames:
         return Frame(decoded, self.truth.index / self._fps, self.truth.index)
 
 
-class _Watched(CameraReader):
-    """The live loop's camera, counting its readings against the frames' truth."""
+def _pieces(truth: Any) -> set[str]:
+    """The pieces a frame's truth holds: "e5" for a tile, "a1-c1" for a bridge."""
+    rows = truth.board
+    size = len(rows)
+    cells = {f"{chr(ord('a') + f)}{size - r}" for r, row in enumerate(rows)
+             for f, ch in enumerate(row) if ch in "LD"}
+    return cells | {"-".join(sorted(b, key=cell_key)) for b in truth.bridges}
 
-    def __init__(self, frames: _Frames, calibration: Any | None = None) -> None:
+
+class _Dropping:
+    """A reader that loses pieces: each piece put down is, with chance `share`, left out of
+    the readings for a random time of up to `turn_s` seconds from when it was put down."""
+
+    def __init__(self, share: float, turn_s: float, seed: list[int]) -> None:
+        import random
+
+        self._rng = random.Random(str(seed))
+        self.share = share
+        self.turn_s = turn_s
+        self._known: set[str] = set()
+        self._until: dict[str, float] = {}
+        self.dropped = 0
+
+    def apply(self, truth: Any, reading: Reading) -> Reading:
+        t = float(truth.time_s)
+        for piece in sorted(_pieces(truth) - self._known):
+            self._known.add(piece)
+            if self._rng.random() < self.share:
+                self._until[piece] = t + self._rng.uniform(0.0, self.turn_s)
+                self.dropped += 1
+        gone = {p for p, end in self._until.items() if t < end}
+        if not gone:
+            return reading
+        board = reading.board
+        tiles = {c: v for c, v in board.tiles.items() if c not in gone}
+        bridges = frozenset(b for b in board.bridges if f"{b[0]}-{b[1]}" not in gone)
+        return dataclasses.replace(reading, board=BoardView(tiles, bridges))
+
+
+class _Watched(CameraReader):
+    """The live loop's camera, counting its readings against the frames' truth (and with
+    `dropping`, losing pieces after they were counted)."""
+
+    def __init__(self, frames: _Frames, calibration: Any | None = None,
+                 dropping: _Dropping | None = None) -> None:
         super().__init__(calibration)
         self._frames = frames
+        self._dropping = dropping
         self.counts = dict(hand=0, hand_wrong=0, still=0, still_wrong=0, still_flagged=0,
                            still_held=0)
 
     def read(self, image: Any, t: float) -> Reading:
-        reading = super().read(image, t)
+        reading = self._count(super().read(image, t))
+        if self._dropping is not None and self._frames.truth is not None:
+            reading = self._dropping.apply(self._frames.truth, reading)
+        return reading
+
+    def _count(self, reading: Reading) -> Reading:
         truth = self._frames.truth
         if self.calibrated and truth is not None:
             right = _same(reading.board, truth.board, truth.bridges)
@@ -162,8 +239,12 @@ class _Watched(CameraReader):
 
 
 def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
-              fps: float = FPS, measured_lens: bool = True) -> GameResult:
-    """Render one game of `turns` board moves on `setup` and read it through the live loop."""
+              fps: float = FPS, measured_lens: bool = True, fast: bool = False,
+              drop: float = 0.0) -> GameResult:
+    """Render one game of `turns` board moves on `setup` and read it through the live loop
+    (`fast`: quick players; `drop`: the share of pieces the reader loses for a while)."""
+    import math
+
     import numpy as np
 
     from lab.synth import SETUPS, CameraBump, SequenceTiming, render_sequence
@@ -179,8 +260,14 @@ def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
     hand = HandSpec(skin=SKIN_TONES[int(rng.integers(len(SKIN_TONES)))],
                     sleeve=SLEEVES[int(rng.integers(len(SLEEVES)))],
                     sleeve_reach=float(rng.uniform(0.0, 0.8)))
-    timing = SequenceTiming(fps=fps, still_s=1.5,
+    timing = SequenceTiming(fps=fps, still_s=FAST_STILL_S if fast else 1.5,
                             bump=CameraBump(at_s=KNOCK_AT_S) if knock else None)
+    turn_s = timing.reach_s + timing.hover_s + timing.place_s + timing.leave_s + timing.still_s
+    # Quick play: the empty board in view long enough to calibrate on. Quick play or pieces
+    # dropped: the last board in view until a piece dropped from it is read again and settles.
+    skip = math.ceil(CALIBRATION_S / FAST_STILL_S) - 1 if fast else 0
+    tail = math.ceil((turn_s + CALIBRATION_S) / timing.still_s) if fast or drop else 0
+    positions = [positions[0]] * skip + positions + [positions[-1]] * tail
     calibration = None
     if spec.camera.distorted and measured_lens:
         # A wide-angle webcam is set up as the README says: its lens measured
@@ -190,8 +277,9 @@ def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
 
         photo, lens = empty_photo(spec)
         calibration = make_calibration(photo, lens=lens, empty=True)
-    frames = _Frames(render_sequence(positions, spec, timing, hand), fps)
-    camera = _Watched(frames, calibration)
+    frames = _Frames(render_sequence(positions, spec, timing, hand), fps, skip)
+    dropping = _Dropping(drop, turn_s, [seed, list(SETUPS).index(setup)]) if drop else None
+    camera = _Watched(frames, calibration, dropping)
     result = transcribe(frames, camera, settle_window=DEFAULT_WINDOW)
     read = [str(m.move) for m in result.table.game.moves if not m.withdrawn]
     right, first_wrong = compare_moves(moves, read)
@@ -201,26 +289,52 @@ def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
                    for c, t in zip(committed[:right], frames.put_down, strict=False))
     flags = sum(1 for kind, _ in result.events if kind is EventType.ILLEGAL)
     notices = sum(1 for kind, _ in result.events if kind is EventType.NOTICE)
+    catch_up = sum(1 for kind, data in result.events
+                   if kind is EventType.NOTICE and data.get("kind") == "catch_up")
+    game = result.table.game
+    caught_up = sum(1 for a, b in zip(committed, committed[1:], strict=False) if a == b)
     c = camera.counts
     return GameResult(setup, seed, knock, len(moves), right, first_wrong, flags, notices,
                       delays, result.frames, c["hand"], c["hand_wrong"], c["still"],
-                      c["still_wrong"], c["still_flagged"], c["still_held"])
+                      c["still_wrong"], c["still_flagged"], c["still_held"], fast, drop,
+                      dropping.dropped if dropping else 0, caught_up, catch_up, len(game.flags),
+                      result.table.result() == "void",
+                      _turn_shifted(game))
 
 
-def _play(job: tuple[str, int, int, bool, float, bool]) -> GameResult:
+def _turn_shifted(game: Any) -> bool:
+    """Whether a move of the record is of the other colour than the game's move in its place
+    (the games played alternate light and dark from the first move)."""
+    board_moves = [m for m in game.moves if m.colour is not None]
+    return any(m.colour.value != ("light" if k % 2 == 0 else "dark")
+               for k, m in enumerate(board_moves))
+
+
+def _play(job: tuple[str, int, int, bool, float, bool, bool, float]) -> GameResult:
     import cv2
 
     cv2.setNumThreads(1)
-    setup, seed, turns, knock, fps, measured_lens = job
-    return play_game(setup, seed, turns, knock=knock, fps=fps, measured_lens=measured_lens)
+    setup, seed, turns, knock, fps, measured_lens, fast, drop = job
+    return play_game(setup, seed, turns, knock=knock, fps=fps, measured_lens=measured_lens,
+                     fast=fast, drop=drop)
+
+
+def _good(r: GameResult) -> bool:
+    """Every move right, no void, no shifted turn; no flag at all, or with pieces dropped
+    from the readings, none left up at the end."""
+    flags_ok = r.flags_up_at_end == 0 if r.drop else r.flags == 0
+    return not r.first_wrong and flags_ok and not r.void and not r.turn_shifted
 
 
 def evaluate_games(setups: Sequence[str], seeds: Sequence[int], turns: int, out: Path, *,
                    knock: bool = False, jobs: int = 1, fps: float = FPS,
-                   measured_lens: bool = True) -> int:
+                   measured_lens: bool = True, fast: bool = False, drop: float = 0.0) -> int:
     """Play every (setup, seed) game, write the CSV table (one row a game, then the total)
-    and print a summary. Returns 0 when every game's record is right with no flag, else 1."""
-    work = [(s, seed, turns, knock, fps, measured_lens) for seed in seeds for s in setups]
+    and print a summary. Returns 0 when every game is good (`_good`), else 1."""
+    if not 0.0 <= drop <= 1.0:
+        raise ValueError("the share of pieces dropped must lie between 0 and 1")
+    work = [(s, seed, turns, knock, fps, measured_lens, fast, drop)
+            for seed in seeds for s in setups]
     if jobs > 1:
         import multiprocessing
 
@@ -243,16 +357,24 @@ def evaluate_games(setups: Sequence[str], seeds: Sequence[int], turns: int, out:
             sum(r.hand_frames for r in results), sum(r.hand_frames_wrong for r in results),
             sum(r.still_frames for r in results), sum(r.still_frames_wrong for r in results),
             sum(r.still_frames_flagged for r in results),
-            sum(r.still_frames_held for r in results))
+            sum(r.still_frames_held for r in results), fast, drop,
+            sum(r.pieces_dropped for r in results), sum(r.moves_caught_up for r in results),
+            sum(r.catch_up_notices for r in results),
+            sum(r.flags_up_at_end for r in results), any(r.void for r in results),
+            any(r.turn_shifted for r in results))
         writer.writerow(total.row())
     for r in [*results, total]:
-        mark = "ok " if not r.first_wrong and not r.flags else "BAD" if r is not total else "   "
+        mark = "ok " if _good(r) else "BAD" if r is not total else "   "
         delay = r.row()[8:10]
         print(f"{mark} {r.setup:<24} seed {r.seed:>3}  moves {r.read_right}/{r.moves}"
-              f"  flags {r.flags}  delay median {delay[0]} s max {delay[1]} s"
+              f"  flags {r.flags} ({r.flags_up_at_end} up at the end)"
+              f"  caught up {r.moves_caught_up}  catch-up notices {r.catch_up_notices}"
+              + (f"  pieces dropped {r.pieces_dropped}" if r.drop else "")
+              + (" VOID" if r.void else "") + (" TURN SHIFTED" if r.turn_shifted else "")
+              + f"  delay median {delay[0]} s max {delay[1]} s"
               f"  hand frames wrong {r.hand_frames_wrong}/{r.hand_frames}"
               f"  still wrong {r.still_frames_wrong}/{r.still_frames}"
               + (f"  ({r.first_wrong})" if r.first_wrong and r is not total else ""),
               file=sys.stderr)
     print(f"written to {out}", file=sys.stderr)
-    return 0 if all(not r.first_wrong and not r.flags for r in results) else 1
+    return 0 if all(_good(r) for r in results) else 1

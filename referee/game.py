@@ -9,7 +9,8 @@ correcting replay the log, so there is one way the state is ever computed.
 Turns and rounds (RULINGS.md): a turn is one move on the board (`swap` is a choice, not a
 turn); a round is a light turn and the dark turn after it, so turns 1-2 are round 1, 3-4
 round 2, and so on. A flag raised in round k voids the game if it is still up when round
-k+2 ends.
+k+2 ends; a flag for a recorded piece no longer seen (`Flag.voids` false) asks for it to be
+put back and never voids the game: the record keeps the piece.
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ class Flag:
     obstructs: tuple[Cell, ...] = ()
     """Cells physically holding the flagged pieces; unusable until the flag is cleared."""
 
+    @property
+    def voids(self) -> bool:
+        """Whether the two-round window applies: not to a recorded piece no longer seen,
+        which the record keeps (RULINGS.md)."""
+        return self.verdict.reason not in _PUT_BACK
+
     def rounds_left(self, turns_completed: int) -> int:
         """How many round ends remain before the game would be void (the current one counts)."""
         return max(0, self.deadline // 2 - turns_completed // 2)
@@ -84,6 +91,7 @@ class Flag:
             "turn": self.raised_in_turn,
             "deadline_turn": self.deadline,
             "rounds_left": self.rounds_left(turns_completed),
+            "voids": self.voids,
         }
 
 
@@ -129,6 +137,9 @@ class _EndEntry:
 _Entry = _MoveEntry | _FlagEntry | _ClearEntry | _EndEntry
 
 
+_PUT_BACK = (Reason.TILE_VANISHED, Reason.BRIDGE_VANISHED)
+"""Reasons of flags that ask for a recorded piece to be put back: outside the window."""
+
 _CANNOT_STAND = (
     Reason.OFF_BOARD,
     Reason.SAME_CELL,
@@ -167,6 +178,16 @@ class Game:
         self.supply = supply
         self._log: list[_Entry] = []
         self._s = _State(Position(size, supply))
+
+    def copy(self) -> Game:
+        """An independent game with the same history and state (to try moves out on)."""
+        other = Game.__new__(Game)
+        other.size, other.supply = self.size, self.supply
+        other._log = list(self._log)
+        s = self._s
+        other._s = _State(s.position.copy(), list(s.moves), dict(s.flags), s.next_flag_id,
+                          s.turns, s.swapped, s.light_passed, s.ended, s.void)
+        return other
 
     # ----------------------------------------------------------------- state
 
@@ -467,8 +488,9 @@ class Game:
 
     @staticmethod
     def _check_window(s: _State) -> None:
-        if any(flag.deadline <= s.turns for flag in s.flags.values()):
+        voiding = [flag for flag in s.flags.values() if flag.voids]
+        if any(flag.deadline <= s.turns for flag in voiding):
             s.void = True
-        elif s.ended and s.flags:
+        elif s.ended and voiding:
             s.void = True
 

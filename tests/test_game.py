@@ -218,6 +218,31 @@ def test_game_ending_with_a_flag_up_is_void() -> None:
     assert outcome is not None and outcome.termination is Termination.VOID
 
 
+@pytest.mark.parametrize("lost", [Reason.TILE_VANISHED, Reason.BRIDGE_VANISHED])
+def test_a_recorded_piece_no_longer_seen_never_voids_the_game(lost: Reason) -> None:
+    game = Game()
+    play(game, "a1,a2", "j9,j10")
+    flag = game.raise_flag(Illegal(lost, ("a2",), "the light tile on a2 is missing"))
+    assert not flag.voids and flag.to_dict(game.turns_completed)["voids"] is False
+    play(game, "c3,c4", "h2,h3", "e5,e6", "f8,g8", "i4,i5", "b9,c9")  # three rounds on
+    assert not game.is_over()
+    game.position.tiles_left[Colour.DARK.code] = 0
+    play(game, "e9,e10", "pass")  # dark passes with the flag still up: scored, not void
+    outcome = game.outcome()
+    assert outcome is not None and outcome.termination is Termination.PASSED
+
+
+def test_a_copy_of_a_game_goes_its_own_way() -> None:
+    game = _flagged_game()
+    fork = game.copy()
+    play(fork, "e8,f2")
+    fork.raise_flag(Illegal(Reason.TILE_APPEARED, ("g4",), "a tile on g4"), [Cell.parse("g4")])
+    assert len(fork.moves) == len(game.moves) + 1 and len(fork.flags) == len(game.flags) + 1
+    assert reason(game, "g4,g6") is None and reason(fork, "g4,g6") is Reason.FLAGGED_CELL
+    fork.pop()
+    assert [str(m.move) for m in fork.moves] == [str(m.move) for m in game.moves]
+
+
 def test_flagged_moves_that_cannot_stand_are_refused() -> None:
     game = _flagged_game()
     with pytest.raises(IllegalMoveError):

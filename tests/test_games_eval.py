@@ -93,3 +93,44 @@ def test_a_wide_angle_webcam_with_no_lens_file_is_read_right(
     game = _rows(out)[0]
     assert status == 0, capsys.readouterr().err
     assert (game["read_right"], game["first_wrong"], game["flags"]) == ("1", "", "0")
+
+
+def test_the_dropping_reader_loses_each_new_piece_for_up_to_one_turn() -> None:
+    from types import SimpleNamespace
+
+    from lab.gameeval import _Dropping
+
+    empty = tuple("." * 10 for _ in range(10))
+    placed = ("LL" + "." * 8, *empty[1:])
+    seen = BoardView.of({"a10": "light", "b10": "light"})
+
+    def frame(t: float, rows: tuple[str, ...]) -> SimpleNamespace:
+        return SimpleNamespace(time_s=t, board=rows, bridges=())
+
+    never = _Dropping(0.0, 3.0, [1])
+    assert never.apply(frame(1.0, placed), Reading(1.0, seen)).board == seen
+    always = _Dropping(1.0, 3.0, [1])
+    always.apply(frame(0.0, empty), Reading(0.0, BoardView()))
+    assert always.apply(frame(1.0, placed), Reading(1.0, seen)).board.tiles == {}
+    assert always.dropped == 2
+    ends = sorted(always._until.values())
+    assert 1.0 <= ends[0] <= ends[1] <= 4.0  # up to one turn (3 s here) after put down
+    assert always.apply(frame(4.1, placed), Reading(4.1, seen)).board == seen
+
+
+def test_fast_play_with_every_piece_dropped_for_a_while_is_still_recorded_right(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "games.csv"
+    status = evaluate_games(["overhead-cream-red"], [3], 2, out, fps=10.0, fast=True, drop=1.0)
+    game = _rows(out)[0]
+    assert status == 0, capsys.readouterr().err
+    assert (game["read_right"], game["first_wrong"], game["pieces_dropped"]) == ("2", "", "4")
+    assert (game["flags_up_at_end"], game["void"], game["turn_shifted"]) == ("0", "0", "0")
+
+
+def test_eval_games_refuses_a_share_that_is_not_one(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "g.csv")
+    assert main(["eval", "games", "--drop", "1.5", "--out", out]) == 2
+    assert "--drop is a share between 0 and 1" in capsys.readouterr().err

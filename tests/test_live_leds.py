@@ -68,3 +68,28 @@ def test_the_leds_follow_the_game_and_the_button_passes_and_confirms(tmp_path: P
     assert control[-1]["action"] == "confirm"
     link.close()
     assert bridge.closed
+
+
+def test_turns_seen_at_once_show_on_the_leds_until_the_long_press_confirms_them(
+    tmp_path: Path,
+) -> None:
+    session = LiveSession(Store(tmp_path))
+    bridge = RecordingBridge()
+    link = LedLink(session, bridge)
+    opening = {"a1": "light", "a2": "light", "j9": "dark", "j10": "dark"}
+    settle(session, BoardView.of({"a1": "light", "a2": "light"}), 0.0)
+    settle(session, BoardView.of(opening), 1.0)
+    three = {**opening, "e5": "light", "f6": "light", "g8": "light", "i6": "light",
+             "c7": "dark", "c8": "dark"}  # light, dark, light: which light pair first?
+    settle(session, BoardView.of(three), 2.0)
+    unsure = session.state()["unsure"]
+    assert unsure is not None and unsure["message"].startswith("three turns seen at once")
+    assert wait_for(lambda: bridge.views[-1].status is Status.FLAGGED)
+    assert bridge.views[-1].flagged == {(4, 4), (5, 5), (6, 7), (8, 5), (2, 6), (2, 7)}
+    assert len(session.state()["moves"]) == 2
+    link.press(ButtonEvent(1, ButtonKind.LONG, 1200))  # confirm: record the proposal
+    moves = [m["move"] for m in session.state()["moves"]]
+    assert moves == ["a1,a2", "j9,j10", *unsure["proposal"]]
+    assert wait_for(lambda: bridge.views[-1].status is Status.PLAYING)
+    assert session.state()["unsure"] is None
+    link.close()

@@ -241,7 +241,8 @@ def test_the_calibration_page_reads_and_moves_the_corners(store: Store, tmp_path
 def test_event_ids_are_the_bus_numbers_not_flag_ids(store: Store) -> None:
     session = LiveSession(store)
     sub = session.bus.subscribe()
-    still(session, BoardView.of({"e5": "dark", "f6": "dark"}), 0.0)  # wrong colour: 2 flags
+    still(session, BoardView.of({"e5": "dark", "f6": "dark"}), 0.0)  # wrong colour: 1 flag
+    still(session, BoardView.of({"e5": "dark", "f6": "dark", "a1": "dark"}), 1.0)  # 3 pieces
     events = []
     while (event := sub.get(timeout=0)) is not None:
         events.append(event)

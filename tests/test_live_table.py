@@ -217,10 +217,10 @@ def test_a_bridge_between_own_tiles_is_a_move() -> None:
 def test_wrong_colour_is_flagged_and_clears_when_taken_away() -> None:
     table = Table()
     events = table.judge(board({"e5": "dark", "f6": "dark"}), 1.0)
-    assert kinds(events) == ["illegal", "illegal"]
-    assert {e[1]["reason"] for e in events} == {"wrong_colour"}
+    assert kinds(events) == ["illegal"]  # one flag for the pair
+    assert events[0][1]["reason"] == "wrong_colour" and events[0][1]["cells"] == ["e5", "f6"]
     events = table.judge(board({"e5": "light", "f6": "light"}), 2.0)
-    assert kinds(events) == ["corrected", "corrected", "move"]
+    assert kinds(events) == ["corrected", "move"]
     assert table.game.flags == []
 
 
@@ -229,9 +229,10 @@ def test_too_many_tiles_at_once_are_flagged() -> None:
     table.judge(board({"a1": "light", "a2": "light"}), 1)
     events = table.judge(board({"a1": "light", "a2": "light", "c3": "dark", "c4": "dark",
                                 "c5": "dark"}), 2)
-    assert [e[1]["reason"] for e in events] == ["too_many_pieces"] * 3
+    assert [e[1]["reason"] for e in events] == ["too_many_pieces"]  # one flag for them all
+    assert events[0][1]["cells"] == ["c3", "c4", "c5"]
     events = table.judge(board({"a1": "light", "a2": "light", "c3": "dark", "c4": "dark"}), 3)
-    assert kinds(events) == ["corrected"] * 3 + ["move"]
+    assert kinds(events) == ["corrected", "move"]
 
 
 def test_illegal_placement_is_flagged_and_the_mover_corrects_it() -> None:
@@ -300,14 +301,40 @@ def test_a_knocked_tile_is_caught_by_the_audit_and_cleared_when_put_back() -> No
     assert kinds(events) == ["corrected", "corrected"] and table.game.flags == []
 
 
-def test_a_move_is_still_read_while_an_old_anomaly_stays_on_the_board() -> None:
+def test_a_stray_tile_of_the_other_colour_becomes_its_first_tile_once_the_mover_moves() -> None:
     table = Table()
     b = board({"a1": "light", "a2": "light"})
     table.judge(b, 1)
     odd = with_tiles(b, j10="light")
     assert [e[1]["reason"] for e in table.judge(odd, 2)] == ["wrong_colour"]
     events = table.judge(with_tiles(odd, e5="dark", f6="dark"), 3)
-    assert kinds(events) == ["move"] and len(table.game.flags) == 1
+    assert kinds(events) == ["corrected", "move", "notice"] and table.game.flags == []
+    assert events[2][1]["cells"] == ["j10"] and table.pending == "j10"
+
+
+def test_a_move_is_still_read_while_an_old_anomaly_stays_on_the_board() -> None:
+    table = Table()
+    b = board({"a1": "light", "a2": "light"})
+    table.judge(b, 1)
+    odd = with_tiles(b, j8="light", j9="light", j10="light")  # no turn explains them
+    assert [e[1]["reason"] for e in table.judge(odd, 2)] == ["too_many_pieces"]
+    events = table.judge(with_tiles(odd, e5="dark", e6="dark"), 3)
+    assert kinds(events) == ["move"] and events[0][1]["move"] == "e5,e6"
+    assert len(table.game.flags) == 1
+
+
+def test_a_recorded_tile_read_as_the_other_colour_asks_to_be_put_back_and_blocks_nothing() -> None:
+    table = Table()
+    b = board({"a1": "light", "a2": "light"})
+    table.judge(b, 1)
+    misread = with_tiles(b, a2="dark")
+    events = table.judge(misread, 2)
+    assert [e[1]["reason"] for e in events] == ["tile_vanished"] and not events[0][1]["voids"]
+    events = table.judge(with_tiles(misread, e5="dark", e6="dark"), 3)
+    assert kinds(events) == ["move"]
+    events = table.judge(with_tiles(b, e5="dark", e6="dark"), 4)
+    assert kinds(events) == ["corrected"] and table.game.flags == []
+    assert [str(m.move) for m in table.game.moves] == ["a1,a2", "e5,e6"]
 
 
 def test_override_fixes_a_misread_cell() -> None:
@@ -530,8 +557,8 @@ def test_dark_tiles_while_light_can_still_place_two_stay_wrong_colour() -> None:
     table.judge(board({"a1": "light", "a2": "light", "j1": "dark", "j2": "dark"}), 2)
     events = table.judge(board({"a1": "light", "a2": "light", "j1": "dark", "j2": "dark",
                                 "e5": "dark", "e7": "dark"}), 3)
-    assert kinds(events) == ["illegal", "illegal"]
-    assert {d["reason"] for _, d in events} == {"wrong_colour"}
+    assert kinds(events) == ["illegal"] and events[0][1]["reason"] == "wrong_colour"
+    assert events[0][1]["cells"] == ["e5", "e7"]
     assert len(table.game.moves) == 2
 
 
@@ -545,7 +572,7 @@ def test_light_tiles_while_dark_cannot_place_two_are_flagged_with_the_way_out() 
     free = [f"{f}{r}" for f in "abcdefghij" for r in range(1, 11) if f"{f}{r}" not in before.tiles]
     light = BoardView({**before.tiles, free[0]: "light", free[1]: "light"}, before.bridges)
     events = table.judge(light, 50)
-    assert kinds(events) == ["illegal", "illegal"]
+    assert kinds(events) == ["illegal"]
     assert all(d["reason"] == "wrong_colour" and "pass from the controls" in d["message"]
                for _, d in events)
     assert str(table.game.moves[-1].move) != "pass"

@@ -563,3 +563,25 @@ def test_a_camera_event_is_shown_on_the_game_page_without_asking_for_the_state(
                  timeout=3.0, what="the camera back")
     finally:
         web.shutdown()
+
+
+def test_turns_seen_at_once_are_asked_about_and_confirmed_from_the_page(
+    driver: WebDriver, server: WebServer, table: Table
+) -> None:
+    from ponte.live.settle import BoardView, Reading
+
+    for move in ("a1,a2", "j9,j10"):
+        table.make(move)
+    driver.get(server.url)
+    wait_for(lambda: tiles(driver) == {"a1", "a2", "j9", "j10"}, what="the board")
+    three = {**table.tiles, "e5": "light", "f6": "light", "g8": "light", "i6": "light",
+             "c7": "dark", "c8": "dark"}  # light, dark, light: which light pair first?
+    table.session.feed(Reading(table.t + 1.0, BoardView.of(three)))
+    note = wait_for(lambda: "seen at once" in (t := driver.find_element(By.ID, "notice").text)
+                    and t, what="the catch-up note")
+    assert note.startswith("Three turns seen at once: confirm")
+    driver.find_element(By.ID, "btn-confirm").click()
+    wait_for(lambda: driver.execute_script("return document.body.dataset.moves") == "5",
+             what="the three turns recorded")
+    assert "seen at once" not in driver.find_element(By.ID, "notice").text
+    assert table.game.flags == []

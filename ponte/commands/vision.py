@@ -82,6 +82,11 @@ def register(subparsers: Any) -> None:
     v.add_argument("--unmeasured-lens", action="store_true",
                    help="set a wide-angle webcam up without `ponte calibrate-lens`: the loop "
                         "calibrates itself on the empty board, measuring the lens on its lines")
+    v.add_argument("--fast", action="store_true",
+                   help="quick players: the next hand reaches in 0.3 s after the last left")
+    v.add_argument("--drop", type=float, default=0.0, metavar="SHARE",
+                   help="the reader loses this share of the pieces (e.g. 0.2), each from "
+                        "when it is put down for up to one turn (default 0)")
     v.add_argument("--jobs", type=int, default=1, help="games played at once (default 1)")
     v.add_argument("--out", default="results/games_eval.csv", metavar="FILE")
     v.set_defaults(handler=run_eval_games)
@@ -261,11 +266,14 @@ def run_eval_games(args: argparse.Namespace) -> int:
             from None
     if args.turns < 1 or args.jobs < 1:
         raise CommandError("--turns and --jobs must be at least 1")
+    if not 0.0 <= args.drop <= 1.0:
+        raise CommandError(f"--drop is a share between 0 and 1, not {args.drop}")
     out = Path(args.out)
     _check_writable(out)
     try:
         return evaluate_games(setups, seeds, args.turns, out, knock=args.knock, jobs=args.jobs,
-                              measured_lens=not args.unmeasured_lens)
+                              measured_lens=not args.unmeasured_lens, fast=args.fast,
+                              drop=args.drop)
     except OSError as exc:
         raise CommandError(f"cannot write {exc.filename or out}: {exc.strerror}") from None
 

@@ -7,16 +7,23 @@ standing — not only with the previous frame. The difference is read as:
 - the pieces of a flagged move taken back (all of them, or any of the last move's): a
   correction (`corrections`);
 - two new tiles of the mover's colour: a `Tiles` move; one new bridge: a `Bridge` move;
-- one new tile of the mover's colour and nothing else: not a turn yet (`Plan.pending`);
 - a legal move of the *other* colour while light is to move and cannot place two tiles:
-  light passed (the only turn it could make without touching the board) and dark moved
-  (`Plan.passes`). Not for dark: dark's pass ends the game, so light has no move after it;
-  light's tiles then stay a wrong-colour anomaly whose message says dark may pass from the
-  controls;
-- anything left over is an *anomaly*, one per cell or bridge: a tile of the wrong colour,
-  too many pieces at once, a tile that appeared or vanished outside a turn, a bridge that
-  vanished. Anomalies become referee flags (`Game.raise_flag`) that go down when the board
-  is put right.
+  light passed (the only turn it could make without touching the board) and dark moved.
+  Not for dark: dark's pass ends the game, so light has no move after it; light's tiles
+  then stay a wrong-colour anomaly whose message says dark may pass from the controls;
+- more than one turn's pieces: the turns the camera did not see one by one, read in turn
+  order (`ponte.live.catchup`), perhaps ending with the next player's first tile. One
+  explanation is recorded turn by turn; several equally likely ones are recorded not at
+  all but offered to the players (`Plan.unsure`);
+- one new tile and nothing else: not a turn yet (`Plan.pending`);
+- the rest is an *anomaly*: the new pieces no turn explains (one anomaly for all of them:
+  a wrong colour, too many pieces, a tile outside a turn), and each recorded piece no
+  longer seen or read as the other colour (a request to put it back; the record keeps it
+  and the game is never void for it). Anomalies become referee flags (`Game.raise_flag`)
+  that go down by themselves when the board reads right again.
+
+When an anomaly is still shown, the pieces beside it are read on their own as well, so a
+move is still recorded while a stray piece lies on the board.
 
 Pure: plain values and a `referee.Game` in, a `Plan` out; nothing here changes the game.
 """
@@ -26,12 +33,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ponte.live.catchup import Explanation, Turn, best, explanations
 from ponte.live.settle import BoardView, BridgeEnds, bridge_ends, cell_key
-from referee import Bridge, Cell, Colour, Game, Illegal, Reason, Tiles
+from referee import Bridge, Cell, Colour, Game, Illegal, Pass, Reason, Tiles
 
 EMPTY = "empty"
 PRESENT = "present"
 ABSENT = "absent"
+GROUP = "pieces:"
+"""The key of an anomaly for several pieces at once: "pieces:" and each piece's key=state."""
 
 
 def tile_key(cell: str) -> str:
@@ -58,14 +68,17 @@ class Anomaly:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """What a settled board means: a move (or none), a lone tile waiting, the anomalies."""
+    """What a settled board means: the turns it shows (usually one), a lone tile waiting,
+    the anomalies, or the explanations to ask the players about."""
 
-    move: Tiles | Bridge | None = None
+    moves: tuple[Turn, ...] = ()
+    """The turns to record, in order (a pass only before a turn of the other colour)."""
     pending: str | None = None
-    """The cell of a single new tile of the mover's: one tile and a pause is not a turn."""
+    """The cell of a single new tile waiting for its second: one tile is not a turn."""
     anomalies: Mapping[str, Anomaly] = field(default_factory=dict)
-    passes: bool = False
-    """The mover passed first: `move` (or the `pending` tile) is the other colour's."""
+    unsure: tuple[Explanation, ...] = ()
+    """Several explanations of the new pieces, equally likely: none is recorded until the
+    players confirm the first or put the board right."""
 
 
 def expected_board(game: Game) -> BoardView:
@@ -137,11 +150,40 @@ def _as_move(
     return None
 
 
-def interpret(game: Game, board: BoardView, open_anomalies: Mapping[str, Anomaly]) -> Plan:
+def piece_state(board: BoardView, key: str) -> str:
+    """What the board shows at a cell ("light", "dark", "empty") or a bridge ("present",
+    "absent"), by the cell's or bridge's key."""
+    kind, _, where = key.partition(":")
+    if kind == "cell":
+        return board.tiles.get(where, EMPTY)
+    a, _, b = where.partition("-")
+    return PRESENT if bridge_ends(a, b) in board.bridges else ABSENT
+
+
+def anomaly_pieces(anomaly: Anomaly) -> tuple[tuple[str, str], ...]:
+    """The (key, state) of each cell or bridge an anomaly stands for (a group names
+    several: "pieces:cell:c3=dark cell:c4=dark")."""
+    if anomaly.key.startswith(GROUP):
+        pieces = (p.partition("=") for p in anomaly.key[len(GROUP):].split())
+        return tuple((key, state) for key, _, state in pieces)
+    return ((anomaly.key, anomaly.state),)
+
+
+def _shows(board: BoardView, anomaly: Anomaly) -> bool:
+    return all(piece_state(board, k) == v for k, v in anomaly_pieces(anomaly))
+
+
+def interpret(
+    game: Game,
+    board: BoardView,
+    open_anomalies: Mapping[str, Anomaly],
+    seen: Mapping[str, int] | None = None,
+) -> Plan:
     """Read a settled board against the record (after `corrections` have been applied).
 
     `open_anomalies` are the anomalies already flagged; one that the board still shows keeps
-    its reason (and its flag), so its window runs on.
+    its reason (and its flag), so its window runs on. `seen` says on which settled board
+    each new piece was first seen (`catchup.explanations`).
     """
     mover = game.turn
     if mover is None:
@@ -165,37 +207,43 @@ def interpret(game: Game, board: BoardView, open_anomalies: Mapping[str, Anomaly
     new_bridges = set(board.bridges - expected.bridges)
     lost_bridges = set(expected.bridges - board.bridges) - flagged_bridges
 
-    def still_shown(key: str, state: str) -> bool:
-        old = open_anomalies.get(key)
-        return old is not None and old.state == state
+    shown = {key for anomaly in open_anomalies.values() if _shows(board, anomaly)
+             for key, _ in anomaly_pieces(anomaly)}
+    fresh = {c: v for c, v in added.items() if tile_key(c) not in shown}
+    fresh_bridges = {b for b in new_bridges if bridge_key(b) not in shown}
 
-    fresh = {c: v for c, v in added.items() if not still_shown(tile_key(c), v)}
-    fresh_bridges = {b for b in new_bridges if not still_shown(bridge_key(b), PRESENT)}
-    move = None if changed else _as_move(added, new_bridges, mover)
-    if move is None and not changed:
-        move = _as_move(fresh, fresh_bridges, mover)
-    passes = False
-    if (added or new_bridges) and not changed and _may_pass_first(game, move):
-        other = mover.other
-        for pieces, bridges in ((added, new_bridges), (fresh, fresh_bridges)):
-            theirs = _as_move(pieces, bridges, other)
-            if theirs is not None and _legal_for(game, other, theirs):
-                move, passes = theirs, True
-                break
+    moves: tuple[Turn, ...] = ()
     pending = None
-    if move is not None:
-        for moved in move.cells:
-            added.pop(moved.name, None)
-        if isinstance(move, Bridge):
-            new_bridges.discard(bridge_ends(move.a.name, move.b.name))
-    elif not fresh_bridges and not changed:
+    unsure: tuple[Explanation, ...] = ()
+    explained: tuple[dict[str, str], set[BridgeEnds]] | None = None
+    for pieces, bridges in ((added, new_bridges), (fresh, fresh_bridges)):
+        if pieces is fresh and fresh == added and fresh_bridges == new_bridges:
+            break  # no open anomaly is shown: the same pieces again
+        one = _one_turn(game, pieces, bridges)
+        if one is not None:
+            moves, explained = one, (pieces, bridges)
+            break
+        # All the new pieces explained: judged with no anomaly flag over them, as they will be.
+        judged = _without_anomalies(game) if pieces is added else game
+        found = best(explanations(judged, pieces, frozenset(bridges), board.tiles, seen))
+        if len(found) == 1:
+            moves, pending, explained = found[0].moves, found[0].pending, (pieces, bridges)
+            break
+        if found:
+            unsure, explained = tuple(found), (pieces, bridges)
+            break
+    if explained is not None:
+        for cell in list(explained[0]):
+            added.pop(cell, None)
+        new_bridges -= explained[1]
+    elif not fresh_bridges:
         own = [c for c, v in fresh.items() if v == mover.value]
         other_tiles = [c for c, v in fresh.items() if v == mover.other.value]
         if len(own) == 1:
             pending = own[0]
             added.pop(pending)
         elif not own and len(other_tiles) == 1 and _may_pass_first(game, None):
-            pending, passes = other_tiles[0], True  # light cannot move: dark's first tile
+            pending = other_tiles[0]  # light cannot move: dark's first tile
             added.pop(pending)
 
     anomalies: dict[str, Anomaly] = {}
@@ -204,54 +252,94 @@ def interpret(game: Game, board: BoardView, open_anomalies: Mapping[str, Anomaly
         old = open_anomalies.get(key)
         anomalies[key] = old if old is not None and old.state == state else anomaly
 
-    crowd = len(added) + len(new_bridges) > 2 or bool(added and new_bridges)
-    for cell, colour in added.items():
-        if crowd:
-            verdict = Illegal(
-                Reason.TOO_MANY_PIECES,
-                (cell,),
-                f"more pieces appeared at once than a turn places ({colour} tile on {cell})",
-            )
-        elif colour != mover.value:
-            hint = ""
-            if mover is Colour.DARK and game.pass_allowed():
-                hint = (" (dark cannot place two tiles: dark may build a bridge, or pass"
-                        " from the controls, which ends the game)")
-            verdict = Illegal(
-                Reason.WRONG_COLOUR,
-                (cell,),
-                f"a {colour} tile on {cell}, but it is {mover.value}'s turn{hint}",
-            )
-        else:
-            verdict = Illegal(
-                Reason.TILE_APPEARED, (cell,), f"a {colour} tile appeared on {cell} outside a turn"
-            )
-        keep(tile_key(cell), colour, Anomaly(tile_key(cell), colour, verdict, (cell,)))
+    if len(added) + len(new_bridges) == 1:
+        for cell, colour in added.items():
+            keep(tile_key(cell), colour,
+                 Anomaly(tile_key(cell), colour, _added_verdict(game, {cell: colour}, set()),
+                         (cell,)))
+        for ends in new_bridges:
+            verdict = Illegal(Reason.TOO_MANY_PIECES, ends,
+                              f"a bridge {ends[0]}-{ends[1]} appeared outside a turn")
+            keep(bridge_key(ends), PRESENT, Anomaly(bridge_key(ends), PRESENT, verdict))
+    elif added or new_bridges:
+        group = GROUP + " ".join(
+            [f"{tile_key(c)}={added[c]}" for c in sorted(added, key=cell_key)]
+            + [f"{bridge_key(b)}={PRESENT}" for b in sorted(new_bridges)])
+        keep(group, PRESENT, Anomaly(group, PRESENT, _added_verdict(game, added, new_bridges),
+                                     tuple(sorted(added, key=cell_key))))
     for cell, (before, now) in changed.items():
         verdict = Illegal(
-            Reason.TILE_APPEARED,
+            Reason.TILE_VANISHED,
             (cell,),
-            f"the tile on {cell} was {before} and is now {now}",
+            f"the {before} tile on {cell} is read as {now}: put the {before} tile back "
+            "(the record keeps it)",
         )
         keep(tile_key(cell), now, Anomaly(tile_key(cell), now, verdict))
     for cell, colour in vanished.items():
         verdict = Illegal(
-            Reason.TILE_VANISHED, (cell,), f"the {colour} tile on {cell} is missing"
+            Reason.TILE_VANISHED, (cell,),
+            f"the {colour} tile on {cell} is missing: put it back (the record keeps it)"
         )
         keep(tile_key(cell), EMPTY, Anomaly(tile_key(cell), EMPTY, verdict))
-    for ends in new_bridges:
-        verdict = Illegal(
-            Reason.TOO_MANY_PIECES,
-            ends,
-            f"a bridge {ends[0]}-{ends[1]} appeared with other pieces",
-        )
-        keep(bridge_key(ends), PRESENT, Anomaly(bridge_key(ends), PRESENT, verdict))
     for ends in lost_bridges:
         verdict = Illegal(
-            Reason.BRIDGE_VANISHED, ends, f"the bridge {ends[0]}-{ends[1]} is missing"
+            Reason.BRIDGE_VANISHED, ends,
+            f"the bridge {ends[0]}-{ends[1]} is missing: put it back (the record keeps it)"
         )
         keep(bridge_key(ends), ABSENT, Anomaly(bridge_key(ends), ABSENT, verdict))
-    return Plan(move, pending, anomalies, passes)
+    return Plan(moves, pending, anomalies, unsure)
+
+
+def _without_anomalies(game: Game) -> Game:
+    """The game with the flags of pieces outside a turn taken down (a copy)."""
+    raised = [f.id for f in game.flags if f.move is None and f.obstructs]
+    if not raised:
+        return game
+    fork = game.copy()
+    for flag_id in raised:
+        fork.clear_flag(flag_id)
+    return fork
+
+
+def _one_turn(game: Game, pieces: Mapping[str, str],
+              bridges: set[BridgeEnds]) -> tuple[Turn, ...] | None:
+    """The mover's turn that places exactly these pieces, or light's pass and dark's legal
+    turn where light cannot place two tiles; None if no one turn does."""
+    mover = game.turn
+    assert mover is not None
+    move = _as_move(pieces, bridges, mover)
+    theirs = _as_move(pieces, bridges, mover.other)
+    if theirs is not None and _may_pass_first(game, move) and _legal_for(
+            game, mover.other, theirs):
+        return (Pass(), theirs)
+    return None if move is None else (move,)
+
+
+def _added_verdict(game: Game, added: Mapping[str, str], bridges: set[BridgeEnds]) -> Illegal:
+    """Why pieces that no turn explains are flagged: the wrong colour, too many, or a tile
+    outside a turn."""
+    mover = game.turn
+    assert mover is not None
+    cells = sorted(added, key=cell_key)
+    where = tuple(cells) + tuple(e for b in sorted(bridges) for e in b)
+    colours = set(added.values())
+    if not bridges and colours == {mover.other.value} and len(cells) <= 2:
+        hint = ""
+        if mover is Colour.DARK and game.pass_allowed():
+            hint = (" (dark cannot place two tiles: dark may build a bridge, or pass"
+                    " from the controls, which ends the game)")
+        tiles = f"a {mover.other.value} tile" if len(cells) == 1 else f"{mover.other.value} tiles"
+        return Illegal(Reason.WRONG_COLOUR, where,
+                       f"{tiles} on {', '.join(cells)}, but it is "
+                       f"{mover.value}'s turn{hint}")
+    if len(cells) == 1 and not bridges:
+        return Illegal(Reason.TILE_APPEARED, where,
+                       f"a {added[cells[0]]} tile appeared on {cells[0]} outside a turn")
+    parts = [f"{colour} tile on {c}" for c, colour in ((c, added[c]) for c in cells)]
+    parts += [f"bridge {a}-{b}" for a, b in sorted(bridges)]
+    return Illegal(Reason.TOO_MANY_PIECES, where,
+                   "more pieces appeared at once than the turns since the last settled board "
+                   f"explain ({', '.join(parts)})")
 
 
 def _may_pass_first(game: Game, move: Tiles | Bridge | None) -> bool:

@@ -1,7 +1,8 @@
 """The LEDs at the table, driven by the live loop: state -> `LedView`, button -> control.
 
 `led_view(state)` is pure: the session's state as what the LEDs should show (whose turn,
-the flagged cells, playing / flagged / void / over, the winner). `LedLink` is the edge: it
+the flagged cells, playing / flagged / void / over, the winner; turns seen at once that
+the players are asked to confirm show as flagged cells). `LedLink` is the edge: it
 follows the session's events in its own thread and hands each new view to a
 `firmware_bridge.bridge.LedBridge` (which never blocks); the button's short press is
 "pass" and its long press "confirm", sent to the session as controls.
@@ -48,12 +49,13 @@ def led_view(state: Mapping[str, Any]) -> LedView:
         return LedView(status=Status.IDLE, board_size=size)  # nobody is refereeing now
     turn = _TURNS.get(str(state.get("turn")), Turn.NONE)
     flagged = set()
-    for flag in state.get("flags", []):
+    unsure = state.get("unsure")  # turns seen at once, to confirm: shown as a flag is
+    for flag in [*state.get("flags", []), *([unsure] if unsure else [])]:
         for name in flag.get("cells", []):
             cell = _cell(str(name))
             if cell is not None and 0 <= cell[0] < size and 0 <= cell[1] < size:
                 flagged.add(cell)
-    status = Status.FLAGGED if state.get("flags") else Status.PLAYING
+    status = Status.FLAGGED if state.get("flags") or unsure else Status.PLAYING
     return LedView(turn=turn, flagged=frozenset(flagged), status=status, board_size=size)
 
 

@@ -184,13 +184,13 @@ class LiveSession:
             self._camera_jpeg = jpeg
 
     def _judge(self, board: BoardView, t: float, snapshot: SnapshotMaker | None,
-               by: str | None = None) -> list[Emitted]:
+               by: str | None = None, confirm: bool = False) -> list[Emitted]:
         """Judge a board and commit what followed; `by` marks the moves and flags that a
         control (an override) made, for the record and the page."""
         self._version += 1
         self._judged = board
         start = len(self.table.ops)
-        events = self.table.judge(board, t)
+        events = self.table.judge(board, t, confirm=confirm)
         if by is not None:
             for kind, data in events:
                 if kind in (EventType.MOVE, EventType.ILLEGAL):
@@ -340,7 +340,7 @@ class LiveSession:
             raise ControlError("no board has been seen yet", 409)
         self._commit([], [(EventType.CONTROL, {"action": "confirm", "params": {}, "t": t})], t)
         board = self._detector.latest()  # flickering cells as settled, when they have
-        self._judge(board if board is not None else latest.board, t, None)
+        self._judge(board if board is not None else latest.board, t, None, confirm=True)
 
     def _new_game(self, params: Mapping[str, Any], t: float) -> None:
         tags: dict[str, str] = {}

@@ -22,6 +22,7 @@ from ponte.live.infer import (
     EMPTY,
     PRESENT,
     Anomaly,
+    Plan,
     bridge_key,
     corrections,
     expected_board,
@@ -78,6 +79,10 @@ class Table:
     pending: str | None = None
     rejected: list[tuple[int, str]] = field(default_factory=list)
     """Ops `replay` could not apply and left out: (position in the list, why)."""
+    unsure: dict[str, Any] | None = None
+    """The notice of turns seen at once that several explanations fit, while it is up."""
+    _first_seen: dict[str, tuple[str, int]] = field(default_factory=dict, repr=False)
+    _boards: int = field(default=0, repr=False)
 
     def __post_init__(self) -> None:
         self.game = Game(self.size, self.supply)
@@ -120,6 +125,8 @@ class Table:
     def state(self) -> dict[str, Any]:
         state = game_state(self.game, placeable=not self.over)
         state["pending"] = self.pending
+        state["unsure"] = None if self.unsure is None else {
+            k: self.unsure[k] for k in ("message", "cells", "proposal")}
         state["overrides"] = dict(self.overrides)
         state["ended"] = self.over
         state["undo_allowed"] = bool(self.game.moves) and not self.ended_by_control
@@ -138,8 +145,11 @@ class Table:
 
     # ----------------------------------------------------------------- judging
 
-    def judge(self, board: BoardView, t: float) -> list[Emitted]:
-        """Judge a settled board (the camera's reading); apply and return what followed."""
+    def judge(self, board: BoardView, t: float, *, confirm: bool = False) -> list[Emitted]:
+        """Judge a settled board (the camera's reading); apply and return what followed.
+
+        With `confirm` (the players' control), turns seen at once that several explanations
+        fit are recorded as the first of them, the one the notice proposed."""
         events: list[Emitted] = []
         if self.over:
             return self._after_end(board, t)
@@ -147,24 +157,35 @@ class Table:
         seen = self.corrected(board)
         for flag_id in corrections(self.game, seen):
             events += self.apply({"op": "clear", "flag": flag_id}, t)
-        plan = interpret(self.game, seen, self.open_anomalies())
+        plan = interpret(self.game, seen, self.open_anomalies(), self._note_seen(seen))
         wanted = {a.key: a for a in plan.anomalies.values()}
         for flag_id, anomaly in list(self.anomalies.items()):
             if wanted.get(anomaly.key) is not anomaly:
                 events += self.apply({"op": "clear", "flag": flag_id}, t)
-        if plan.move is not None:
-            if plan.passes:
+        moves, pending = plan.moves, plan.pending
+        unsure = None
+        if plan.unsure and confirm:
+            moves, pending = plan.unsure[0].moves, plan.unsure[0].pending
+        elif plan.unsure:
+            unsure = self._unsure_notice(plan, t)
+        for move in moves:
+            if isinstance(move, Pass):
                 events += self.apply({"op": "push", "move": "pass"}, t)
-            events += self._play_seen(plan.move, t)
-        if plan.pending != self.pending:
-            self.pending = plan.pending
-            mover = self.game.turn
-            if plan.pending is not None and mover is not None:
-                colour = mover.other if plan.passes else mover
+            else:
+                events += self._play_seen(move, t)
+            if self.over:
+                break
+        if unsure is not None and unsure["message"] != (self.unsure or {}).get("message"):
+            events.append((EventType.NOTICE, unsure))
+        self.unsure = unsure
+        if pending != self.pending:
+            self.pending = pending
+            if pending is not None and pending in seen.tiles:
+                colour = seen.tiles[pending]
                 events.append((EventType.NOTICE, {
                     "kind": "one_tile",
-                    "cells": [plan.pending],
-                    "message": f"one {colour.value} tile on {plan.pending}: "
+                    "cells": [pending],
+                    "message": f"one {colour} tile on {pending}: "
                     "a turn is two tiles, waiting for the second",
                     "t": t,
                 }))
@@ -174,6 +195,42 @@ class Table:
                 if anomaly.key not in current:
                     events += self.apply(_raise_op(anomaly), t)
         return events
+
+    def _note_seen(self, board: BoardView) -> dict[str, int]:
+        """When each piece the record does not hold was first seen (the number of the
+        settled board), for catch-up to tell which came first."""
+        self._boards += 1
+        expected = expected_board(self.game)
+        now = {tile_key(c): v for c, v in board.tiles.items() if expected.tiles.get(c) != v}
+        now.update({bridge_key(b): PRESENT for b in board.bridges - expected.bridges})
+        self._first_seen = {
+            key: self._first_seen[key] if self._first_seen.get(key, ("", 0))[0] == state
+            else (state, self._boards)
+            for key, state in now.items()
+        }
+        return {key: when for key, (_, when) in self._first_seen.items()}
+
+    def _unsure_notice(self, plan: Plan, t: float) -> dict[str, Any]:
+        mover = self.game.turn
+        assert mover is not None
+        first = plan.unsure[0]
+        cells: set[str] = set()
+        for move in first.moves:
+            cells.update(c.name for c in move.cells)
+        if first.pending:
+            cells.add(first.pending)
+        turns = sum(1 for m in first.moves if not isinstance(m, Pass)) + bool(first.pending)
+        count = {2: "two", 3: "three", 4: "four"}.get(turns, str(turns))
+        return {
+            "kind": "catch_up",
+            "cells": sorted(cells, key=cell_key),
+            "proposal": [str(m) for m in first.moves],
+            "explanations": len(plan.unsure),
+            "message": f"{count} turns seen at once: confirm to record "
+            f"{first.describe(mover)}, or put the later pieces back and place them again "
+            "one turn at a time",
+            "t": t,
+        }
 
     def _after_end(self, board: BoardView, t: float) -> list[Emitted]:
         """Pieces put down after the end are no move: say so once (a notice, no flag)."""
@@ -364,6 +421,7 @@ class Table:
                     k: v for k, v in self.anomalies.items() if k in {f.id for f in game.flags}
                 }
                 self.pending = None
+                self.unsure = None
                 events.append((EventType.STATE, {"undone": str(played.move),
                                                  "ply": played.ply, "t": t}))
             elif kind == "override":
@@ -413,21 +471,22 @@ class Table:
         if outcome is not None:
             return outcome.termination.value
         if self.ended_by_control:
-            return "void" if self.game.flags else "ended"
+            return "void" if any(f.voids for f in self.game.flags) else "ended"
         return None
 
     def result(self) -> str:
         """The record's Result: light, dark, draw or void once the game is over, `*` before.
 
         A game ended from the controls is scored as it stands, like one that ended by
-        passing: the winner by the tie-breaks (points, islands, bridges), void if a flag is
-        still up (the printed rule: illegal tiles still there when the game ends).
+        passing: the winner by the tie-breaks (points, islands, bridges), void if a flag for
+        pieces placed against the rules is still up (the printed rule: illegal tiles still
+        there when the game ends); a recorded piece no longer seen does not void it.
         """
         outcome = self.game.outcome()
         if outcome is not None:
             return outcome.result
         if self.ended_by_control:
-            if self.game.flags:
+            if any(f.voids for f in self.game.flags):
                 return "void"
             leader = self.game.score().leader()
             return leader.value if leader else "draw"

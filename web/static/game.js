@@ -53,6 +53,7 @@
     }
     if (state.light_passed && !state.over) notes.push("Light has passed: dark's last turn.");
     if (state.storage && !state.storage.saving) notes.push(`⚠ ${state.storage.message}`);
+    if (state.unsure && !state.over) notes.push(cap(state.unsure.message) + ".");
     note.textContent = notes.join(" ");
   }
 
@@ -63,7 +64,8 @@
     card.hidden = flags.length === 0;
     list.replaceChildren(...flags.map((flag) => {
       const left = flag.rounds_left;
-      const rounds = left <= 0 ? "the game is void if it stays"
+      const rounds = flag.voids === false ? "the record keeps it; it never voids the game"
+        : left <= 0 ? "the game is void if it stays"
         : `${left} round${left === 1 ? "" : "s"} left to correct it before the game is void`;
       return el("li", { class: "flag", "data-flag": flag.id },
         el("span", { class: "flag-icon", "aria-hidden": "true", text: "⚠" }),
