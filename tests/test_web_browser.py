@@ -556,11 +556,11 @@ def test_a_camera_event_is_shown_on_the_game_page_without_asking_for_the_state(
         wait_for(lambda: driver.execute_script("return document.body.dataset.moves") == "0",
                  what="the first state")
         table.session.set_camera_status("occluded")
-        wait_for(lambda: "Camera: occluded." in driver.find_element(By.ID, "notice").text,
-                 timeout=3.0, what="the camera status")
+        line = driver.find_element(By.ID, "camera-line")
+        wait_for(lambda: "covers the board" in line.text, timeout=3.0, what="the camera status")
         table.session.set_camera_status("ok")
-        wait_for(lambda: "Camera:" not in driver.find_element(By.ID, "notice").text,
-                 timeout=3.0, what="the camera back")
+        wait_for(lambda: line.text.startswith("Camera: ok"), timeout=3.0,
+                 what="the camera back")
     finally:
         web.shutdown()
 
