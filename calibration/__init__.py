@@ -1,4 +1,6 @@
-"""The calibration format (versioned JSON), the code that makes it, and examples.
+"""The code that makes calibrations, and examples; the format itself is
+`contracts.calibration`.
 
-May import numpy and OpenCV. Must not import `referee`, `web`, `firmware_bridge` or `ponte`.
+May import numpy, OpenCV, `contracts` and (to find the board) `vision`. Must not import
+`referee`, `web`, `firmware_bridge`, `ponte` or `lab`.
 """

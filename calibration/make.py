@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import cv2
 import numpy as np
 
-from calibration.format import (
+from contracts.calibration import (
     A1Corner,
     Calibration,
     CalibrationError,

@@ -87,9 +87,6 @@ class LedBridge:
     def connected(self) -> bool:
         return self._connected.is_set()
 
-    def wait_connected(self, timeout: float) -> bool:
-        return self._connected.wait(timeout)
-
     def wait_shown(self, timeout: float) -> bool:
         """Waits until the controller has acknowledged the newest state."""
         deadline = time.monotonic() + timeout

@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from ponte import __version__
 
@@ -27,6 +28,24 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 class CommandError(Exception):
     """A failure a person can act on; its message is printed as it is."""
+
+
+LAB_MISSING = (
+    "the lab (scene generators, training, evaluation and benchmarks) is not installed: it "
+    "runs from a source checkout; install the checkout with "
+    "`pip install -e '.[lab]' --config-settings editable_mode=compat`"
+)
+
+
+def lab_module(name: str) -> ModuleType:
+    """The `lab` module `name`, imported now; a CommandError saying how to install the lab
+    when it is missing (the runtime wheel leaves it out)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (exc.name == "lab" or exc.name.startswith("lab.")):
+            raise CommandError(LAB_MISSING) from None
+        raise
 
 
 def build_parser() -> argparse.ArgumentParser:

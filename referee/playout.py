@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from referee.cells import Cell, Colour
+from referee.cells import Colour
 from referee.game import Game
 from referee.moves import Bridge, Move, Pass, Swap, Tiles
 from referee.position import Supply
@@ -84,11 +84,6 @@ def random_game(
             break
         game.push(random_move(game, rng, bridge_rate))
     return game
-
-
-def cells_of(game: Game, colour: Colour) -> list[Cell]:
-    """The colour's tiles on the board, in (file, rank) order."""
-    return sorted(game.position.tiles(colour))
 
 
 def heuristic_move(game: Game, rng: random.Random, candidates: int = 40) -> Move:

@@ -304,12 +304,6 @@ class Position:
             self.cells[self.geo.index(c)] = colour.code
         self.tiles_left[colour.code] -= 2
 
-    def remove_tiles(self, colour: Colour, move: Tiles) -> None:
-        """Take back two tiles put down by `place_tiles`."""
-        for c in move.cells:
-            self.cells[self.geo.index(c)] = 0
-        self.tiles_left[colour.code] += 2
-
     def build_bridge(self, colour: Colour, move: Bridge) -> PlacedBridge:
         """Build a bridge without judging (the caller judged)."""
         placed = PlacedBridge(move.a, move.b, colour, cells_under(move.a, move.b))

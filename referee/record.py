@@ -35,9 +35,6 @@ from referee.position import Supply
 TAG_ORDER = ("Event", "Date", "Light", "Dark", "Board", "Supply", "Result")
 """The tags every written record carries, in this order (others follow, sorted)."""
 
-RESULTS = ("light", "dark", "draw", "void", "*")
-"""Values of the Result tag: the winner's colour, a draw, a void game, or `*` (unfinished)."""
-
 _TAG_RE = re.compile(r'\[\s*([A-Za-z][A-Za-z0-9_]*)\s+"((?:[^"\\]|\\.)*)"\s*\]\Z')
 _NUMBER_RE = re.compile(r"\d+\s*\.+\s*")
 MAX_LINE = 10_000
@@ -50,7 +47,6 @@ class RecordError(ValueError):
     def __init__(self, line: int, message: str) -> None:
         super().__init__(f"line {line}: {message}" if line else message)
         self.line = line
-        self.detail = message
 
 
 @dataclass

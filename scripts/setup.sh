@@ -46,7 +46,9 @@ ensure_venv() {
         echo "setup: installing the project and its Python packages" >&2
         "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
         if [ -n "$extras" ] && [ "$extras" != "none" ]; then
-            "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT[$extras]"
+            # compat: the checkout itself on the path, so the lab (not in the wheel) imports
+            "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT[$extras]" \
+                --config-settings editable_mode=compat
         else
             "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT"
         fi

@@ -40,7 +40,6 @@ class FakeDevice:
         self.received: list[Packet] = []
         self.frames: list[LedFrame] = []
         self.button_acks: list[int] = []
-        self.bad_packets = 0
         self.drop_next = 0
         self.nak_next = 0
         self.answer_twice = False
@@ -115,7 +114,7 @@ class FakeDevice:
                     try:
                         self._handle(decode_packet(chunk))
                     except (FramingError, ValueError):
-                        self.bad_packets += 1
+                        continue  # a damaged packet is dropped, as the firmware drops it
             with self._lock:
                 pending = self._pending_button
             if pending is not None and time.monotonic() - last_button > 0.05:

@@ -11,7 +11,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ponte.live.api import ControlError, EventBus, EventType
+from contracts.live import ControlError, EventBus, EventType
 from referee import (
     Game,
     IllegalMoveError,

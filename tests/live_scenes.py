@@ -1,5 +1,5 @@
 """The live loop's end-to-end test helpers: game videos — the synth helper's
-`render_sequence` (`synth_video`) and the simpler scripts of `ponte.live.scenes` — and
+`render_sequence` (`synth_video`) and the simpler scripts of `lab.scenes` — and
 `GroundTruthReader`, a CLEARLY NAMED STAND-IN for the vision pipeline: it answers each frame
 with the renderer's ground truth (board, bridges, occlusion) instead of reading the pixels.
 The end-to-end tests use it while the vision pipeline cannot yet read these frames;
@@ -18,7 +18,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from ponte.live.scenes import (
+from lab.scenes import (
     Beat,
     Truth,
     boards_of_moves,
@@ -68,7 +68,6 @@ class GroundTruthReader:
                     self._images.append(image)
         finally:
             capture.release()
-        self.calls = 0
 
         self._thumbs = np.stack([_thumb(image) for image in self._images]) if self._images \
             else np.zeros((0, 36, 64), np.float32)
@@ -85,7 +84,6 @@ class GroundTruthReader:
     def read(self, image: np.ndarray, t: float) -> Reading:
         """The truth of the frame with these pixels; a frame decoded another way (a network
         stream's decoder) is matched to the nearest frame by a small thumbnail."""
-        self.calls += 1
         truth = self.by_pixels.get(_digest(image))
         if truth is None:
             distance = np.abs(self._thumbs - _thumb(image)).mean(axis=(1, 2))
@@ -112,14 +110,14 @@ def synth_video(
     tile in from the mover's side), stored as a file; returns its ground-truth reader."""
     import dataclasses as dc
 
-    from vision.synth import (
+    from lab.synth import (
         CameraBump,
         CameraSpec,
         SceneSpec,
         SequenceTiming,
         render_sequence,
     )
-    from vision.synth import write_video as synth_write
+    from lab.synth import write_video as synth_write
 
     positions = [position_of(b) for b in boards]
     camera = CameraSpec(width=size[0], height=size[1], focal_px=size[0] * 0.75)
@@ -134,7 +132,7 @@ def synth_video(
 
 
 def _sequence_truth(index: int, fps: float, frame: object) -> Truth:
-    from ponte.live.scenes import _truth
+    from lab.scenes import _truth
 
     return _truth(index, fps, frame)
 

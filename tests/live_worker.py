@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from ponte.live.api import EventType
+from contracts.live import EventType
 from ponte.live.camera import CameraReader
 from ponte.live.loop import run_live
 from ponte.live.session import LiveSession

@@ -11,7 +11,8 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.format import (
+from calibration.make import calibrate_lens, load_lens, make_calibration, save_lens
+from contracts.calibration import (
     A1Corner,
     Calibration,
     CalibrationError,
@@ -21,7 +22,6 @@ from calibration.format import (
     load_calibration,
     save_calibration,
 )
-from calibration.make import calibrate_lens, load_lens, make_calibration, save_lens
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "calibration" / "examples"
 

@@ -35,6 +35,7 @@ from firmware_bridge.protocol import (
 )
 from firmware_bridge.sim import Build, Emulator, build
 from firmware_bridge.view import LedView, Status, Turn, load_layout, render_view
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.firmware
 
@@ -60,15 +61,6 @@ def controller(emulator: Emulator) -> Iterator[Controller]:
     ctl = open_controller(emulator.url)
     yield ctl
     ctl.close()
-
-
-def wait_until(predicate: object, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_hello_gives_protocol_firmware_version_and_led_count(controller: Controller) -> None:

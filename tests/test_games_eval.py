@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from lab.gameeval import COLUMNS, compare_moves, evaluate_games
 from ponte.cli import main
 from ponte.live.camera import CameraReader
-from ponte.live.gameeval import COLUMNS, compare_moves, evaluate_games
 from ponte.live.settle import BoardView, Reading
 
 
@@ -85,8 +85,8 @@ def test_a_camera_that_misreads_is_caught(tmp_path: Path, monkeypatch: pytest.Mo
 def test_a_wide_angle_webcam_with_no_lens_file_is_read_right(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The game scene whose self-calibration missed the bent board's lines by half a cell
-    (wide-angle, seed 2): the loop now measures the lens on them and reads the move."""
+    """A game scene whose grid, located on the bent board alone, misses its lines by half a
+    cell (wide-angle, seed 2): the loop measures the lens on them and reads the move."""
     out = tmp_path / "games.csv"
     status = evaluate_games(["wide-angle-distorted"], [2], 1, out, fps=10.0,
                             measured_lens=False)

@@ -12,7 +12,7 @@ import pytest
 
 from firmware_bridge.controller import open_controller
 from firmware_bridge.sim import Build, Emulator, build
-from ponte.bench import leds as bench_leds
+from lab.bench import leds as bench_leds
 from ponte.cli import CommandError
 from ponte.commands import bench as bench_command
 from ponte.commands import leds as leds_command
@@ -76,7 +76,7 @@ def test_self_test_runs_on_the_emulated_controller(
 @pytest.mark.firmware
 def test_bench_prints_a_row_per_layout(capsys: pytest.CaptureFixture[str]) -> None:
     args = parse(["bench", "leds", "--quick"])
-    assert args.bench_module == "ponte.bench.leds"
+    assert args.bench_module == "lab.bench.leds"
     assert bench_leds.run(args) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = [line.split() for line in lines if line.startswith(("edges", "matrix"))]

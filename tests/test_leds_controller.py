@@ -24,6 +24,7 @@ from firmware_bridge.framing import Packet, encode_packet
 from firmware_bridge.protocol import ButtonEvent, ButtonKind, MsgType
 from firmware_bridge.view import LedView, Status, Turn, load_layout, render_view
 from tests.leds_fake_device import FakeDevice
+from tests.waiting import wait_until
 
 VIEW = LedView(Turn.LIGHT, frozenset({(2, 5)}), Status.FLAGGED)
 FRAME = render_view(VIEW, load_layout("edges"))
@@ -118,9 +119,7 @@ def test_button_events_arrive_once_though_resent(
     device.press()
     assert controller.buttons.get(timeout=2).seq == 1
     assert controller.buttons.empty()
-    deadline = time.monotonic() + 2
-    while 1 not in device.button_acks and time.monotonic() < deadline:
-        time.sleep(0.01)
+    assert wait_until(lambda: 1 in device.button_acks, 2)
     assert set(device.button_acks) == {0, 1}
 
 
@@ -152,10 +151,7 @@ def test_an_io_error_from_the_port_is_noticed_and_ends_the_reader_quietly() -> N
     try:
         assert controller.connected
         port.broken = True
-        deadline = time.monotonic() + 3
-        while controller.connected and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert not controller.connected
+        assert wait_until(lambda: not controller.connected, 3)
         with pytest.raises(ControllerLost):
             controller.heartbeat()
     finally:
@@ -202,16 +198,13 @@ def test_bridge_shows_the_newest_view_and_reconnects_after_unplugging(tmp_path: 
         assert bridge.wait_shown(3)
         assert first.frames[-1] == FRAME
         first.press()
-        deadline = time.monotonic() + 2
-        while not pressed and time.monotonic() < deadline:
-            time.sleep(0.01)
+        assert wait_until(lambda: bool(pressed), 2)
         assert [e.kind for e in pressed] == [ButtonKind.SHORT]
         assert bridge.buttons.get_nowait().kind is ButtonKind.SHORT
 
         first.unplug()
         bridge.show(LedView(status=Status.VOID))  # must not block or raise while unplugged
-        time.sleep(0.2)
-        assert not bridge.connected
+        assert wait_until(lambda: not bridge.connected, 3)
         second = FakeDevice(link)
         try:
             assert bridge.wait_shown(5)
@@ -229,8 +222,7 @@ def test_bridge_keeps_the_controller_alive_with_resends(device: FakeDevice) -> N
     try:
         bridge.show(VIEW)
         assert bridge.wait_shown(3)
-        time.sleep(0.4)
-        assert len(device.frames) >= 4
+        assert wait_until(lambda: len(device.frames) >= 4, 3)  # resent every 0.05 s
         assert set(device.frames) == {FRAME}
     finally:
         bridge.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 
-from ponte.live.api import ControlError, EventBus, EventType
+from contracts.live import ControlError, EventBus, EventType
 
 
 def test_events_arrive_in_order_with_increasing_ids() -> None:

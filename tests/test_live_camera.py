@@ -119,7 +119,7 @@ def test_self_calibration_tries_again_only_every_quarter_second_while_it_fails(
 
 def _glare_on_e5(board: tuple[str, ...]) -> np.ndarray:
     """A generated frame of `board` with a glare spot on e5 that reads as a cream tile."""
-    from vision.synth import CameraSpec, SceneSpec, render
+    from lab.synth import CameraSpec, SceneSpec, render
 
     frame = render(SceneSpec(board=board, bridges=(), camera=CameraSpec(elevation_deg=80.0),
                              seed=3))

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import ponte.commands.live as live_commands
+from lab.scenes import demo_moves
 from ponte.cli import main
 from ponte.commands.demo import DEMO_VIDEO
-from ponte.live.scenes import demo_moves
 from ponte.live.session import LiveSession
 from ponte.live.settle import BoardView, Reading
 from ponte.live.store import Store

@@ -16,7 +16,7 @@ from pathlib import Path
 import cv2
 import pytest
 
-from ponte.live.api import EventType
+from contracts.live import EventType
 from ponte.live.camera import CameraReader
 from ponte.live.loop import run_live, transcribe
 from ponte.live.session import LiveSession
@@ -337,8 +337,8 @@ def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path, reader_k
 
 
 def test_the_bundled_demo_video_holds_the_game_it_claims(tmp_path: Path) -> None:
+    from lab.scenes import demo_moves, write_demo_video
     from ponte.commands.demo import DEMO_VIDEO
-    from ponte.live.scenes import demo_moves, write_demo_video
 
     truths = write_demo_video(tmp_path / "again.mp4")  # rendered afresh: same frames, truth
     seen, events, _ = run(DEMO_VIDEO, GroundTruthReader(DEMO_VIDEO, truths))

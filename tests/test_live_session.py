@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ponte.live.api import ControlError
+from contracts.live import ControlError
 from ponte.live.session import LiveSession
 from ponte.live.settle import BoardView, Reading
 from ponte.live.store import Store
@@ -207,7 +207,7 @@ def test_controls_from_other_threads_while_frames_arrive(store: Store) -> None:
 
 
 def test_the_calibration_page_reads_and_moves_the_corners(store: Store, tmp_path: Path) -> None:
-    from calibration.format import load_calibration
+    from contracts.calibration import load_calibration
     from ponte.commands.demo import DEMO_VIDEO
     from ponte.live.camera import CameraReader
     from ponte.live.sources import open_source
@@ -269,8 +269,8 @@ def test_a_glare_spot_flickering_on_one_cell_does_not_hold_up_the_game(store: St
 def test_a_game_that_ends_by_passing_on_the_board_is_recorded_with_its_result(
     store: Store, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from lab.scenes import boards_of_moves
     from ponte.cli import main
-    from ponte.live.scenes import boards_of_moves
     from referee.playout import heuristic_game
 
     game = heuristic_game(8)  # light cannot place two and passes; dark's last turn ends it

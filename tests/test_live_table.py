@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ponte.live.api import EventType
+from contracts.live import EventType
 from ponte.live.settle import BoardView, Reading, SettleDetector
 from ponte.live.table import OpError, Table, replay
 

@@ -1,4 +1,4 @@
-"""Tests for vision.synth: the synthetic scene generator used to test and evaluate vision."""
+"""Tests for lab.synth: the synthetic scene generator used to test and evaluate vision."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vision.synth import (
+from lab.synth import (
     SETUPS,
     CameraBump,
     CameraSpec,
@@ -37,15 +37,15 @@ from vision.synth import (
     render_sequence,
     write_video,
 )
-from vision.synth.dataset import main as dataset_main
-from vision.synth.position import (
+from lab.synth.dataset import main as dataset_main
+from lab.synth.position import (
     crossed_cells,
     grid_from_board,
     looks_plausible,
     random_game,
     segments_cross,
 )
-from vision.synth.video import main as video_main
+from lab.synth.video import main as video_main
 
 EMPTY = tuple("." * 10 for _ in range(10))
 

@@ -89,8 +89,8 @@ def test_read_with_a_calibration_reads_as_the_live_loop_does(
     # those alone took five cells wrong, missed a bridge and flagged the frame as hidden.
     from dataclasses import replace
 
-    from vision.evaluate import scene
-    from vision.synth import render
+    from lab.evaluate import scene
+    from lab.synth import render
 
     spec = scene(11, "window-daylight", 165)
     frame = render(spec)
@@ -171,12 +171,12 @@ def test_eval_refuses_outputs_it_cannot_write_before_reading_any_frame(
 ) -> None:
     """An evaluation runs for minutes: a table or a listing it could not write at the end
     would lose them, so such paths are refused at once, with a message and no traceback."""
-    import vision.evaluate
+    import lab.evaluate
 
     def never(*args: object, **kwargs: object) -> int:
         raise AssertionError("the evaluation ran")
 
-    monkeypatch.setattr(vision.evaluate, "evaluate", never)
+    monkeypatch.setattr(lab.evaluate, "evaluate", never)
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     for extra in (["--out", str(blocker / "eval.csv")],  # its folder cannot be made

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lab.train_decks import augment, main, train
+from lab.train_patches import LAYERS
 from tests.test_vision_patches import _scene, run_training
 from vision.cells import parse_cell
 from vision.decks import (
@@ -26,8 +28,6 @@ from vision.decks import (
     unsure_candidates,
 )
 from vision.patches import PatchNetwork
-from vision.train_decks import augment, main, train
-from vision.train_patches import LAYERS
 
 
 def _pairs(*names: tuple[str, str]) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""The evaluation (vision.evaluate): what its tally counts on clean and hand frames, and
+"""The evaluation (lab.evaluate): what its tally counts on clean and hand frames, and
 the mistakes it lists behind the counts."""
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.format import load_calibration
-from vision.cells import SIZE, CellState, parse_cell
-from vision.evaluate import (
+from contracts.calibration import load_calibration
+from lab.evaluate import (
     COLUMNS,
     MISTAKE_COLUMNS,
     MODES,
@@ -25,6 +24,7 @@ from vision.evaluate import (
     show_scene,
     tracker_for,
 )
+from vision.cells import SIZE, CellState, parse_cell
 from vision.imageio import decode_image
 from vision.observation import Observation
 from vision.pipeline import BoardReader
@@ -74,7 +74,7 @@ def test_mistakes_name_each_wrong_cell_and_bridge_and_an_unflagged_hand() -> Non
 
 
 def test_a_scene_is_drawn_as_the_evaluation_draws_it() -> None:
-    from vision.synth import SETUPS, random_spec
+    from lab.synth import SETUPS, random_spec
 
     rng = np.random.default_rng([5, list(SETUPS).index("markers")])
     drawn = [random_spec(rng, "markers") for _ in range(3)]

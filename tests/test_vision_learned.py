@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from calibration.format import ColourModel
+from contracts.calibration import ColourModel
+from lab.train import Raw, cell_examples, load_raw, read_scene, save_raw, train
 from vision.bridges import BridgePlan
 from vision.learned import (
     BRIDGE_MODEL,
@@ -23,7 +24,6 @@ from vision.learned import (
     cell_features,
     cell_network,
 )
-from vision.train import Raw, cell_examples, load_raw, read_scene, save_raw, train
 
 
 def test_training_learns_a_rule_the_features_carry(tmp_path: Path) -> None:
@@ -96,9 +96,9 @@ def test_the_shade_free_features_stay_put_in_a_shadow_and_tell_black_from_shaded
 def test_model_files_of_another_version_fall_back_to_the_thresholds(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from lab.synth import render
     from tests.test_vision_reading import BOARD, _spec
     from vision import pipeline
-    from vision.synth import render
 
     frame = render(_spec(elevation_deg=90.0))
     assert pipeline.read_board(frame.image).board_rows() == list(BOARD)
@@ -146,8 +146,8 @@ def test_against_the_background_a_tile_differs_and_bare_board_under_a_fixed_shad
 
 
 def test_training_weighs_cells_much_darker_than_the_bare_board_more() -> None:
+    from lab.train import shade_weights
     from vision.learned import BACKGROUND_AT, BACKGROUND_FEATURES, _against_background
-    from vision.train import shade_weights
 
     out = read_scene(1000, 0, None)
     assert out is not None
@@ -185,7 +185,7 @@ def test_merged_networks_give_the_mean_of_their_scores() -> None:
 
 
 def test_bridge_candidates_see_how_their_deck_differs_from_the_bare_board_seen_before() -> None:
-    from calibration.format import default_thresholds
+    from contracts.calibration import default_thresholds
     from vision.learned import candidate_features
     from vision.pipeline import make_plan
 
@@ -268,7 +268,7 @@ def test_bridge_candidates_see_the_board_beside_the_deck() -> None:
 def test_a_deck_shows_its_outline_along_its_path_and_bare_board_does_not() -> None:
     import cv2
 
-    from calibration.format import default_thresholds
+    from contracts.calibration import default_thresholds
     from vision.bridges import measure_deck_edges
     from vision.features import texture
     from vision.learned import _deck_outline
@@ -346,7 +346,7 @@ def _bare_board_paths() -> tuple[BridgePlan, ColourModel,
                                  Callable[[np.ndarray], np.ndarray]]:
     """A plan's bridges for a board seen from above, its colours, and path samples that
     show bare board everywhere (what `candidate_features` measures)."""
-    from calibration.format import default_thresholds
+    from contracts.calibration import default_thresholds
     from vision.pipeline import make_plan
 
     corners = np.array([(340.0, 610.0), (940.0, 610.0), (940.0, 10.0), (340.0, 10.0)])
@@ -465,8 +465,8 @@ def test_a_pair_whose_one_end_a_foot_may_hide_is_asked_about_while_tracking() ->
 def test_the_cell_network_can_learn_from_scenes_of_more_seeds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import vision.train
-    from vision.train import main
+    import lab.train
+    from lab.train import main
 
     cache = tmp_path / "cache"
     args = ["--cells-only", "--scenes", "2", "--seed", "1000", "--more-seeds", "1001",
@@ -481,7 +481,7 @@ def test_the_cell_network_can_learn_from_scenes_of_more_seeds(
     def generate(*_: object, **__: object) -> None:
         raise AssertionError("the scenes are in the cache")
 
-    monkeypatch.setattr(vision.train, "collect", generate)
+    monkeypatch.setattr(lab.train, "collect", generate)
     assert main(args) == 0  # again, from the cache
     assert "cells: 400 examples" in capsys.readouterr().err
 
@@ -489,13 +489,13 @@ def test_the_cell_network_can_learn_from_scenes_of_more_seeds(
 def test_the_cell_network_can_learn_from_more_hard_scenes_and_count_scenes_kept_out(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import vision.train
-    from vision.synth import SETUPS
-    from vision.train import main
-    from vision.train_patches import HARD_SETUPS
+    import lab.train
+    from lab.synth import SETUPS
+    from lab.train import main
+    from lab.train_patches import HARD_SETUPS
 
     asked: list[list[int]] = []
-    real_collect = vision.train.collect
+    real_collect = lab.train.collect
 
     def recorded(count: int, seed: int, jobs: int, *args: Any,
                  **kwargs: Any) -> list[tuple[object, ...]]:
@@ -503,7 +503,7 @@ def test_the_cell_network_can_learn_from_more_hard_scenes_and_count_scenes_kept_
         asked.append(list(range(count)) if indices is None else list(indices))
         return real_collect(count, seed, jobs, *args, **kwargs)
 
-    monkeypatch.setattr(vision.train, "collect", recorded)
+    monkeypatch.setattr(lab.train, "collect", recorded)
     cache = tmp_path / "cache"
     args = ["--cells-only", "--scenes", "2", "--hard-scenes", "2", "--hold-out", "2",
             "--epochs", "1", "--hidden", "8", "--jobs", "1", "--cache", str(cache),
@@ -524,11 +524,11 @@ def test_the_cell_network_can_learn_from_more_hard_scenes_and_count_scenes_kept_
 def test_frames_read_from_scratch_get_the_cell_network_made_for_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from lab.evaluate import tracker_for
+    from lab.synth import render
     from tests.test_vision_reading import BOARD, _spec
     from vision import pipeline
-    from vision.evaluate import tracker_for
     from vision.learned import SCRATCH_CELL_MODEL, _load
-    from vision.synth import render
 
     calibrated, scratch = cell_network(), cell_network(scratch=True)
     assert calibrated is not None and scratch is not None

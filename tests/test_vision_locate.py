@@ -9,14 +9,9 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.format import default_thresholds
 from calibration.make import make_calibration
-from tests.test_vision_reading import BOARD
-from tests.vision_drawing import place_in_scene
-from vision.errors import BoardNotFound
-from vision.locate import locate_board, order_visually
-from vision.pipeline import BoardReader
-from vision.synth import (
+from contracts.calibration import default_thresholds
+from lab.synth import (
     BoardLook,
     CameraSpec,
     Effects,
@@ -28,6 +23,11 @@ from vision.synth import (
     TableLook,
     render,
 )
+from tests.test_vision_reading import BOARD
+from tests.vision_drawing import place_in_scene
+from vision.errors import BoardNotFound
+from vision.locate import locate_board, order_visually
+from vision.pipeline import BoardReader
 
 EMPTY = tuple("." * 10 for _ in range(10))
 
@@ -241,7 +241,7 @@ def test_a_dark_grid_beside_a_dark_border_is_found_from_its_cells() -> None:
     # meets the outline. Found from its cells, the grid's outermost lines have an edge on
     # their inner side only and stood out too little for all eleven lines to count, so
     # `ponte calibrate --empty` found no board.
-    from vision.synth import random_spec
+    from lab.synth import random_spec
 
     spec = random_spec(np.random.default_rng([3636, 192]), "hands")
     assert _located_within(replace(spec, board=EMPTY, bridges=(), hands=())) < 3.0
@@ -267,7 +267,7 @@ def test_tiles_on_the_table_beside_the_board_do_not_join_its_cells() -> None:
     # table (the outline joins the grain's dark lines), and two red tiles and a cream one
     # on the table beside the board, a cell's size too: they joined the group of the
     # board's cells, whose hull was no outline of the grid, and no board was found.
-    from vision.synth import SETUPS, random_spec
+    from lab.synth import SETUPS, random_spec
 
     rng = np.random.default_rng([9, list(SETUPS).index("overhead-cream-red")])
     spec = [random_spec(rng, "overhead-cream-red") for _ in range(38)][37]

@@ -10,16 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.patches import (
-    HALF,
-    MIRROR_BELOW,
-    MIRROR_LOOKS,
-    PATCH_MODEL,
-    Conv,
-    PatchNetwork,
-    patch_network,
-)
-from vision.train_patches import (
+from lab.train_patches import (
     CLASSES,
     HARD_SETUPS,
     HIDDEN,
@@ -30,6 +21,15 @@ from vision.train_patches import (
     layer_list,
     main,
     train,
+)
+from vision.patches import (
+    HALF,
+    MIRROR_BELOW,
+    MIRROR_LOOKS,
+    PATCH_MODEL,
+    Conv,
+    PatchNetwork,
+    patch_network,
 )
 
 
@@ -174,7 +174,7 @@ def test_the_layers_option_reads_channels_and_odd_kernels() -> None:
 
 
 def test_the_hard_scenes_are_the_hard_setups_next_scenes() -> None:
-    from vision.synth import SETUPS
+    from lab.synth import SETUPS
 
     names = list(SETUPS)
     found = hard_scenes(8000, 12)
@@ -205,9 +205,9 @@ def test_going_on_from_a_network_needs_the_torch_trainer(
 
 
 def _scene() -> tuple[object, ...]:
+    from lab.evaluate import tracker_for
+    from lab.synth import render
     from tests.test_vision_reading import _spec
-    from vision.evaluate import tracker_for
-    from vision.synth import render
 
     spec = _spec(elevation_deg=60.0, azimuth_deg=20.0)
     frame = render(spec)
@@ -267,7 +267,7 @@ def test_the_second_look_sees_each_cell_beside_its_bare_board_in_the_calibration
 
 
 def test_a_network_widened_to_more_channels_answers_as_before() -> None:
-    from vision.train_patches import widened
+    from lab.train_patches import widened
 
     rng = np.random.default_rng(6)
     trainer = _Trainer(rng, layers=LAYERS, hidden=HIDDEN)

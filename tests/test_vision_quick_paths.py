@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import sliding_window_view
 
-from calibration.format import default_thresholds
+from contracts.calibration import default_thresholds
 from tests.vision_drawing import draw_board, place_in_scene
 from vision.classify import (
     median_along,
@@ -263,7 +263,7 @@ def test_both_tile_colours_at_once_give_each_colours_own_numbers(
     empty: tuple[float, float, float], light: tuple[float, float, float],
     dark: tuple[float, float, float], count: int, seed: int,
 ) -> None:
-    from calibration.format import ColourModel
+    from contracts.calibration import ColourModel
     from vision.learned import _against_rows
 
     rng = np.random.default_rng(seed)

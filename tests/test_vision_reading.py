@@ -1,4 +1,4 @@
-"""Reading generated frames (vision.synth): tiles, all three bridge shapes, hands, the tracker."""
+"""Reading generated frames (lab.synth): tiles, all three bridge shapes, hands, the tracker."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.format import CalibrationError, ColourModel, Thresholds
 from calibration.make import make_calibration
+from contracts.calibration import CalibrationError, ColourModel, Thresholds
+from lab.synth import CameraSpec, Frame, HandSpec, SceneSpec, random_spec, render
+from lab.synth.position import random_game
 from vision.cells import CellState, parse_cell
 from vision.errors import CalibrationMismatch, ImageUnreadable
 from vision.features import integral
@@ -30,8 +32,6 @@ from vision.pipeline import (
     nudged_corners,
     read_board,
 )
-from vision.synth import CameraSpec, Frame, HandSpec, SceneSpec, random_spec, render
-from vision.synth.position import random_game
 
 BOARD = (
     ".....DD...",  # rank 10
@@ -60,7 +60,7 @@ def _bridges(obs_names: list[list[str]]) -> set[tuple[str, str]]:
 def _tracked(spec: SceneSpec) -> tuple[Frame, Observation]:
     """A scene rendered, and its JPEG read by a reader calibrated on the same scene with
     the board empty (as `ponte eval vision`'s `tracker` mode reads it)."""
-    from vision.evaluate import tracker_for
+    from lab.evaluate import tracker_for
 
     frame = render(spec)
     reader = tracker_for(spec, frame)
@@ -233,7 +233,7 @@ def test_a_pale_hand_over_a_beige_border_is_flagged_by_its_fingertip() -> None:
     """A pale hand over a beige border (seed 9999, hand scene 163): the border samples
     change by less than the limit, and the fingers over c10 and b9 read as light tiles.
     c9, under a fingertip, is taken for hidden, and c10 between it and the edge is half
-    taken for hidden: the frame is flagged (it read as a wrong board, unflagged, before),
+    taken for hidden: the frame is flagged,
     and the same scene without the hand is not."""
     assert parse_cell("c9") in _hand_scene_flagged(9999, 163).occluded_cells
 
@@ -242,7 +242,7 @@ def test_fingers_read_as_a_bridge_at_the_edge_are_flagged_by_their_tip() -> None
     """A brown hand held high over the far edge (seed 12, hands, frame 30): its fingers
     read as two dark tiles and a bridge d10-f10, and e9 under a fingertip as hidden. The
     cells of that "bridge" are half taken for hidden (e10 at 0.55), which joins e9 to the
-    edge: the frame is flagged (it read as a wrong board, unflagged, before)."""
+    edge: the frame is flagged."""
     hand, obs = _tracked(_scene(12, "hands", 30))
     assert obs.occluded and parse_cell("e9") in obs.occluded_cells
     assert obs.board_rows() != list(hand.board)
@@ -253,7 +253,7 @@ def test_a_hand_of_the_borders_colour_is_flagged_by_the_faint_change_beside_its_
     tile stands (seed 4444, hand scene 15): the fingertip reads as a dark tile, and the
     border changed clearly in one box (beside g10) and faintly, by under the 15 grey
     levels that count alone, in the next. Beside the clear change the faint one counts: the
-    frame is flagged (it read as a wrong board, unflagged, before), and the same scene
+    frame is flagged, and the same scene
     without the hand is not."""
     _hand_scene_flagged(4444, 15)
 
@@ -262,8 +262,8 @@ def test_a_pale_hand_over_a_tan_border_is_flagged_by_the_change_beside_its_finge
     """A pale hand over a tan border placing a light tile at b1 (seed 1111, hand scene 67):
     the border changed in the one sample beside b1, too few to count, and b1 under the
     fingers, half taken for hidden, reads as a light tile. A counted change of the border
-    beside a half-hidden edge cell flags the frame (it read as a wrong board, unflagged,
-    before), and the same scene without the hand is not flagged."""
+    beside a half-hidden edge cell flags the frame, and the same scene without the hand is
+    not flagged."""
     obs = _hand_scene_flagged(1111, 67)
     assert obs.state(parse_cell("b1")) is CellState.LIGHT  # flagged, read as it was
 
@@ -274,7 +274,7 @@ def test_a_hand_over_a_bridge_at_the_edge_is_flagged_by_the_hidden_cell_beside_t
     tiles (seed 4444, hand scene 51): the bridge is missed and c9 under the fingers is
     hidden, one cell in from the edge; the border beside a10-c10 changed but is excused as
     the tiles there leaning over it. A hidden cell next to an edge cell whose border
-    changed flags the frame (it read as a wrong board, unflagged, before), and the same
+    changed flags the frame, and the same
     scene without the hand is not flagged."""
     obs = _hand_scene_flagged(4444, 51)
     assert parse_cell("c9") in obs.occluded_cells
@@ -325,9 +325,8 @@ def test_a_pale_hand_reaching_over_a_corner_is_flagged_by_the_tile_it_seems() ->
     """A pale hand the colour of the board and its beige border reaching over a10 (seed
     3434, hand scene 97): a10 under the fingers reads as a light tile, unlike the board's
     other light tiles though not enough to be unlike every tile, and only the outer half
-    of the border beside it changed. Such a tile beside such a change flags the frame (it
-    read as a wrong board, unflagged, before), and the same scene without the hand is not
-    flagged."""
+    of the border beside it changed. Such a tile beside such a change flags the frame, and
+    the same scene without the hand is not flagged."""
     obs = _hand_scene_flagged(3434, 97)
     assert obs.state(parse_cell("a10")) is CellState.LIGHT  # flagged, read as it was
 
@@ -337,7 +336,7 @@ def test_a_light_tile_in_the_shadow_of_a_hand_held_high_is_read_by_a_second_look
     b9 and the bare cells next to them: the cell network is sure the light tiles at a9
     and b9 are bare board. The second look, taken at a9 for doubt, sees a light tile; b9,
     which it did not doubt, is looked at too because it is next to a9 and has changed more
-    than bare board does. The board is read right (b9 was read as bare board before)."""
+    than bare board does. The board is read right."""
     hand, obs = _tracked(random_spec(np.random.default_rng([6767, 26]), "hands"))
     assert hand.occluded
     assert obs.board_rows() == list(hand.board)
@@ -569,7 +568,7 @@ def test_a_leaning_tile_is_on_the_way_from_border_to_tile_colour_and_a_sleeve_is
 def _angled_plan() -> tuple[Thresholds, Plan]:
     """The default thresholds and the plan of a board seen at an angle in a 1280 x 720 frame
     (its far side narrower), for the border's rules."""
-    from calibration.format import default_thresholds
+    from contracts.calibration import default_thresholds
     from vision.pipeline import make_plan
 
     settings = default_thresholds()
@@ -608,7 +607,7 @@ def _near_side(plan: Plan) -> np.ndarray:
 
 
 def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None:
-    from calibration.format import ColourModel
+    from contracts.calibration import ColourModel
     from vision.classify import DARK, LIGHT
 
     settings, plan = _angled_plan()
@@ -655,7 +654,7 @@ def test_an_arm_across_the_border_beside_a_leaning_tile_is_not_excused() -> None
 
 def test_a_change_of_the_outer_border_alone_counts_beside_a_hidden_cell_or_an_unlike_tile(
 ) -> None:
-    from calibration.format import ColourModel
+    from contracts.calibration import ColourModel
     from vision.classify import LIGHT, UNKNOWN
 
     settings, plan = _angled_plan()
@@ -691,7 +690,7 @@ def test_a_change_of_the_outer_border_alone_counts_beside_a_hidden_cell_or_an_un
 
 
 def test_a_tinted_shadow_beside_a_tile_is_a_shadow_unless_the_outer_border_changed() -> None:
-    from calibration.format import ColourModel
+    from contracts.calibration import ColourModel
     from vision.classify import DARK
     from vision.features import to_lab
 
@@ -969,8 +968,8 @@ def test_without_a_clear_frame_a_still_difference_is_taken_in_only_where_cells_a
 
 def test_a_hand_still_over_the_board_from_the_first_frame_is_never_read_as_the_board(
 ) -> None:
+    from lab.synth import random_spec
     from vision.pipeline import _BORDER_SETTLE_FRAMES
-    from vision.synth import random_spec
 
     rng = np.random.default_rng([2, 15])  # a hand scene whose border a reader took in
     spec = random_spec(rng, "hands")
@@ -989,9 +988,9 @@ def test_a_hand_still_over_the_board_from_the_first_frame_is_never_read_as_the_b
 
 
 def test_a_hand_resting_still_over_the_board_is_never_read_as_the_board() -> None:
-    from vision.evaluate import tracker_for
+    from lab.evaluate import tracker_for
+    from lab.synth import random_spec
     from vision.pipeline import _BORDER_SETTLE_FRAMES
-    from vision.synth import random_spec
 
     rng = np.random.default_rng([4242, 24])  # a hand scene the border flags at once
     spec = random_spec(rng, "hands")
@@ -1017,15 +1016,14 @@ def test_a_dark_hand_over_a_border_of_its_colour_is_not_taken_for_a_tiles_shadow
     """A brown hand holding a bridge over a brown wooden frame: beside it the border is
     darker and tinted, as a tile's shadow in window light is, and its fingers are read as
     dark tiles. One of them is unlike every tile, so the change beside it is not excused as
-    that tile's shadow, and the frame is flagged (it read as a board with two dark tiles
-    too many, unflagged, before)."""
+    that tile's shadow, and the frame is flagged."""
     _hand_scene_flagged(9999, 183)
 
 
 def _scene(seed: int, setup: str, index: int) -> SceneSpec:
     """The `index`-th scene of `setup` drawn from seed `seed` (as `ponte eval vision` and
     the tuning sets draw them: one generator per seed and setup)."""
-    from vision.evaluate import scene
+    from lab.evaluate import scene
 
     return scene(seed, setup, index)
 
@@ -1034,8 +1032,7 @@ def test_cells_a_lamps_glare_half_hides_are_read_though_the_frame_is_flagged() -
     """A warm lamp's glare over the corner a10 washes out two red tiles and two cream ones:
     the cell network half takes the four for hidden (0.50-0.68), a patch that flags the
     frame though nothing crosses the border. The frame stays flagged and the four stay
-    listed as hidden, but they read as their likeliest colours, all four right (they read
-    as bare board before)."""
+    listed as hidden, but they read as their likeliest colours, all four right."""
     spec = _scene(14, "warm-lamp-shadows", 146)
     frame, obs = _tracked(spec)
     assert obs.occluded
@@ -1104,7 +1101,7 @@ def test_cells_a_hand_surely_hides_are_not_read_as_tiles() -> None:
 
 
 def test_tile_colours_are_refit_from_the_cells_the_network_is_sure_of() -> None:
-    from calibration.format import ColourModel, default_thresholds
+    from contracts.calibration import ColourModel, default_thresholds
     from vision.pipeline import _refined
 
     rng = np.random.default_rng(8)
@@ -1195,7 +1192,7 @@ def test_a_bridge_whose_foot_hides_its_tile_counts_only_when_the_network_is_sure
 
 
 def test_the_background_follows_bare_cells_and_learns_cells_no_longer_covered() -> None:
-    from calibration.format import default_thresholds
+    from contracts.calibration import default_thresholds
     from vision.classify import EMPTY, LIGHT
     from vision.pipeline import _follow_background
 
@@ -1258,8 +1255,7 @@ def test_a_hand_beside_the_end_of_a_bridge_is_not_taken_for_its_deck() -> None:
     """A pale hand over a tan border holding a dark tile over a7, where a light tile stands
     (seed 1313, hand scene 24): its fingers lie over a8, the end of the bridge a8-c9, and
     change both halves of the border beside it. A deck leaning over the border there could
-    reach its inner half, not its outer half: the change counts, and the frame is flagged
-    (it read as a wrong board, a7 dark, unflagged, before)."""
+    reach its inner half, not its outer half: the change counts, and the frame is flagged."""
     obs = _hand_scene_flagged(1313, 24)
     assert obs.state(parse_cell("a7")) is CellState.DARK  # flagged, read as it was
 
@@ -1464,7 +1460,7 @@ def test_a_board_found_again_after_a_bump_is_lined_up_with_the_board_read_before
     # scratch, its corners lay a few pixels off those it had been read with, its lines did
     # not line up, the bare border was thrown away, and three border samples off the
     # frame's own border flagged every frame from then on: the game stopped at move 1.
-    from vision.synth import SETUPS
+    from lab.synth import SETUPS
 
     rng = np.random.default_rng([1, list(SETUPS).index("angled45-white-black")])
     spec = replace(random_spec(rng, "angled45-white-black"),
@@ -1486,7 +1482,7 @@ def test_a_pale_hand_over_a_pale_border_is_flagged_by_the_print_it_hides() -> No
     """A pale hand over a pale grey border with printed lines (seed 1313, hand scene 28):
     j2 under the fingers reads as a light tile, and no border sample changed colour. The
     lines printed just outside the border samples there no longer look as in the
-    calibration photo, which flags the frame (it read as a wrong board, unflagged, before);
+    calibration photo, which flags the frame;
     the same scene without the hand is not flagged."""
     _hand_scene_flagged(1313, 28)
 
@@ -1497,8 +1493,8 @@ def test_a_sleeve_over_a_border_of_its_colour_is_flagged_by_its_shadow_beside_it
     as a shadow does, the outer halves of the samples on either side. It read as a wrong
     board, unflagged; the shadow beside the change now counts. The same scene without the
     sleeve is read right and not flagged."""
-    from vision.evaluate import calibration_for
-    from vision.synth import SETUPS
+    from lab.evaluate import calibration_for
+    from lab.synth import SETUPS
 
     rng = np.random.default_rng([9, list(SETUPS).index("hands")])
     specs = [random_spec(rng, "hands") for _ in range(17)]
@@ -1521,7 +1517,7 @@ def test_a_leaning_tiles_shadow_on_the_outer_border_is_not_a_sleeves() -> None:
     changed colour under a leaning tile (excused) and its outer half darkened as a shadow
     does, beside the changed corner a10: that outer half's shadow is the tile's, and the
     frame, with nothing over it, is read right and not flagged."""
-    from vision.synth import SETUPS
+    from lab.synth import SETUPS
 
     rng = np.random.default_rng([9, list(SETUPS).index("window-daylight")])
     spec = [random_spec(rng, "window-daylight") for _ in range(67)][66]
@@ -1620,7 +1616,7 @@ def test_something_set_down_against_the_board_stops_flagging_once_it_lies_still(
     outside the border (a box lid, a cup), flags the frames while it is new; once it has lain
     still for `_BORDER_SETTLE_FRAMES` frames, the cells near it reading as before, its
     print is the one compared with, and the board reads unflagged again."""
-    from vision.evaluate import tracker_for
+    from lab.evaluate import tracker_for
     from vision.pipeline import _BORDER_SETTLE_FRAMES, PRINT_LEAST_SPREAD, print_likeness
 
     spec = replace(random_spec(np.random.default_rng([1313, 28]), "hands"), hands=())
@@ -1665,7 +1661,7 @@ def test_a_hand_hiding_the_print_stays_flagged_however_still_it_is() -> None:
     """Seed 1313, hand scene 28 (see above) held still after a clear frame: the light tile
     the hand makes of j2 keeps the hand from being taken for something put down beside
     the board, and every frame stays flagged."""
-    from vision.evaluate import tracker_for
+    from lab.evaluate import tracker_for
     from vision.pipeline import _BORDER_SETTLE_FRAMES
 
     spec = random_spec(np.random.default_rng([1313, 28]), "hands")

@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.format import A1Corner, ColourModel, default_thresholds
+from contracts.calibration import A1Corner, ColourModel, default_thresholds
 from tests.vision_drawing import draw_board, place_in_scene
 from vision.cells import CellState, bridge_kind, cell_name, cells_under, parse_cell
 from vision.errors import BoardNotFound, ImageTooSmall, ImageUnreadable
@@ -194,7 +194,7 @@ def test_board_is_located_by_aruco_markers_at_its_corners() -> None:
 def test_bridges_never_overlap_one_another() -> None:
     """Two candidates on one line (b10-d10 and c10-e10) cannot both stand: c10 would be
     a tile under a bridge. Only one is read, however well both paths match."""
-    from calibration.format import ColourModel
+    from contracts.calibration import ColourModel
     from vision.bridges import BridgePlan, find_bridges
     from vision.classify import BRIDGE, LIGHT, CellReading
 
@@ -301,7 +301,7 @@ def _shadowed_board_scene() -> tuple[np.ndarray, np.ndarray, list[int], list[int
 
 
 def test_colour_model_keeps_the_board_when_a_window_shadow_covers_most_of_it() -> None:
-    from calibration.format import ColourModel
+    from contracts.calibration import ColourModel
     from vision.classify import bare_in_shadow, colour_distance, learn_colours
 
     now, background, light, dark, shade = _shadowed_board_scene()
@@ -350,7 +350,7 @@ def test_a_red_tile_colour_is_learnt_without_the_deep_shadows_clustered_with_it(
     cluster holds both, and its median is a shadow. On a neutral board `bare_in_shadow`
     cannot leave shadows out (a black tile looks like one), but the red tiles' own colour
     is unlike the board's, so the dark tile colour is theirs."""
-    from calibration.format import ColourModel
+    from contracts.calibration import ColourModel
     from vision.classify import colour_distance, learn_colours
 
     settings = default_thresholds()
@@ -373,7 +373,7 @@ def test_the_board_in_a_shadow_is_never_taken_for_the_light_tiles() -> None:
     shadows, lighter than the red tiles, made a cluster of their own, and of two tile
     colours the lighter was taken for the light one. A colour like the board's in a shadow
     is no light tile."""
-    from calibration.format import ColourModel
+    from contracts.calibration import ColourModel
     from vision.classify import colour_distance, learn_colours
 
     rng = np.random.default_rng(12)
@@ -402,7 +402,7 @@ def test_white_tiles_on_a_pale_board_are_not_taken_for_the_board() -> None:
     them all), and white tiles lie near enough the pale board's colour to pass for it. The
     bare board seen at calibration tells them apart: the bare cells still look as they did,
     the white ones do not."""
-    from calibration.format import ColourModel
+    from contracts.calibration import ColourModel
     from vision.classify import colour_distance, learn_colours
 
     rng = np.random.default_rng(5)
@@ -443,7 +443,7 @@ def test_a_frame_darker_than_the_calibration_photo_keeps_its_light_tiles() -> No
     """The camera's exposure fell since calibration (a hand near the lens): board, tiles and
     border are all darker, and the light tiles now lie nearer the board's old colour than
     the board does. Compared in this frame's exposure, the board is still the board."""
-    from calibration.format import ColourModel
+    from contracts.calibration import ColourModel
     from vision.classify import colour_distance, learn_colours
 
     rng = np.random.default_rng(8)

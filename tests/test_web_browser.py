@@ -2,7 +2,8 @@
 Selenium) against the app served on 127.0.0.1 over the real live session
 (`ponte.live.session.LiveSession` with its SQLite store, fed board readings as the camera
 loop would): a move arrives by SSE and is drawn, the pass button works, a recorded game
-replays; a screenshot of each page goes to test-output/."""
+replays; a screenshot of each page goes to test-output/, and the game page's to
+docs/game-page.png, the README's picture."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from web import WebServer, serve
 pytestmark = pytest.mark.browser
 
 OUTPUT = Path(__file__).resolve().parents[1] / "test-output"
+README_PICTURE = Path(__file__).resolve().parents[1] / "docs" / "game-page.png"
 
 
 def _jpeg(shade: int) -> bytes:
@@ -117,6 +119,17 @@ def shot(driver: WebDriver, name: str) -> None:
     driver.save_screenshot(str(OUTPUT / f"web-{name}.png"))
 
 
+def save_readme_picture(driver: WebDriver) -> None:
+    """The game page at half size, for the README."""
+    picture = cv2.imdecode(np.frombuffer(driver.get_screenshot_as_png(), np.uint8),
+                           cv2.IMREAD_COLOR)
+    assert picture is not None and picture.shape[1] >= 640
+    height, width = picture.shape[:2]
+    small = cv2.resize(picture, (width // 2, height // 2), interpolation=cv2.INTER_AREA)
+    README_PICTURE.parent.mkdir(exist_ok=True)
+    assert cv2.imwrite(str(README_PICTURE), small, [cv2.IMWRITE_PNG_COMPRESSION, 9])
+
+
 def attrs(driver: WebDriver, selector: str, name: str) -> set[str]:
     """The values of one attribute over the matching elements (read in one go, as the page
     redraws the board whenever an event arrives)."""
@@ -158,6 +171,7 @@ def test_a_move_arrives_by_sse_and_is_drawn(driver: WebDriver, server: WebServer
     wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-placeable]"),
              what="placeable cells")
     shot(driver, "game")
+    save_readme_picture(driver)
     driver.set_window_size(390, 1400)
     time.sleep(0.3)
     shot(driver, "game-phone")

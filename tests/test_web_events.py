@@ -15,10 +15,10 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from ponte.live.api import EventBus, EventType
+from contracts.live import EventBus, EventType
 from tests.live_double import FakeLive
 from web import create_app, serve
-from web.app import streams
+from web.context import streams
 from web.events import parse_last_event_id
 
 

@@ -1,6 +1,6 @@
 """Simple flat drawings of a board for the vision unit tests (no 3D, no noise).
 
-The synthetic scene generator (vision.synth) makes the realistic frames; these drawings are
+The synthetic scene generator (lab.synth) makes the realistic frames; these drawings are
 small, exact fixtures for the stage functions.
 """
 

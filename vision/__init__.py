@@ -10,14 +10,13 @@ bridge network over features measured against the learned colours; `bridges` kee
 threshold rules used when the model files are missing) -> a second look through the
 picture at what those networks are unsure of (`patches`: a small convolutional network over
 a cell's patch; `decks`: one over a candidate bridge's deck) -> occlusion (border against
-the bare border, hidden cells) -> `observation.Observation`. `train`, `train_patches` and
-`train_decks` fit the networks on `synth` scenes (`python -m vision.train` and so on;
-weights in `models/`); `evaluate` measures accuracy and speed on other `synth` frames
-(`ponte eval vision`). `bend` finds the printed grid's crossings and says how far a grid
-lies from them, and fits a radial lens to them: the calibration uses it to lay a grid that
+the bare border, hidden cells) -> `observation.Observation`. The networks' weights are in
+`models/`; the lab (`lab.train`, `lab.train_patches`, `lab.train_decks`) fits them on
+generated scenes. `bend` finds the printed grid's crossings and says how far a grid lies
+from them, and fits a radial lens to them: the calibration uses it to lay a grid that
 misses the lines through them (a shadow across the outline, a wide-angle lens).
 
-May import numpy, OpenCV and threadpoolctl, and `calibration` for the calibration format.
-Must not import `referee`, `web`, `firmware_bridge` or `ponte`: legality is judged
-downstream.
+May import numpy, OpenCV and threadpoolctl, and `contracts` for the calibration format.
+Must not import `referee`, `calibration`, `web`, `firmware_bridge`, `ponte` or `lab`:
+legality is judged downstream.
 """

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import cv2
 import numpy as np
 
-from calibration.format import Lens
+from contracts.calibration import Lens
 from vision.geometry import SIZE, board_homography, board_to_topdown, topdown_size
 
 _PX = 32

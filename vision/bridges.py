@@ -18,7 +18,7 @@ from functools import cache
 
 import numpy as np
 
-from calibration.format import ColourModel, Lab, Thresholds
+from contracts.calibration import ColourModel, Lab, Thresholds
 from vision.cells import Cell, bridge_kind, cells_under
 from vision.classify import BRIDGE, DARK, EMPTY, LIGHT, UNKNOWN, CellReading, colour_distance
 from vision.features import (

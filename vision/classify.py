@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from calibration.format import ColourModel, Lab, Thresholds
+from contracts.calibration import ColourModel, Lab, Thresholds
 
 SIZE = 10
 
@@ -387,8 +387,8 @@ def _name_tiles(
 
     A colour like the board's in a shadow (`_shadow_like`) is never light, and without a
     hint it is dark only when no other cluster is: under a low window, the tiles' shadows
-    on a pale board were taken for light tiles when no light tile showed, and for dark ones
-    beside red tiles a little darker than they. (A black tile on a grey board looks like the
+    on a pale board would be taken for light tiles when no light tile shows, and for dark
+    ones beside red tiles a little darker than they. (A black tile on a grey board looks like the
     board in a shadow too: it is still dark.)
     """
     known: dict[str, Lab] = {}

@@ -16,7 +16,7 @@ the cells (`vision.patches`), is read by a small convolutional network together 
 bridge network's answer and the bridge's kind. Its answer replaces the bridge network's.
 
 The network is the patch network's kind (`vision.patches.PatchNetwork`), trained on
-generated scenes (`python -m vision.train_decks --torch`) and shipped as `vision/models/decks.npz`;
+generated scenes (`python -m lab.train_decks --torch`) and shipped as `vision/models/decks.npz`;
 without the file the bridge network's answer stands.
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from calibration.format import ColourModel, Thresholds
+from contracts.calibration import ColourModel, Thresholds
 from vision.features import SamplingPlan, field_at
 from vision.geometry import SIZE
 from vision.patches import FLOOR, PatchNetwork, shipped
@@ -46,20 +46,17 @@ lower than the middle height tried appears off that line at an angle."""
 LOW, HIGH = 0.0008, 0.998
 """Candidates whose bridge-network probability lies between these get a second look ..."""
 DECK_LOOKS = 32
-"""... at most this many a frame, the least sure first. Clean frames of the tuning seeds
-have about 4 such candidates, and some in a lamp's glare more than 16 (with a limit of 16,
-one false bridge more and one missed more on the tuning seeds 2-5); with a hand over the
-board, many more (the reading then waits anyway), and this keeps such a frame quick."""
+"""... at most this many a frame, the least sure first. A clean frame has a few such
+candidates, some in a lamp's glare more than 16; with a hand over the board, many more
+(the reading then waits anyway), and this keeps such a frame quick."""
 FAINT = 0.0001
 """Candidates between this and `LOW` (faint ones: a deck washed out by a lamp's glare, or in
 a window's shadow) get a second look too ..."""
 FAINT_LOOKS = 4
 """... at most this many a frame, the likeliest first: they are many in a crowded frame
-(about 4 a frame on the tuning seeds, up to 23 in the benchmark's), each look costs about
-50 us, and few are bridges. The deck network learnt from every candidate above 1e-5. On the
-tuning seeds 2-5 it misses 8 bridges without looking at faint candidates, 5 looking at all
-of them from 0.0001 (the same from 3e-5), 5 at 8 a frame, 6 at 4 and 7 at 2; at 4 the
-benchmark reads as quickly as with the network before, which looked at none."""
+(a few a frame, over 20 in a busy one), each look costs about 50 us, and few are bridges.
+Looking at a few finds most of the bridges that looking at all of them would, at a small
+share of the cost. The deck network learnt from every candidate above 1e-5."""
 
 
 @cache
@@ -149,10 +146,8 @@ SURE_LOOKS = 4
 are of one colour get a look too, at most this many a frame, the likeliest first. The
 bridge network can miss a deck it sees badly (at the far edge with the camera at 45
 degrees, or in a lamp's shadow) and give it 1e-8-1e-4, and the deck network then often
-finds it. A frame has about 15 such candidates. On the tuning seeds 2-5: looking at all of
-them, 4 -> 2 missed bridges, and none false, but about 0.9 ms a frame more; 8 or 4 a
-frame, 3 missed. At 4, over the held-out seeds 1, 6, 7 and 8, 7 missed bridges instead of
-8 (at 16, 6), for about 0.1 ms a frame."""
+finds it. A frame has about 15 such candidates; looking at all of them costs about 0.9 ms
+a frame, looking at the likeliest few about 0.1 ms, for most of the same bridges found."""
 
 
 def unsure_candidates(p: np.ndarray, sure: np.ndarray | None = None) -> np.ndarray:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from calibration.format import Thresholds
+from contracts.calibration import Thresholds
 from vision.classify import median_along
 from vision.geometry import SIZE, BoardGeometry, topdown_matrix, topdown_size
 

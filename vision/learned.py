@@ -11,7 +11,7 @@ its distance to the light and the dark tiles' colours, how much its cell's sub-b
 So a new edition's colours are learned as before; the networks only learn what the
 *shapes* of those differences mean (a foot across a tile, a deck over a cell, a shadow).
 
-They are trained on generated scenes (`python -m vision.train`, seeds apart from those
+They are trained on generated scenes (`python -m lab.train`, seeds apart from those
 `ponte eval vision` reads) and ship as `vision/models/*.npz`. Without the files the
 pipeline falls back to the thresholds alone.
 """
@@ -31,7 +31,7 @@ from typing import BinaryIO, Protocol, TypeVar
 import numpy as np
 from threadpoolctl import LibController, ThreadpoolController
 
-from calibration.format import ColourModel
+from contracts.calibration import ColourModel
 from vision.bridges import BridgePlan, plan_tables
 from vision.classify import (
     Shade,
@@ -52,13 +52,10 @@ MODELS = Path(__file__).with_name("models")
 CELL_MODEL = MODELS / "cells.npz"
 SCRATCH_CELL_MODEL = MODELS / "cells-scratch.npz"
 """The cell network for frames read from scratch, with no bare board known (`ponte read`
-without a calibration): the one shipped before 2026-11-26. The newer one, trained on more
-scenes of the hard setups, reads calibrated frames better (the four held-out seeds of
-`ponte eval vision`: 50 wrong cells instead of 67) but such frames worse (seed 1: 390
-instead of 263)."""
+without a calibration). `CELL_MODEL`, trained with more scenes of the hard setups, reads
+calibrated frames better but frames read from scratch worse than this one, so each
+reads the frames it does best."""
 BRIDGE_MODEL = MODELS / "bridges.npz"
-FAR = 60.0
-"""Distance used for a colour the model does not know yet (no tile of that colour seen)."""
 
 CELL_CLASSES = 4  # empty, light, dark, hidden
 
@@ -563,13 +560,9 @@ changed a little, and a foot still stands out ..."""
 FOOT_P = 0.8
 """... and such a pair counts as a bridge from this probability (the bridge network's, or
 the deck network's after a second look), a margin over the plain 0.5: it has only the deck
-to go by. On four tuning seeds 0.5 and 0.7 read alike, and 0.9 lost two bridges. Over the
-tuning seeds 2-5 and 9-18 (5,406 frames without hands), seven such pairs came to 0.3 or
-more: the three real bridges at 0.89, 0.97 and 1.0, and of the false ones two at 0.72 and
-0.76 and one at 0.998 in a hand frame (flagged). At 0.7 the one at 0.76 was read: a bridge
-from a light tile to a bare cell in a tile's shadow, over a bare cell, its bare end read
-as a light tile. At 0.8 it is not; no other reading of those seeds, of seeds 19-22, or
-of the held-out seeds changed."""
+to go by. Real bridges with a foot over one end come to about 0.9 or more; false pairs
+(a light tile and a bare cell in a tile's shadow) can come to three quarters, and 0.9
+would lose real ones."""
 
 
 def end_chance(probs: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import cv2
 import numpy as np
 
-from calibration.format import A1Corner, Thresholds
+from contracts.calibration import A1Corner, Thresholds
 from vision.errors import BoardNotFound
 from vision.imageio import check_image
 
@@ -133,10 +133,9 @@ def _best_grid(
 def _faint_rim(grid: _Grid) -> bool:
     """Whether every line of a grid stands out but its outermost ones, which stand out less,
     about alike: a grid printed in a dark colour beside a dark border, whose outermost lines
-    have an edge on their inner side only. (Seed 3636, hand scene 192: a green board with a
-    dark green border; those lines came to 0.96-1.18 of the mean edge strength, the others
-    to 2.6-3.9.) Numbered a line off, a grid has one end on the border and one on a full
-    line: unlike."""
+    have an edge on their inner side only (such outermost lines can come to about a third
+    of the inner lines' edge strength). Numbered a line off, a grid has one end on the
+    border and one on a full line: unlike."""
     for shares in grid.lines:
         inner, rim = shares[1:-1], shares[[0, -1]]
         if inner.min() < _MIN_LINE_SHARE or rim.min() < _MIN_RIM_SHARE:
@@ -293,9 +292,8 @@ def _grids_from_cells(
 def _in_lattice(centres: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """(n,) the cells with at least two others beside them (centres within `_LATTICE_NEAR`
     times the larger one's size, sizes alike): in a grid, every cell has two or more.
-    (Seed 9, overhead-cream-red, 37: its empty photo's two red and one cream tile on the
-    table beside the board joined the group of its cells, whose hull was then no outline
-    of the grid; no board was found.)"""
+    Loose tiles on the table beside the board would otherwise join the group of its
+    cells, whose hull would then be no outline of the grid."""
     beside = _linked(centres, sizes, _LATTICE_NEAR)
     np.fill_diagonal(beside, False)
     result: np.ndarray = beside.sum(axis=1) >= 2

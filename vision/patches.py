@@ -15,15 +15,14 @@ third of a cell of its neighbours on every side), with the frame's light
 field and the bare board's colour divided out, beside the same patch of the calibration
 photo's view of the bare board (`with_reference`: what the light did to the board at that
 place before anything stood on it), together with the cell network's own
-probabilities, and its answer replaces them. Few cells need it (5.5 a frame over the
-tuning seeds' 2,520 frames), so it costs little. The chance that a cell is hidden is set
-aside in choosing them, since the look cannot change it. Counting it made 8.3 looks a
-frame over those frames, for the same readings, and 20 instead of 3 on the benchmark's
-camera at 45 degrees, where the cell network gives many bare cells a few per cent for
-hidden.
+probabilities, and its answer replaces them. Few cells need it (about five a frame), so
+it costs little. The chance that a cell is hidden is set aside in choosing them, since the
+look cannot change it: counted, it would send many more cells to the look for the same
+readings (seen at an angle, the cell network gives many bare cells a few per cent for
+hidden).
 
 Inference is plain numpy (`im2col` and one matrix product per layer). The network is
-trained on generated scenes (`python -m vision.train_patches`) and ships as
+trained on generated scenes (`python -m lab.train_patches`) and ships as
 `vision/models/patches.npz`; without the file the cell network's answer stands.
 """
 
@@ -37,7 +36,7 @@ from typing import BinaryIO
 import cv2
 import numpy as np
 
-from calibration.format import ColourModel, Thresholds
+from contracts.calibration import ColourModel, Thresholds
 from vision.features import SamplingPlan, field_at
 from vision.geometry import SIZE
 from vision.learned import model_file, one_blas_thread
@@ -50,20 +49,16 @@ SECOND_LOOK_P = 0.99
 (`vision.pipeline.in_view`), is below this gets a second look ..."""
 RIVAL_P = 0.001
 """... and so does a cell the cell network is surer of, but whose second likeliest state in
-view has more than this (at 0.002, on the tuning seeds 57 -> 51 wrong cells and 15 -> 13
-missed bridges, for about one more cell a frame: most light tiles it read as bare board
-were cells it gave 0.99-0.999, with 0.002-0.01 for a light tile; looking at every cell
-below 0.998 instead: 51 cells and 12 bridges, but 2.8 ms a frame more. With the patch
-network that sees the calibration photo's patch too, 0.001: 19 -> 17 wrong cells, for
-about one more cell a frame again; 0.0005: 17, for 2.4 more) ..."""
+view has more than this: most light tiles the cell network reads as bare board are cells
+it gives 0.99-0.999, with a little for a light tile. Looking at those costs about one cell
+a frame; looking at every cell below 0.998 would cost several milliseconds a frame ..."""
 SECOND_LOOKS = 40
 """... but at most this many cells a frame, the least sure first, when the cell network
 takes some cell for hidden. With an arm over the board nearly all cells are unsure (the
 reading then waits anyway), and this keeps such a frame quick. A frame with nothing
 hidden has no limit: a frame of a clean board has a few unsure cells, but a warm lamp can
-make most of them unsure, and a cell left out keeps the cell network's answer (on the
-tuning seeds two lamp frames had 46 and 70 unsure cells, and the limit left a wrong cell
-in each: 17 -> 15 wrong cells, for 0.1 more looks a frame)."""
+make most of them unsure (46 and 70 in some lamp frames), and a cell left out keeps the
+cell network's answer."""
 MIRROR_BELOW = 0.99
 """A cell the patch network gives less than this (of what a cell in view can be) is read
 again in its patch's seven other turns and mirror images, and the eight answers are

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from calibration.format import A1Corner, Calibration, ColourModel, Thresholds, default_thresholds
+from contracts.calibration import A1Corner, Calibration, ColourModel, Thresholds, default_thresholds
 from vision.bridges import (
     BridgePlan,
     find_bridges,
@@ -390,18 +390,15 @@ FAINT_HIDDEN = 0.85
 alone flag a frame (nothing crossing the border, no wide group of one tile colour) are read
 as stray cells (see `stray_class`) rather than left empty, when every cell of them is below
 it. The frame stays flagged and the cells listed as hidden. A lamp's glare washes tiles
-out so that the cell network half takes them for hidden: in 500 warm-lamp frames (seeds 13
-and 14) two such patches of 3 and 4 cells (0.50-0.82) were 7 tiles printed as bare board,
-6 of them now read right. Every hand frame flagged by such patches alone had a cell at
-0.99 or more (7 of the tuning seeds' and seeds 7777 and 8888's), and a hand's cells stay
-bare. No other set's reading changed."""
+out so that the cell network half takes them for hidden (0.5-0.8), where a hand's cells
+come near 1.0: read as stray cells, such tiles are read as tiles instead of bare board,
+while a hand's cells stay bare."""
 
 STRAY_SEEN_P = 0.05
 """A stray cell the cell network takes for hidden on a board nothing hides is read as the
-colour it finds likeliest when it gives empty, light and dark at least this chance in all.
-On four tuning seeds (2,520 frames) there were 33 such cells: this read 6 of them otherwise
-than the nearest colour does, 5 rightly (the sixth is wrong either way). Below 0.05 the
-network's choice is a guess: of the two such cells it differed on, it got one right."""
+colour it finds likeliest when it gives empty, light and dark at least this chance in all,
+else as the nearest learned colour: where the network gives the three almost no chance,
+its choice among them is a guess, and the nearest colour is the better one."""
 
 
 def cell_probabilities(
@@ -521,16 +518,11 @@ cell network read as bare board and the look as a tile: where it was wrong about
 what misled it (a shadow) may lie over the next. A bare cell changes by less than 4 in
 nine cases out of ten (`vision.learned.FOOT_CHANGE`). None: no such look.
 
-Seed 6767, hand scene 26: a brown hand held high beside the far corner shades a9, b9 and
-the bare cells next to them, and the shaded light tiles at a9 and b9 look like the bare
-board to the cell network (0.97 and 0.99). The look, taken at a9 for that doubt, sees a
-light tile; b9, sure, changed from the bare board by 6.7 and was read as bare board. Now it
-is looked at too and read as a light tile (0.52 and 0.54 in the two calibrated modes: the
-shade deceives the patch network too). Over 11,036 reads of the tuning seeds 2, 3, 9 and
-10 (every setup) and 3,000 hand scenes (seeds 1111-9999 and 1212-6767), both calibrated
-modes: 1.6% of the tuning seeds' reads and 4.8% of the hand scenes' took the extra look;
-three clean reads lost a wrong cell (seed 3, window, 32: a10 in both modes; seed 10, dim,
-5: i3 in `live`), no reading of a clean frame got worse, and it changed no flag."""
+A hand held high beside the board casts a shade over several cells at once; light tiles in
+it can look like the bare board to the cell network, one doubtfully and the next surely.
+When the look finds a tile where the network saw bare board, its neighbours that changed
+from their bare board are looked at too. Few frames take the extra look (a few per cent,
+more of them with a hand)."""
 
 
 def _look_at(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
@@ -560,12 +552,10 @@ SAME_AS_BARE = 3.0 / 128.0
 neighbours) differs from the calibration photo's bare board there by less than this
 (`bare_mismatch`, in units of the bare board's colour) is bare board, whatever the
 networks say: nothing was put there or next to it. A lamp's glare can make a bare cell
-read as a light tile to both networks when it looks just as it did at calibration. Of
-38,932 tiles in 5,400 generated scenes (of the patch network's seed 9000, from scene
-40,000 on: it never learnt from them) none came below 4.6 / 128 (its own tile edges and
-shadow differ even where its colour is the board's); of their 78,739 bare cells 9% did
-below 3 / 128. On the tuning seeds 2-5, 13 -> 11 wrong cells (two bare cells in a warm
-lamp's glare, 2.4 / 128 from the photo), none broken."""
+read as a light tile to both networks when it looks just as it did at calibration. A tile
+differs from the bare board by more than this even where its colour is the board's (its
+own edges and shadow): on generated scenes the network never learnt from, no tile came
+below 4.6 / 128, while about one bare cell in ten came below 3 / 128."""
 
 
 def _maybe_spanned(plan: Plan, probs: np.ndarray) -> np.ndarray:
@@ -585,11 +575,9 @@ CHANGED_BARE = 15.0
 differ from the bare board seen there before to get a second look however sure the cell
 network is (see `_second_look`). A light tile in a window's or a dim room's light can look
 like the board to the box means yet not like the board that was there. Cells a bridge
-could pass over (`_maybe_spanned`) are left out: a deck changes them too. On the tuning
-seeds 2-5 (readers fresh from the calibration, as the evaluation's), 0.6 more cells a frame
-(1.9 with those a bridge could pass over; 3.3 with them at 5 Lab units), most in window light,
-where the light has moved since calibration; one more cell and one more bridge read
-right (a dim frame's light tile at a bridge's end), none read wrong."""
+could pass over (`_maybe_spanned`) are left out: a deck changes them too. It costs about
+half a look more a frame, most of them in window light, where the light has moved since
+calibration."""
 
 
 UNCHANGED_TILE = 4.0
@@ -599,18 +587,15 @@ second look however sure the cell network is. A tile put down changes its cell, 
 is of the board's own colour (a white tile where a window burns the picture out), and the
 look tells that apart by the tile's edges and shadow (see `SAME_AS_BARE`); a bare cell
 changes by less than 4 in nine cases out of ten (see `vision.learned.FOOT_CHANGE`). Under a
-warm lamp a bare corner cell that had changed by 0.9 since calibration was read as a light
-tile with 0.999. On the tuning seeds 2-5 and 9-10 and 500 window and 500 warm-lamp frames
-of seeds 11-14, that cell read right and no other changed, for 7 more looks in 4,780
-frames (3 and 6 read alike)."""
+warm lamp the cell network can read a bare cell that has hardly changed since calibration
+as a light tile, and be sure of it; such looks are rare."""
 
 SATURATED = 245.0
 """Grey levels: a cell read as bare board whose sample boxes are all at least this bright in
 every channel of the picture (before the light is evened out) gets the second look however
 sure the cell network is. Where a window's light burns the picture out, a white tile and
 the bare board are both white: only the tile's edges and shadow tell them apart, and the
-box means do not see those. On the tuning seeds 2-5, one more cell read right, none read
-wrong, for 0.006 more looks a frame (the same from 200 to 245)."""
+box means do not see those. Such cells are rare, so the looks cost little."""
 
 
 def _overrule(probs: np.ndarray, reading: CellReading) -> np.ndarray:
@@ -628,8 +613,7 @@ def _overrule(probs: np.ndarray, reading: CellReading) -> np.ndarray:
 
 BRIDGE_MIN_P = 0.5
 """The bridge network's probability (after the deck network's look) from which a candidate
-counts as a bridge ... (0.4 found 2 of the tuning seeds' 15 missed bridges and no false
-one, but none of the held-out seeds' 14, so it was not kept)"""
+counts as a bridge ..."""
 BRIDGE_MIN_P_SURE_ENDS = 0.3
 """... and when the cell network is sure both ends are tiles of one colour."""
 SURE_ENDS = 0.9
@@ -637,9 +621,8 @@ SURE_ENDS = 0.9
 DECK_END = 0.2
 """A candidate the bridge network gives less than it needs is made a bridge by the deck
 network's look only where the cell network gives one end at least this chance of being a
-tile of either colour or hidden (by the bridge's foot, say): on the empty 45-degree board of
-a game video, the deck network took the board's far edge over a10-c10 for a deck (0.57-0.64)
-on 4 of 16 frames, with both ends under 0.1."""
+tile of either colour or hidden (by the bridge's foot, say): a bridge stands on tiles,
+and seen at an angle the board's far edge between two bare cells can look like a deck."""
 
 
 def bridge_candidates(
@@ -814,11 +797,10 @@ def _fading_arm(settings: Thresholds, plan: Plan, m: Measurement, odd: np.ndarra
 
 FAINT_LEVELS = 10.0
 """Grey levels a border sample must differ by, beside one changed by `CLEAR_LEVELS`, to
-count (see `_fading_arm`): two thirds of `MIN_ODD_LEVELS`, which alone counts. Seed 4444,
-hand scene 15: a brown hand over a brown wooden border, holding a dark tile over g10 where
-a light tile stands, changed the box beside g10 by 65 levels and the next one by 14.9,
-under the 15 that count, and one box is not enough; read as a dark tile at g10, unflagged.
-Such a frame is flagged and read as it would be otherwise, as `EDGE_HIDDEN` does."""
+count (see `_fading_arm`): two thirds of `MIN_ODD_LEVELS`, which alone counts. A hand over
+a border of its own colour may change one box clearly and the next just under what counts,
+and one box alone is not enough. Such a frame is flagged and read as it would be
+otherwise, as `EDGE_HIDDEN` does."""
 CLEAR_LEVELS = 30.0
 """Grey levels (twice `MIN_ODD_LEVELS`) by which a border sample off the bare border makes
 the faint changes next to it count (see `FAINT_LEVELS`)."""
@@ -946,21 +928,17 @@ def _around(mask: np.ndarray) -> np.ndarray:
 DECK_LIGHTER = 10.0
 """Lab lightness above the border's beyond which a change of both halves of a border sample
 beside the end of a bridge is not excused as the bridge's where its deck cannot reach the
-outer half (`_odd_boxes`). Seed 1313, hand scene 24: a pale hand over a tan border holding
-a dark tile over a7 lay over a8, the end of a bridge, 22.5 lighter than the border there,
-and was excused as the deck; a7 read dark, unflagged. A deck's shadow in window light
-changes both halves too, and darkens them: 0.0 lighter at most in seed 3, window-daylight,
-46 (the one frame without a hand over 13,436 reads that the geometry alone flagged). In
-the scenes with a bridge's end at the edge, the only frame without a hand with such a
-change lighter than 10 (15.4, seed 3, window-daylight, 11: the window's light over the
-whole side) is flagged by the rest of that side."""
+outer half (`_odd_boxes`). A pale hand over a pale border beside a bridge's end makes the
+border much lighter there; a deck's shadow changes both halves too, but darkens them. A
+window's light over a whole side can lighten them as well, and then the rest of that side
+flags the frame."""
 
 UNLIKE_TILE = 30.0
 """Lab units (`colour_distance`) from its colour's learned tile colour beyond which a cell
 read as a tile may be something else: skin, a sleeve. Such a tile beside a changed border
 sample is not excused as leaning over it nor as casting a tinted shadow on it, and a change
-of the outer half alone beside it counts (see `_ring_hit`). On the tuning seeds 2-5,
-23 -> 25 clean frames flagged at 30 (27 at 24, 28 at 20)."""
+of the outer half alone beside it counts (see `_ring_hit`). Lower, more frames with
+nothing over the board are flagged."""
 
 
 def _unlike_tiles(m: Measurement, model: ColourModel, beside: np.ndarray,
@@ -999,28 +977,13 @@ def _between(
 SHADOW_BESIDE = 1.5
 """Cells along the border from a changed border box within which a shadow on the border
 counts as that change's shadow (see `_ring_hit`): the boxes next to it, a cell apart.
-Counting every shadow on the border once any box had changed flagged frames with nothing
-over the board where one box beside a tile had changed (a tile's long shadow in window
-light) and the tiles' shadows lay across the board from it. Of the 127 frames with nothing
-over the board flagged over the tuning seeds 2-5 and 9-18 (5,406 such frames), this flags
-15 fewer (boxes two cells apart: 11), all read right but one, whose missed bridge the flag
-had hidden by chance; every reading is as before, and no frame with a hand (367 of those
-seeds, and 1,000 scenes of seeds 5555-9999) reads wrong unflagged that did not before. On
-the held-out seeds 1 and 6-8: 50 -> 40 of 2,278 flagged; 6 cells more read right in frames
-still flagged (with the border not counted, their faint "hidden" patches are read as stray
-cells, `FAINT_HIDDEN`); one window frame with a light tile read where there is none is no
-longer flagged.
-A shadow on a box's outer half alone counts too, where its inner half kept its colour
-(session 52). Seed 9, hands, 16, read from the frame decoded whole (`live`): a blue sleeve
-over a blue border changed one box (b1, 20 levels) and only the outer halves of a1 and c1,
-as a shadow does (23 and 18); its cells read as tiles and a "bridge", unflagged. Where the
-inner half changed colour, a tile leaning over it was weighed (and may be excused), and its
-outer half's shadow is that tile's: seed 9, window-daylight, 66, whose b10 changed colour
-under a leaning tile beside a changed corner, would otherwise be flagged with nothing over
-it. Over 13,436 reads in both calibrated modes (the tuning seeds 2, 3, 9 and 10 in every
-setup, and 4,200 hand scenes), this flagged seed 9, hands, 16 `live` and changed no other
-read; on the held-out seeds, one frame without a hand more is flagged (seed 8, markers, 28,
-`tracker`: a corner changed and the outer half beside it shaded)."""
+An arm casts its shadow right beside where it crosses the border; a tile's long shadow in
+window light can lie on the border far from any change, and counting every shadow once any
+box had changed would flag frames with nothing over the board.
+A shadow on a box's outer half alone counts too, where its inner half kept its colour: a
+sleeve of the border's own colour may change one box clearly and only the outer halves of
+its neighbours, as a shadow does. Where the inner half changed colour, a tile leaning over
+it is weighed (and may be excused), and its outer half's shadow is that tile's."""
 _LEAN_SHARE = (0.0, 1.3)  # how far along the way from border to tile a leaning tile lies
 _TINTED_DARKER = 3.0  # Lab lightness below the border's from which a tinted change is a shadow
 _LEAN_SLACK = 0.25  # on top of the share it can cover (blur, a tile's shading)
@@ -1047,20 +1010,17 @@ EDGE_HIDDEN = True
 """A cell at the board's edge that the cell network takes for hidden flags the frame, though
 it is the only one (`occlusion_min_cells` is the rule inside the board): a hand reaches in
 over the edge, and where it comes in over a table or a border of its own colour the border
-barely changes, so its fingertip may be all that shows. On seeds 9 and 10 it flagged the
-one hand frame read wrong without the flag (fingers over a1-a2 from a table of the skin's
-colour) and 3 more of 1,137 clean frames (3 of 2,274 on the tuning seeds 2-5), with every
-cell and bridge read as before: the cell keeps the stray cell's reading."""
+barely changes, so its fingertip may be all that shows. It flags a few frames in a
+thousand with nothing over the board, read as they would be otherwise: the cell keeps the
+stray cell's reading."""
 _EDGE = np.ones((SIZE, SIZE), bool)
 _EDGE[1:-1, 1:-1] = False
 REACHING_HIDDEN = 0.3
 """The cell network's chance of being hidden at which the cells between a hidden cell and
 the board's edge count as a finger reaching it (see `_reaches_edge`). A fingertip one cell
-in is a stray cell to `EDGE_HIDDEN`: a pale hand over a beige border (seed 9999, hand scene
-163; c9 hidden, c10 at 0.42) and a hand held over the far edge whose fingers read as a
-bridge (seed 12, hands, 30; e9 hidden, e10 at 0.55) read as wrong boards unflagged. On
-3,504 clean frames of the tuning seeds no hidden cell was joined to the edge by cells
-above 0.23; on the held-out seeds it flagged one clean frame of 2,278 (bridges' cells).
+in is a stray cell to `EDGE_HIDDEN`, but the finger over the edge cell beside it gives that
+cell a fair chance of being hidden (about a half), where on boards with nothing over them
+the cells between a hidden cell and the edge stay well below this.
 An edge cell this likely hidden beside a border sample that counts is a finger too (see
 `_finger_on_border`)."""
 
@@ -1076,15 +1036,9 @@ def _finger_on_border(plan: Plan, odd: np.ndarray, hidden: np.ndarray) -> bool:
     """Whether a border sample that counts (`odd`, see `_odd_boxes`) lies beside an edge
     cell with at least `REACHING_HIDDEN` chance of being hidden (`hidden`, (100,)): a
     finger over the cell, its hand across the border beside it. A hand of the border's own
-    colour may change a single sample, which alone is too little for `_ring_hit`.
-
-    Seed 1111, hand scene 67: a pale hand over a tan border, placing a light tile at b1,
-    changed the border sample beside b1 and no other that counts; b1, which the network
-    gave 0.44 for hidden, was read as a light tile. Over 8,636 reads in both calibrated
-    modes (the tuning seeds 2, 3, 9 and 10 in every setup and the 1,800 hand scenes of
-    seeds 1111-9999), of the 4,939 without a hand that `_ring_hit` did not flag none had
-    an edge cell above 0.05 beside a sample that counts; 31 with a hand had one at 0.37 or
-    more (all but three flagged already)."""
+    colour may change a single sample, which alone is too little for `_ring_hit`, while
+    the finger's cell is read as the tile it holds. With nothing over the board, an edge
+    cell beside a changed sample is hardly ever taken for hidden at all."""
     if not odd.any():
         return False
     return bool((hidden[_ring_cells(plan)[odd]] >= REACHING_HIDDEN).any())
@@ -1095,12 +1049,10 @@ def _beside_changed_border(plan: Plan, unknown: np.ndarray, changed: np.ndarray)
     or corner to corner), beside which the border changed (`changed`, (n,): the border
     samples off the bare border, `Measurement.ring_outliers`, whatever may excuse them).
 
-    Seed 4444, hand scene 51: a brown hand over a dark border, its fingers over the bridge
-    c10-d8 between brown tiles; c9 under them is hidden, the bridge is missed, and every
-    cell reads right. The border beside a10, b10 and c10 changed, both halves, but is
-    excused as those brown tiles leaning over it, seen from the far side. Over the reads
-    of `_finger_on_border`, of the 4,930 without a hand that were not flagged, 12 had a
-    hidden cell and 1,082 a changed border sample, 2 both, and none the two side by side."""
+    A hand of the tiles' colour reaching over the far edge changes the border there, and
+    the change may be excused as those tiles leaning over it; a finger over a bridge hides
+    a cell and the bridge is missed. With nothing over the board, a hidden cell and a
+    changed border sample side by side do not happen."""
     if not unknown.any() or not changed.any():
         return False
     edge = np.zeros(SIZE * SIZE, bool)
@@ -1125,17 +1077,10 @@ def _tile_apart_on_border(plan: Plan, m: Measurement, model: ColourModel, codes:
     `APART_TILE` from the learned colour and `APART_RATIO` times as far as any other.
     A pale hand the colour of the board reaching over a corner reads as a light tile
     there: unlike the board's light tiles, but not enough for `UNLIKE_TILE`, which must
-    allow for a lamp's glare, which moves every tile near it.
-
-    Seed 3434, hand scene 97: a pale hand over a beige border read as a light tile at a10,
-    18.8 from the learned light colour where the board's two other light tiles are at most
-    4.7; only the outer half of the border beside it changed, and no cell was taken for
-    hidden. Over 11,036 reads of the tuning seeds 2, 3, 9 and 10 (every setup) and 3,000
-    hand scenes (seeds 1111-9999 and 1212-6767) in both calibrated modes, such a tile beside
-    such a change in a frame without a hand was either nearer its colour than 15 (13.4 at
-    most, a dark tile in a warm lamp's light, 4.3 times the others) or at most 2.2 times as
-    far as the others; the rule flags 3434/97 alone. As `EDGE_HIDDEN`, it only flags: the
-    reading stays."""
+    allow for a lamp's glare, which moves every tile near it. With nothing over the
+    board, such a tile beside such a change is either near its colour (a lamp's light
+    moves a tile less than `APART_TILE`) or about as far as the other tiles. As
+    `EDGE_HIDDEN`, it only flags: the reading stays."""
     if m.ring_outer_odd is None:
         return False
     index = _ring_cells(plan)
@@ -1174,14 +1119,10 @@ camera drifts by a pixel or two, which the reading allows, `SHIFT_PX`) ..."""
 
 PRINT_LIKENESS = 0.35
 """... and `_print_hidden` flags the frame when the print's correlation with the photo's
-falls below this beside one of them. Seed 1313, hand scene 28: a pale hand over a pale
-grey border changed no border sample's colour, and its fingers over j2 read as a light
-tile; the print they hide comes to 0.17. Seed 9999, hand scene 163, read from the frame
-decoded whole (`live`): 0.02. Over 13,436 reads in both calibrated modes (the tuning seeds
-2, 3, 9 and 10 in every setup, and 4,200 hand scenes), frames without a hand not flagged
-otherwise came to 0.54 at the lowest as the print lies (window light, loose tiles on the
-table and all); the rule flagged those two scenes' reads that read wrong unflagged and
-nothing else."""
+falls below this beside one of them. A pale hand over a pale border may change no border
+sample's colour while its fingers over an edge cell read as a tile; the print they hide
+correlates far below this with the photo's (0.2 or less), where a border nothing covers
+stays above 0.5 in window light, with loose tiles on the table and all."""
 
 
 def beyond_boxes(sampling: SamplingPlan) -> np.ndarray:
@@ -1962,10 +1903,10 @@ keeps the colour model and the border following the light, and the reading hones
 
 REUSE_LEVELS = 16.0
 """How far (8-bit levels, in any colour channel) the mean of a block of the top-down view
-may differ from the frame last read for a frame to look the same. On 54 scenes of the nine
-setups (seed 0, blocks of 8 pixels at half size), the camera's noise alone moved a block
-by 1.1-7.9 levels at most (the most in the dim, noisy setup); taking away one tile moved
-one by 48-180, one bridge by 44-138."""
+may differ from the frame last read for a frame to look the same. In generated scenes of
+every setup (blocks of 8 pixels at half size), the camera's noise alone moves a block by
+8 levels at most (the most in the dim, noisy setup); taking away one tile moves one by 48
+or more, one bridge by 44 or more."""
 
 REUSE_BLOCK = 8
 """Side of the blocks (top-down view pixels) compared for `REUSE_LEVELS`."""
@@ -1994,8 +1935,8 @@ be at rest."""
 MOVING_FRAMES = 8
 """Frames running, at most, flagged as hidden after the bump check found the border moved,
 while the view is not yet still, before the board is located afresh all the same (a bump
-is located once the view has come to rest: located while it shook, the board was found
-where it did not stay, and what was learned of its border was thrown away)."""
+is located once the view has come to rest: located while it shakes, the board is found
+where it does not stay, and what was learned of its border would be thrown away)."""
 
 
 def grid_profiles(ii: np.ndarray, inner: int) -> np.ndarray:
@@ -2063,10 +2004,10 @@ changes from one frame to the next where something moves: a hand, an arm, its sh
 STIR_REST_S = 0.5
 """Seconds for which the picture near a cell must not have moved (by `STIR_LEVELS`) for a
 new reading of it to be trusted: an arm's shadow lying still for a moment, or a hand
-holding a piece still over a cell, reads as a piece put down (in the game videos of seeds
-1 and 2 looked at, for up to 0.4 s). The frames between are flagged, their cells
-`unsettled`, and the live loop's settling counts them into its window (`Reading.pending`):
-the two waits run together."""
+holding a piece still over a cell, reads as a piece put down (in generated game videos,
+for up to 0.4 s, as long as the live loop's settle window). The frames between are
+flagged, their cells `unsettled`, and the live loop's settling counts them into its window
+(`Reading.pending`): the two waits run together."""
 NOMINAL_FPS = 30.0
 """The frame rate `BoardReader.read` assumes of frames given without their time."""
 STIR_FLICKER_CHANGES = 4

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
-from ponte.live.api import ControlError
-from web.app import live_api
+from contracts.live import ControlError
+from web.context import live_api
 from web.render import board_png, board_svg
 from web.replay import ReplayError, replay
 from web.security import foreign_request, may_control

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import logging
 import secrets
-import threading
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from ponte.live.api import LiveApi
+from contracts.live import LiveApi
+from web import api as api_blueprint
+from web import events, pages
+from web.context import Streams
 
 log = logging.getLogger(__name__)
 
@@ -32,40 +34,8 @@ CAMERA_FPS caps the MJPEG stream; MAX_STREAMS caps the open event and camera str
 holds a server thread); PUBLIC_URL is the address shown on the host's screen."""
 
 
-class Streams:
-    """The open event and camera streams, so that shutting down can end them all."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._closers: set[Any] = set()
-        self.closing = threading.Event()
-
-    def add(self, closer: Any) -> None:
-        with self._lock:
-            self._closers.add(closer)
-
-    def discard(self, closer: Any) -> None:
-        with self._lock:
-            self._closers.discard(closer)
-
-    @property
-    def count(self) -> int:
-        with self._lock:
-            return len(self._closers)
-
-    def close_all(self) -> None:
-        self.closing.set()
-        with self._lock:
-            closers = list(self._closers)
-        for close in closers:
-            close()
-
-
 def create_app(api: LiveApi, config: dict[str, Any] | None = None) -> Flask:
     """The web app for one live session (or a test double of one)."""
-    from web import api as api_blueprint
-    from web import events, pages
-
     app = Flask(__name__)
     app.config.update(DEFAULTS)
     app.config["SECRET_KEY"] = secrets.token_hex(16)
@@ -99,12 +69,3 @@ _MESSAGES = {
     413: "request body too large",
 }
 
-
-def live_api(app: Flask) -> LiveApi:
-    api: LiveApi = app.extensions["ponte_api"]
-    return api
-
-
-def streams(app: Flask) -> Streams:
-    found: Streams = app.extensions["ponte_streams"]
-    return found

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
-from ponte.live.api import EventBus
-from web.app import Streams, live_api, streams
+from contracts.live import EventBus
+from web.context import Streams, live_api, streams
 
 bp = Blueprint("events", __name__)
 

@@ -13,9 +13,10 @@ from typing import Any
 
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from ponte.live.api import LiveApi
+from contracts.live import LiveApi
 from web import qr
-from web.app import create_app, streams
+from web.app import create_app
+from web.context import streams
 from web.security import is_loopback
 
 

@@ -7,16 +7,17 @@ imported only when that target is asked for.
 from __future__ import annotations
 
 import argparse
-import importlib
 from typing import Any
+
+from ponte.cli import lab_module
 
 #: bench target -> module that measures it.
 BENCH_TARGETS: dict[str, str] = {
-    "referee": "ponte.bench.referee",
-    "leds": "ponte.bench.leds",
-    "vision": "ponte.bench.vision",
-    "live": "ponte.bench.live",
-    "web": "ponte.bench.web",
+    "referee": "lab.bench.referee",
+    "leds": "lab.bench.leds",
+    "vision": "lab.bench.vision",
+    "live": "lab.bench.live",
+    "web": "lab.bench.web",
 }
 
 
@@ -31,7 +32,7 @@ def register(subparsers: Any) -> None:
 
 def _runner(module_name: str) -> Any:
     def run(args: argparse.Namespace) -> int:
-        module = importlib.import_module(module_name)
+        module = lab_module(module_name)
         status: int = module.run(args)
         return status
 

@@ -159,7 +159,7 @@ def run_transcribe(args: argparse.Namespace) -> int:
         )
     table = result.table
     if not table.over and args.json:
-        from ponte.live.api import EventType
+        from contracts.live import EventType
 
         score = table.game.score()
         leader = score.leader()

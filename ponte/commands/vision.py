@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ponte.cli import CommandError
+from ponte.cli import CommandError, lab_module
 
 
 def register(subparsers: Any) -> None:
@@ -88,7 +88,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_read(args: argparse.Namespace) -> int:
-    from calibration.format import CalibrationError, load_calibration
+    from contracts.calibration import CalibrationError, load_calibration
     from vision.errors import VisionError
     from vision.imageio import read_file, read_image
     from vision.pipeline import read_board, read_calibrated
@@ -129,8 +129,8 @@ def _message(exc: Exception) -> str:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from calibration.format import A1Corner, CalibrationError, save_calibration
     from calibration.make import load_lens, make_calibration
+    from contracts.calibration import A1Corner, CalibrationError, save_calibration
     from vision.errors import VisionError
     from vision.imageio import read_image
 
@@ -159,8 +159,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 
 def run_calibrate_lens(args: argparse.Namespace) -> int:
-    from calibration.format import CalibrationError
     from calibration.make import calibrate_lens, save_lens
+    from contracts.calibration import CalibrationError
     from vision.errors import VisionError
     from vision.imageio import read_image
 
@@ -194,7 +194,7 @@ def run_markers(args: argparse.Namespace) -> int:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from vision.evaluate import evaluate
+    evaluate = lab_module("lab.evaluate").evaluate
 
     if args.count < 1:
         raise CommandError("--count must be at least 1")
@@ -210,8 +210,8 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def run_eval_games(args: argparse.Namespace) -> int:
-    from ponte.live.gameeval import evaluate_games
-    from vision.synth import SETUPS
+    evaluate_games = lab_module("lab.gameeval").evaluate_games
+    SETUPS = lab_module("lab.synth").SETUPS
 
     setups = list(SETUPS) if args.setups == "all" else args.setups.split(",")
     unknown = [s for s in setups if s not in SETUPS]
@@ -236,8 +236,9 @@ def run_eval_games(args: argparse.Namespace) -> int:
 def run_eval_scene(args: argparse.Namespace) -> int:
     import csv
 
-    from vision.evaluate import MISTAKE_COLUMNS, show_scene
-    from vision.synth import SETUPS
+    evaluation = lab_module("lab.evaluate")
+    MISTAKE_COLUMNS, show_scene = evaluation.MISTAKE_COLUMNS, evaluation.show_scene
+    SETUPS = lab_module("lab.synth").SETUPS
 
     if args.setup not in SETUPS:
         raise CommandError(f"unknown setup {args.setup!r}; known: {', '.join(SETUPS)}")

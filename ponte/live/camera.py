@@ -123,7 +123,6 @@ class CameraReader:
         self.expect_empty: Callable[[], bool] = expect_empty or (lambda: False)
         self._reader: Any | None = None
         self.last_observation: Any | None = None
-        self.failures = 0
         self.problem: str | None = None
         """Why the last self-calibration failed, when it said why (a grid off the board's
         lines), for the person setting up."""
@@ -136,7 +135,7 @@ class CameraReader:
 
     @staticmethod
     def from_file(path: str) -> CameraReader:
-        from calibration.format import CalibrationError, load_calibration
+        from contracts.calibration import CalibrationError, load_calibration
 
         try:
             return CameraReader(load_calibration(path))
@@ -152,7 +151,7 @@ class CameraReader:
         return int(getattr(self._reader, "bumps", 0))
 
     def _calibrate(self, image: Image) -> bool:
-        from calibration.format import CalibrationError
+        from contracts.calibration import CalibrationError
         from vision.errors import VisionError
         from vision.pipeline import BoardReader, read_board
 
@@ -175,8 +174,8 @@ class CameraReader:
         return True
 
     def _calibration_of(self, image: Image) -> Any:
-        from calibration.format import CalibrationError
         from calibration.make import BentGrid, make_calibration
+        from contracts.calibration import CalibrationError
 
         if self.expect_empty():
             try:
@@ -196,13 +195,11 @@ class CameraReader:
             if waiting or not self._calibrate(image):
                 if not waiting and self._candidate is None:
                     self._next_try = t + RETRY_S
-                self.failures += 1
                 return Reading(t, BoardView(), occluded=True)
         assert self._reader is not None
         try:
             obs = self._reader.read(image, t=t)
         except VisionError:
-            self.failures += 1
             self.last_observation = None
             return Reading(t, BoardView(), occluded=True)
         self.last_observation = obs

@@ -14,9 +14,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from contracts.live import ControlError, EventType
 from firmware_bridge.protocol import ButtonEvent, ButtonKind
 from firmware_bridge.view import LedView, Status, Turn
-from ponte.live.api import ControlError, EventType
 
 log = logging.getLogger(__name__)
 

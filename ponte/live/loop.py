@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ponte.live.api import EventType
+from contracts.live import EventType
 from ponte.live.camera import CameraReader, overlay_jpeg, warped_jpeg
 from ponte.live.session import LiveSession
 from ponte.live.settle import DEFAULT_WINDOW, BoardView, SettleDetector

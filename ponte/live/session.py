@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ponte.live.api import ControlError, EventBus, EventType, LiveApi
+from contracts.live import ControlError, EventBus, EventType, LiveApi
 from ponte.live.infer import expected_board
 from ponte.live.settle import DEFAULT_WINDOW, BoardView, Reading, SettleDetector
 from ponte.live.store import Store, StoreError
@@ -261,7 +261,7 @@ class LiveSession:
     def set_calibration(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """New corners from the calibration page (`corners`, `a1`); saved when a file is
         known. Recorded as a control event."""
-        from calibration.format import save_calibration
+        from contracts.calibration import save_calibration
         from ponte.live.camera import CameraError
 
         if self._camera_reader is None:

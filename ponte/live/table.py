@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ponte.live.api import EventType
+from contracts.live import EventType
 from ponte.live.infer import (
     ABSENT,
     EMPTY,

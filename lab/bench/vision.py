@@ -1,0 +1,88 @@
+"""`ponte bench vision`: milliseconds per 1280 x 720 JPEG frame, on one core.
+
+Measures the live loop's `BoardReader.read(jpeg_bytes)` after calibration (JPEG decode
+included) on generated frames of three setups; the same frames decoded whole and then read
+(what the live loop does with the frames `cv2.VideoCapture` hands it, there decoded by the
+camera's backend); and, for comparison, `read_board` on a decoded image from scratch
+(locating the board and learning its colours).
+
+Besides the median and the 95th percentile of the reads, "quietest" is the mean over a
+setup's five frames of each frame's fastest read: what a read costs with nothing else on
+the machine slowing it (a shared machine's neighbours only ever add time, so the fastest of
+forty reads of one frame is the best measure of the work itself).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import replace
+
+import cv2
+import numpy as np
+
+SETUPS = ("overhead-cream-red", "angled45-white-black", "phone-rotated-brown")
+
+
+def run(args: argparse.Namespace) -> int:
+    from calibration.make import make_calibration
+    from lab.synth import random_spec, render
+    from vision.errors import VisionError
+    from vision.pipeline import BoardReader, read_board
+
+    cv2.setNumThreads(1)
+    repeats = 20 if args.quick else 200
+    scratch_repeats = 3 if args.quick else 20
+    print(f"{'setup':<24}{'reader ms median':>18}{'p95':>8}{'quietest':>10}"
+          f"{'decoded whole ms':>18}{'from scratch ms':>18}")
+    medians, wholes, quietest = [], [], []
+    for index, name in enumerate(SETUPS):
+        rng = np.random.default_rng([7, index])
+        spec = random_spec(rng, name)
+        empty = replace(spec, board=tuple("." * spec.size for _ in range(spec.size)),
+                        bridges=(), hands=())
+        calibration = make_calibration(render(empty).image, empty=True)
+        frames = []
+        for _ in range(5):
+            frame = render(replace(random_spec(rng, name), camera=spec.camera,
+                                   board_look=spec.board_look, table=spec.table,
+                                   lighting=spec.lighting))
+            data = frame.encoded or cv2.imencode(".jpg", frame.image)[1].tobytes()
+            frames.append(data)
+        reader, live = BoardReader(calibration), BoardReader(calibration)
+        for data in frames:
+            reader.read(data)
+            live.read(cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR))
+        times, whole = [], []
+        for i in range(repeats):  # the two ways in turn: the machine's drift hits both
+            data = frames[i % len(frames)]
+            start = time.perf_counter()
+            reader.read(data)
+            times.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            live.read(cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR))
+            whole.append((time.perf_counter() - start) * 1000)
+        scratch = []
+        failed = 0
+        for i in range(scratch_repeats):
+            start = time.perf_counter()
+            image = cv2.imdecode(np.frombuffer(frames[i % len(frames)], np.uint8),
+                                 cv2.IMREAD_COLOR)
+            try:
+                read_board(image)
+            except VisionError:
+                failed += 1  # timed all the same: giving up costs time too
+            scratch.append((time.perf_counter() - start) * 1000)
+        med = float(np.median(times))
+        medians.append(med)
+        wholes.append(float(np.median(whole)))
+        quietest.append(float(np.mean([min(times[i::len(frames)])
+                                       for i in range(len(frames))])))
+        print(f"{name:<24}{med:>18.2f}{np.percentile(times, 95):>8.2f}{quietest[-1]:>10.2f}"
+              f"{wholes[-1]:>18.2f}{np.median(scratch):>18.1f}"
+              + (f"  ({failed} of {scratch_repeats} from scratch found no board)"
+                 if failed else ""))
+    print(f"reader, all setups: median {np.median(medians):.2f} ms per 1280x720 JPEG frame "
+          f"on one core ({repeats} reads per setup); decoded whole first, "
+          f"{np.median(wholes):.2f} ms; at its quietest, {np.median(quietest):.2f} ms")
+    return 0

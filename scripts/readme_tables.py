@@ -1,0 +1,209 @@
+"""The README's "How well it works" tables, made from the evaluation files in `results/`.
+
+    python scripts/readme_tables.py           # rewrite README.md between the markers
+    python scripts/readme_tables.py --check   # exit 1 if README.md differs from the files
+
+Every figure in those tables comes from a CSV written by `ponte eval vision` or `ponte eval
+games`; nothing is typed in by hand, so the README cannot drift from the measurements. The
+tables go between the lines `BEGIN` and `END` below, which README.md holds once each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BEGIN = "<!-- tables: made by scripts/readme_tables.py from results/*.csv; do not edit -->"
+END = "<!-- tables: end -->"
+
+VISION_MODES = {
+    "tracker": "calibrated, from the JPEG bytes (decoding at half size included)",
+    "live": "calibrated, from a decoded frame (as a camera gives it)",
+    "read": "no calibration, from a decoded frame (`ponte read IMAGE`)",
+}
+"""The reading modes of `ponte eval vision`, in the order the tables show them."""
+
+GAME_SETS = {
+    "games_eval.csv": "every setup",
+    "games_eval_knock_seed1.csv": "every setup, camera knocked once",
+    "games_eval_knock_seed2.csv": "every setup, camera knocked once",
+    "games_eval_unmeasured_lens.csv": "wide-angle webcam, no lens file",
+}
+"""The files of `ponte eval games`, each with what its games are."""
+
+Row = dict[str, str]
+
+
+def _read(path: Path) -> list[Row]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _vision_seed(path: Path) -> int:
+    """`vision_eval.csv` is seed 1 (the command's default); the others name theirs."""
+    found = re.fullmatch(r"vision_eval(?:_seed(\d+))?\.csv", path.name)
+    if found is None:
+        raise ValueError(f"{path.name}: not a vision evaluation file")
+    return int(found.group(1) or 1)
+
+
+def _count(n: int) -> str:
+    return f"{n:,}"
+
+
+def _of(part: int, whole: int) -> str:
+    return f"{_count(part)} of {_count(whole)}"
+
+
+def _percent(part: int, whole: int, digits: int) -> str:
+    return f"{100 * part / whole:.{digits}f}%" if whole else "-"
+
+
+def _table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> list[str]:
+    header = list(header)
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _totals(rows: list[Row], mode: str) -> Row:
+    (total,) = [r for r in rows if r["setup"] == "all" and r["mode"] == mode]
+    return total
+
+
+def vision_tables(results: Path) -> list[str]:
+    """Accuracy and speed of single frames, one column per seed and one for them all."""
+    files = sorted(results.glob("vision_eval*.csv"), key=_vision_seed)
+    if not files:
+        raise ValueError(f"no vision_eval*.csv in {results}")
+    seeds = [_vision_seed(f) for f in files]
+    tables = {f: _read(f) for f in files}
+
+    def sums(mode: str, *columns: str) -> list[tuple[int, ...]]:
+        per_seed = [tuple(int(_totals(tables[f], mode)[c]) for c in columns) for f in files]
+        return per_seed + [tuple(map(sum, zip(*per_seed, strict=True)))]
+
+    header = ["", *(f"seed {s}" for s in seeds), "all"]
+    rows = [
+        ["cells wrong, frames without hands",
+         *(f"{_of(w, c)} ({_percent(w, c, 4)})" for w, c in
+           sums("tracker", "cells_wrong", "cells"))],
+        ["bridges found (recall)",
+         *(_percent(m, t, 2) for m, t in sums("tracker", "bridges_matched", "bridges_true"))],
+        ["bridges reported that are real (precision)",
+         *(_percent(m, n, 2) for m, n in sums("tracker", "bridges_matched", "bridges_found"))],
+        ["hand frames read as a wrong board, not flagged",
+         *(_of(w, h) for w, h in sums("tracker", "hand_frames_wrong_unflagged", "hand_frames"))],
+        ["frames without hands flagged as hidden",
+         *(_of(f, c) for f, c in sums("tracker", "clean_flagged_occluded", "clean_frames"))],
+        ["no calibration: cells wrong, frames without hands",
+         *(f"{_of(w, c)} ({_percent(w, c, 2)})" for w, c in
+           sums("read", "cells_wrong", "cells"))],
+        ["no calibration: no board found",
+         *(_of(e, n) for e, n in sums("read", "errors", "frames"))],
+    ]
+    accuracy = _table(header, rows)
+
+    speed_rows = [[VISION_MODES[mode],
+                   *(f"{float(_totals(tables[f], mode)['ms_per_frame']):.1f} ms" for f in files)]
+                  for mode in VISION_MODES]
+    speed = _table(["median time to read a 1280 x 720 frame",
+                    *(f"seed {s}" for s in seeds)], speed_rows)
+    frames = sum(int(_totals(tables[f], "tracker")["frames"]) for f in files)
+    return [
+        f"**Single frames** (`ponte eval vision`: {_count(frames)} generated frames, 9 setups "
+        f"of light, camera and board, seeds {', '.join(map(str, seeds))}; read by the live "
+        "loop's reader after calibrating on the empty board, unless the row says otherwise):",
+        "",
+        *accuracy,
+        "",
+        "**Speed** (the same runs, one core of a shared 2-core machine):",
+        "",
+        *speed,
+    ]
+
+
+def _game_set(path: Path, rows: list[Row]) -> str:
+    games = [r for r in rows if r["setup"] != "all"]
+    seeds = sorted({int(r["seed"]) for r in games})
+    what = GAME_SETS.get(path.name, path.stem)
+    return f"{what}: {len(games)} games, seed{'s' if len(seeds) > 1 else ''} " \
+        f"{', '.join(map(str, seeds))}"
+
+
+def game_tables(results: Path) -> list[str]:
+    """Whole games: the record against the game played, and how soon a move is committed."""
+    files = [results / name for name in GAME_SETS if (results / name).exists()]
+    if not files:
+        raise ValueError(f"no games_eval*.csv in {results}")
+    accuracy, latency = [], []
+    for path in files:
+        rows = _read(path)
+        (total,) = [r for r in rows if r["setup"] == "all"]
+        label = _game_set(path, rows)
+        accuracy.append([
+            label,
+            _of(int(total["read_right"]), int(total["moves"])),
+            total["flags"],
+            _of(int(total["hand_frames_wrong"]), int(total["hand_frames"])),
+            _of(int(total["still_frames_wrong"]), int(total["still_frames"])),
+        ])
+        latency.append([label, f"{total['delay_median_s']} s", f"{total['delay_max_s']} s"])
+    return [
+        "**Whole games** (`ponte eval games`: 12 moves a game, a hand carrying every piece "
+        "in, 1280 x 720 at 15 fps, through the live loop as `ponte transcribe` runs it):",
+        "",
+        *_table(["games", "moves recorded right", "false flags",
+                 "hand frames read wrong, not flagged",
+                 "still frames read wrong, not flagged"], accuracy),
+        "",
+        "**Latency**: from a move's last piece put down to the move in the record:",
+        "",
+        *_table(["games", "median", "longest"], latency),
+    ]
+
+
+def tables(results: Path) -> str:
+    """The Markdown that goes between the markers."""
+    return "\n".join([*vision_tables(results), "", *game_tables(results)]) + "\n"
+
+
+def rewrite(readme: str, made: str) -> str:
+    """`readme` with the text between its markers replaced by `made`."""
+    if readme.count(BEGIN) != 1 or readme.count(END) != 1:
+        raise ValueError("README.md must hold each table marker exactly once")
+    head, rest = readme.split(BEGIN)
+    _, tail = rest.split(END)
+    return f"{head}{BEGIN}\n\n{made}\n{END}{tail}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="only compare; exit 1 if README.md differs")
+    parser.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    parser.add_argument("--results", type=Path, default=ROOT / "results")
+    args = parser.parse_args(argv)
+    try:
+        readme = args.readme.read_text(encoding="utf-8")
+        wanted = rewrite(readme, tables(args.results))
+    except (OSError, ValueError, KeyError) as error:
+        print(f"readme_tables: {error}", file=sys.stderr)
+        return 2
+    if wanted == readme:
+        return 0
+    if args.check:
+        print(f"{args.readme}: its tables differ from {args.results}; run "
+              "python scripts/readme_tables.py", file=sys.stderr)
+        return 1
+    args.readme.write_text(wanted, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
