@@ -21,7 +21,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vision.evaluate import (
+from lab.evaluate import (
     COLUMNS,
     MISTAKE_COLUMNS,
     MODES,

@@ -6,7 +6,8 @@ Each table (camera, light, edition, table top; `random_table((seed, t), setup)`)
 once empty (`DIR/empty/TTTT.jpg`, what `ponte calibrate --empty` is given) and with
 `per-table` positions on it (`DIR/images/TTTT-PP.jpg`); setups go round-robin over the
 tables. Truth for each image is written beside it as it is made (`DIR/truth/TTTT-PP.json`),
-so a run that is stopped picks up where it was; `DIR/truth.jsonl` gathers them, one JSON
+so a run that is stopped picks up where it was (positions go round the tables, so a
+partial set still covers every table); `DIR/truth.jsonl` gathers them, one JSON
 object per line in the evaluation set's format plus `"empty"` (the table's empty photo) and
 `"table"`. `DIR/VERSION` holds the generator's version: a folder made by another version is
 refused rather than mixed.
@@ -48,14 +49,13 @@ def write_stills(out: Path, tables: int, per_table: int, seed: int, setups: Sequ
         (out / sub).mkdir(exist_ok=True)
     made = 0
     started = time.perf_counter()
-    for t in range(tables):
-        setup = setups[t % len(setups)]
-        table = random_table((seed, t), setup)
-        empty = out / "empty" / f"{t:04d}.jpg"
-        if not empty.exists():
-            shot = render(empty_scene(table), quality)
-            _write_atomic(empty, shot.encoded)
-        for p in range(per_table):
+    tabled = [random_table((seed, t), setups[t % len(setups)]) for t in range(tables)]
+    # Position-major, so that a run stopped early still covers every table and setup.
+    for p in range(per_table):
+        for t, table in enumerate(tabled):
+            empty = out / "empty" / f"{t:04d}.jpg"
+            if not empty.exists():
+                _write_atomic(empty, render(empty_scene(table), quality).encoded)
             name = f"{t:04d}-{p:02d}"
             truth_file = out / "truth" / f"{name}.json"
             if truth_file.exists():
@@ -68,7 +68,7 @@ def write_stills(out: Path, tables: int, per_table: int, seed: int, setups: Sequ
             made += 1
             if log:
                 rate = (time.perf_counter() - started) / made
-                print(f"{name} {setup}: {rate:.1f} s an image", file=sys.stderr)
+                print(f"{name} {table.setup}: {rate:.1f} s an image", file=sys.stderr)
     gather(out)
     return made
 
