@@ -32,6 +32,8 @@ class Quality:
 
     antialias: float | None = 0.3
     threads: int = 1
+    scale: float = 1.0
+    """The image's size as a share of the camera's (tests render small)."""
 
 
 DRAFT = Quality(antialias=None)
@@ -115,6 +117,10 @@ def occluded_cells(scene: Scene, mask: Array) -> list[str]:
 
 def render(scene: Scene, quality: Quality = Quality()) -> Rendered:
     """Trace `scene` and return the frame and its truth (the evaluation set's format)."""
+    if quality.scale != 1.0:
+        cam = dataclasses.replace(scene.camera, width=round(scene.camera.width * quality.scale),
+                                  height=round(scene.camera.height * quality.scale))
+        scene = dataclasses.replace(scene, camera=cam)
     cam = scene.camera
     rng = np.random.default_rng([*scene.seed, 7])
     cw, ch, maps = _canvas(cam)
