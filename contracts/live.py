@@ -175,8 +175,9 @@ class LiveApi(Protocol):
     def control(self, action: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """Carry out a player's control and return the new state. Actions: "swap", "pass",
         "confirm", "override" (params: cell and value "light"/"dark"/"empty", or bridge
-        ["a1","c1"] and present true/false), "undo", "new_game" (params: light, dark names,
-        optional board, supply), "end_game". Raises ControlError."""
+        ["a1","c1"] and present true/false), "drop_override" (params: key, as in the
+        state's "overrides"), "undo", "new_game" (params: light, dark names, optional
+        board, supply), "end_game". Raises ControlError."""
         ...
 
     def camera_jpeg(self) -> bytes | None:

@@ -26,6 +26,17 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+EXIT_STATUS = """\
+exit status, the same for every command:
+  0    done: every record legal, every image read, the game recorded
+  1    a finding: an illegal move, or a Result tag the moves do not give (referee)
+  2    input that cannot be used, said in one line: a missing or unreadable file, a
+       record that does not parse, an image with no board in it, a video in which the
+       board was never found, a wrong option
+  130  interrupted (Ctrl-C)
+"""
+
+
 class CommandError(Exception):
     """A failure a person can act on; its message is printed as it is."""
 
@@ -52,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ponte",
         description="Tabletop assistant for Ponte del Diavolo.",
+        epilog=EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ponte {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

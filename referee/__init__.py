@@ -17,7 +17,19 @@ from referee.moves import (
     parse_move,
 )
 from referee.position import BRIDGE_POOL, TILES_PER_COLOUR, PlacedBridge, Position, Supply
-from referee.record import Record, RecordError, read_record, record_of, write_record
+from referee.record import (
+    Correction,
+    Note,
+    Record,
+    RecordError,
+    RecordVisitor,
+    read_record,
+    read_records,
+    record_of,
+    visit_records,
+    write_record,
+    write_records,
+)
 from referee.scoring import ColourScore, JoinedGroup, Score, score, triangular
 from referee.verdicts import Illegal, Reason
 
@@ -30,6 +42,7 @@ __all__ = [
     "Cell",
     "Colour",
     "ColourScore",
+    "Correction",
     "Flag",
     "Game",
     "Illegal",
@@ -37,6 +50,7 @@ __all__ = [
     "InvalidMoveError",
     "JoinedGroup",
     "Move",
+    "Note",
     "Outcome",
     "Pass",
     "PlacedBridge",
@@ -45,6 +59,7 @@ __all__ = [
     "Reason",
     "Record",
     "RecordError",
+    "RecordVisitor",
     "Score",
     "Supply",
     "Swap",
@@ -55,9 +70,12 @@ __all__ = [
     "geometry",
     "parse_move",
     "read_record",
+    "read_records",
     "record_of",
     "round_of",
     "score",
     "triangular",
+    "visit_records",
     "write_record",
+    "write_records",
 ]

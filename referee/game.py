@@ -33,6 +33,9 @@ class Termination(enum.Enum):
     VOID = "void"
     """An illegal placement was still on the board when its two-round window ran out (or
     when the game ended); the printed rules stop such a game and start again."""
+    ENDED = "ended"
+    """The players ended the game at the table before its natural end (`Game.end`): it is
+    scored as it stands, and void if a flag is still up."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +121,12 @@ class _ClearEntry:
     flag_id: int
 
 
-_Entry = _MoveEntry | _FlagEntry | _ClearEntry
+@dataclass(frozen=True, slots=True)
+class _EndEntry:
+    pass
+
+
+_Entry = _MoveEntry | _FlagEntry | _ClearEntry | _EndEntry
 
 
 _CANNOT_STAND = (
@@ -147,6 +155,7 @@ class _State:
     swapped: bool = False
     light_passed: bool = False
     ended: bool = False
+    agreed: bool = False
     void: bool = False
 
 
@@ -174,6 +183,18 @@ class Game:
     def flags(self) -> list[Flag]:
         """The flags still up, oldest first."""
         return list(self._s.flags.values())
+
+    def cleared_flags(self) -> list[tuple[int, int]]:
+        """Each flag that went down without undoing its move, in order: (how many moves had
+        been played by then, the flag's id)."""
+        out = []
+        played = 0
+        for entry in self._log:
+            if isinstance(entry, _MoveEntry):
+                played += 1
+            elif isinstance(entry, _ClearEntry):
+                out.append((played, entry.flag_id))
+        return out
 
     @property
     def turns_completed(self) -> int:
@@ -215,7 +236,8 @@ class Game:
             return Outcome(Termination.VOID, None, self.score())
         if self._s.ended:
             current = self.score()
-            return Outcome(Termination.PASSED, current.leader(), current)
+            how = Termination.ENDED if self._s.agreed else Termination.PASSED
+            return Outcome(how, current.leader(), current)
         return None
 
     # ----------------------------------------------------------------- judging
@@ -321,6 +343,17 @@ class Game:
         self._log.append(_ClearEntry(flag_id))
         self._apply_clear(self._s, _ClearEntry(flag_id))
 
+    def end(self) -> None:
+        """The players end the game as it stands (by agreement, before its natural end).
+
+        It is scored like a game that ended by passing, and void if a flag is still up.
+        Raises ValueError if the game is already over.
+        """
+        if self.is_over():
+            raise ValueError("the game is already over")
+        self._log.append(_EndEntry())
+        self._apply_end(self._s)
+
     def pop(self) -> PlayedMove:
         """Take back the last move (with any flag it raised); raises IndexError if none."""
         last = self._last_move_entry()
@@ -346,6 +379,8 @@ class Game:
                 self._apply_move(s, entry.move, flagged=entry.flagged)
             elif isinstance(entry, _FlagEntry):
                 self._apply_flag(s, entry)
+            elif isinstance(entry, _EndEntry):
+                self._apply_end(s)
             else:
                 self._apply_clear(s, entry)
         self._s = s
@@ -424,6 +459,11 @@ class Game:
                 s.moves[k] = PlayedMove(
                     played.ply, played.turn, played.colour, played.move, played.flag, True
                 )
+
+    def _apply_end(self, s: _State) -> None:
+        s.ended = True
+        s.agreed = True
+        self._check_window(s)
 
     @staticmethod
     def _check_window(s: _State) -> None:

@@ -32,12 +32,41 @@ ensure_debian_packages() {
         "${missing[@]}" >/dev/null
 }
 
+# _venv_works: whether $PYTHON can make a virtual environment with pip in it (Debian and
+# Ubuntu ship `venv` and `ensurepip` in a package of their own, python3-venv).
+_venv_works() {
+    "$PYTHON" -c "import ensurepip, venv" >/dev/null 2>&1
+}
+
+# ensure_venv_module: installs python3-venv (the package for this very Python version,
+# python3.X-venv, where the system knows it) if $PYTHON cannot make a virtual environment.
+ensure_venv_module() {
+    _venv_works && return 0
+    local versioned
+    versioned="$("$PYTHON" -c 'import sys; print("python%d.%d-venv" % sys.version_info[:2])')"
+    if command -v apt-cache >/dev/null && apt-cache show "$versioned" >/dev/null 2>&1; then
+        ensure_debian_packages "$versioned"
+    else
+        ensure_debian_packages python3-venv
+    fi
+    if ! _venv_works; then
+        echo "setup: $PYTHON still cannot make a virtual environment (import ensurepip" \
+             "fails); install its venv package ($versioned or python3-venv)" >&2
+        return 1
+    fi
+}
+
 # ensure_venv EXTRAS: a virtual environment with the project installed (editable).
 ensure_venv() {
     local extras="$1"
-    if [ ! -x "$VENV/bin/python" ]; then
+    # one left without pip by an earlier attempt (before python3-venv was there) is remade
+    if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1
+    then
+        ensure_venv_module
+        local clear=()
+        [ -f "$VENV/pyvenv.cfg" ] && clear=(--clear)  # only ever a virtual environment
         echo "setup: creating virtual environment in $VENV" >&2
-        "$PYTHON" -m venv "$VENV"
+        "$PYTHON" -m venv "${clear[@]}" "$VENV"
     fi
     local stamp="$VENV/.ponte-setup-$extras"
     local want

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,7 @@ def test_transcribe_reads_the_demo_video_through_the_vision_pipeline(
     assert main(["transcribe", str(DEMO_VIDEO), "--out", str(out), "--json"]) == 0
     captured = capsys.readouterr()
     lines = [json.loads(line) for line in captured.out.splitlines()]
-    kinds = ["move"] * at + ["illegal", "corrected"] + ["move"] * (len(moves) - at) + ["end"]
+    kinds = ["move"] * at + ["illegal", "corrected"] + ["move"] * (len(moves) - at)
     assert [e["type"] for e in lines] == kinds
     assert [e["move"] for e in lines if e["type"] == "move"] == moves
     assert lines[0] == {"type": "move", "ply": 1, "move": moves[0], "colour": "light",
@@ -49,11 +50,11 @@ def test_transcribe_reads_the_demo_video_through_the_vision_pipeline(
     assert flagged["reason"] in ("group_too_large", "island_too_close")
     assert set(illegal.split(",")) <= set(flagged["cells"])
     assert lines[at + 1]["undone"] is True
-    assert lines[-1]["result"] == "*" and "light" in lines[-1]["score"]
-    assert lines[-1]["t"] > lines[-2]["t"]  # the end of the recording
-    assert "transcribe [" in captured.err and "100.0%" in captured.err
+    assert "transcribe: " in captured.err and "transcribe [" not in captured.err
     record = read_record(out.read_text().splitlines())
     assert [str(m) for m in record.moves] == moves
+    [fix] = record.corrections
+    assert fix.before == at and set(str(fix.move).split(",")) <= set(illegal.split(","))
 
 
 @pytest.mark.slow
@@ -67,9 +68,47 @@ def test_transcribe_cli_with_the_ground_truth_stand_in(
     assert main(["transcribe", str(path), "--out", str(out), "--json", "--quiet"]) == 0
     captured = capsys.readouterr()
     kinds = [json.loads(line)["type"] for line in captured.out.splitlines()]
-    assert kinds == ["move"] * 4 + ["illegal", "corrected", "move", "end"]
+    assert kinds == ["move"] * 4 + ["illegal", "corrected", "move"]  # unfinished: no end
     assert captured.err.startswith("transcribe: 5 moves")
-    assert [str(m) for m in read_record(out.read_text().splitlines()).moves] == MOVES + ["e8,f2"]
+    assert "flagged and corrected before move 5: b4,e6 (" in captured.err
+    record = read_record(out.read_text().splitlines())
+    assert [str(m) for m in record.moves] == MOVES + ["e8,f2"]
+    assert [str(c.move) for c in record.corrections] == ["b4,e6"]
+    assert record.corrections[0].before == 4 and record.corrections[0].note
+    assert sorted(record.times) == [0, 1, 2, 3, 4]
+    assert record.times[4] > (record.corrections[0].t or 0) > record.times[3]
+
+
+def test_transcribe_checks_its_out_file_before_reading_the_video(
+    video: tuple[Path, GroundTruthReader], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path, reader = video
+    read: list[float] = []
+    original = reader.read
+    monkeypatch.setattr(reader, "read", lambda image, t: read.append(t) or original(image, t))
+    monkeypatch.setattr(live_commands, "_camera", lambda args: reader)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    for out in (tmp_path / "no" / "such" / "g.pdd", tmp_path, a_file / "g.pdd"):
+        assert main(["transcribe", str(path), "--out", str(out)]) == 2
+        assert "cannot write" in capsys.readouterr().err
+    assert read == []  # refused before a frame was read
+
+
+def test_transcribe_draws_its_progress_bar_only_on_a_terminal(
+    video: tuple[Path, GroundTruthReader], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path, reader = video
+    monkeypatch.setattr(live_commands, "_camera", lambda args: reader)
+    out = tmp_path / "g.pdd"
+    assert main(["transcribe", str(path), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "\r" not in err and "transcribe [" not in err and err.startswith("transcribe: ")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(["transcribe", str(path), "--out", str(out)]) == 0
+    assert "100.0%" in capsys.readouterr().err
 
 
 def test_transcribe_refuses_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -120,6 +159,21 @@ def test_watch_waits_for_an_absent_camera_until_its_duration_ends(
     err = capsys.readouterr().err
     assert err.count(f"waiting for camera {url}: cannot open") == 1
     assert "game 1 started" in err and "0 frames, 0 moves" in err
+
+
+def test_watch_on_a_camera_that_is_not_there_says_so_once_in_its_own_words(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    index = next(k for k in range(57, 99) if not Path(f"/dev/video{k}").exists())
+    args = ["watch", "--source", str(index), "--no-web", "--data", str(tmp_path),
+            "--duration", "1.5"]
+    assert main(args) == 0
+    err = capfd.readouterr().err  # OpenCV writes to the file descriptor itself
+    assert "WARN" not in err and "VIDEOIO" not in err and "cap_" not in err
+    waiting = [line for line in err.splitlines() if "waiting for camera" in line]
+    assert waiting == [f"watch: waiting for camera {index}: cannot open camera {index}: there "
+                       f"is no /dev/video{index} (is the camera plugged in?) (retrying; Ctrl-C "
+                       "to stop)"]
 
 
 def test_watch_records_into_the_data_folder_and_resumes_there(
@@ -274,3 +328,149 @@ def test_watch_waits_for_a_camera_that_is_not_there_yet(tmp_path: Path) -> None:
     store = Store(tmp_path / "data")
     assert store.game(1)["moves"][0]["move"] == "e5,f6"
     store.close()
+
+
+def _played(store: Store, boards: list[dict[str, str]], light: str, dark: str) -> LiveSession:
+    """A session that saw each board settle in turn."""
+    session = LiveSession(store, resume=False, tags={"Light": light, "Dark": dark})
+    t = 0.0
+    for board in boards:
+        for _ in range(20):
+            t += 1 / 30
+            session.feed(Reading(t, BoardView.of(board)))
+    return session
+
+
+def _boards_with_a_correction() -> list[dict[str, str]]:
+    boards = [{"e5": "light", "f6": "light"}]
+    for add in ({"j9": "dark", "j10": "dark"}, {"e4": "light", "e6": "light"},
+                {"a1": "dark", "a2": "dark"}):
+        boards.append({**boards[-1], **add})
+    boards.append({**boards[-1], "e3": "light", "h1": "light"})  # a group of 5: flagged
+    boards.append({**boards[-2], "h1": "light", "h2": "light"})  # taken back, played instead
+    return boards
+
+
+def test_export_keeps_move_times_and_corrections_for_the_referee(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    _played(Store(data), _boards_with_a_correction(), "Ann", "Bob")
+    out = tmp_path / "g.pdd"
+    assert main(["export", "1", "--data", str(data), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "# [%corrected e3,h1] [%t 3.1] tiles on e3,h1 would make a group of 5" in text
+    record = read_record(text.splitlines())
+    assert [str(m) for m in record.moves] == ["e5,f6", "j9,j10", "e4,e6", "a1,a2", "h1,h2"]
+    assert sorted(record.times) == [0, 1, 2, 3, 4] and record.times[4] == 3.8
+    assert main(["referee", "--json", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [m["t"] for m in report["moves"]] == [record.times[k] for k in range(5)]
+    [fix] = report["corrected"]
+    assert fix["ply"] == 5 and fix["move"] == "e3,h1" and "group of 5" in fix["reason"]
+    assert main(["export", "1", "--format", "json", "--data", str(data)]) == 0
+    [fix] = json.loads(capsys.readouterr().out)["corrected"]
+    assert fix["ply"] == 5 and fix["move"] == "e3,h1" and fix["t"] == pytest.approx(3.13, 0.01)
+
+
+def test_a_game_ended_from_the_controls_exports_what_the_referee_judges(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    session = _played(Store(data), _boards_with_a_correction()[:3], "Ann", "Bob")
+    session.control("end_game", {})
+    out = tmp_path / "ended.pdd"
+    assert main(["export", "1", "--data", str(data), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert '[Result "light"]' in text and '[Termination "ended"]' in text
+    assert main(["referee", "--json", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["over"] and report["result"] == "light" and report["result_agrees"] is True
+
+
+def _evening(data: Path) -> None:
+    """Three games: Ann beats Bob, Bob beats Cleo, Cleo and Ann unfinished."""
+    store = Store(data)
+    boards = _boards_with_a_correction()[:3]
+    for light, dark in (("Ann", "Bob"), ("Bob", "Cleo"), ("Cleo", "Ann")):
+        session = _played(store, boards, light, dark)
+        if light != "Cleo":
+            session.control("end_game", {})
+    store.close()
+
+
+def test_export_all_writes_every_game_and_the_referee_reads_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    _evening(data)
+    out = tmp_path / "evening.pdd"
+    assert main(["export", "--all", "--data", str(data), "--out", str(out)]) == 0
+    assert main(["referee", "--json", str(out)]) == 0
+    reports = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["game"] for r in reports] == [1, 2, 3]
+    assert [r["result"] for r in reports] == ["light", "light", "*"]
+    assert all(r["legal"] and r["result_agrees"] is not False for r in reports)
+    assert main(["export", "--all", "--format", "json", "--data", str(data)]) == 0
+    games = json.loads(capsys.readouterr().out)
+    assert [(g["id"], g["tags"]["Light"]) for g in games] == [(1, "Ann"), (2, "Bob"), (3, "Cleo")]
+    assert main(["export", "--data", str(data)]) == 2
+    assert "id or --all" in capsys.readouterr().err
+    assert main(["export", "1", "--all", "--data", str(data)]) == 2
+
+
+def test_games_standings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    _evening(data)
+    assert main(["games", "--standings", "--json", "--data", str(data)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["player"], r["games"], r["wins"], r["draws"], r["losses"], r["points"])
+            for r in rows] == [("Ann", 1, 1, 0, 0, 1.0), ("Bob", 2, 1, 0, 1, 1.0),
+                               ("Cleo", 1, 0, 0, 1, 0.0)]
+    assert main(["games", "--standings", "--data", str(data)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["#", "player", "games", "won", "drawn", "lost", "points"]
+    assert table[1].split() == ["1", "Ann", "1", "1", "0", "0", "1"]
+    assert table[3].split() == ["3", "Cleo", "1", "0", "0", "1", "0"]
+
+
+def test_games_on_a_missing_folder_creates_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nope"
+    assert main(["games", "--data", str(missing)]) == 2
+    assert "does not exist" in capsys.readouterr().err and not missing.exists()
+    assert main(["export", "1", "--data", str(missing)]) == 2
+    assert not missing.exists()
+    assert main(["games", "--data", str(tmp_path)]) == 2
+    assert "no games recorded" in capsys.readouterr().err
+    assert not (tmp_path / "ponte.sqlite3").exists()
+
+
+def test_a_flagged_move_taken_back_later_exports_what_the_referee_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    boards = _boards_with_a_correction()[:5]  # e3,h1 flagged and left on the board
+    boards.append({**boards[-1], "b8": "dark", "b9": "dark"})
+    back = {k: v for k, v in boards[-1].items() if k not in ("e3", "h1")}
+    boards += [back, {**back, "c8": "light", "c9": "light"}]
+    data = tmp_path / "data"
+    _played(Store(data), boards, "Ann", "Bob")
+    out = tmp_path / "g.pdd"
+    assert main(["export", "1", "--data", str(data), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "5. e3,h1       # [%flagged] [%t 3.1]" in text
+    assert "6. b8,b9       # [%t 3.8]\n# [%cleared 5] taken back\n7. c8,c9" in text
+    assert main(["referee", "--json", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["legal"] and len(report["moves"]) == 7 and report["result"] == "*"
+    assert report["moves"][4]["flagged"] and report["moves"][4]["withdrawn"]
+
+
+def test_games_in_the_default_folder_before_any_game(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    assert main(["games"]) == 0
+    assert "no games recorded yet" in capsys.readouterr().out
+    assert not (tmp_path / "share").exists()

@@ -305,3 +305,45 @@ def test_the_camera_expects_an_empty_board_until_something_is_on_it(store: Store
     assert camera.expect_empty()
     still(session, B1, 10.0)  # a move
     assert session.state()["moves"] and not camera.expect_empty()
+
+
+def test_the_camera_status_says_frames_stopped_and_claims_no_rate(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ponte.live.session as session_module
+
+    session = LiveSession(store)
+    still(session, B1, 0.0)
+    camera = session.state()["camera"]
+    assert camera["status"] == "ok" and camera["fps"] == 30.0
+    monkeypatch.setattr(session_module, "STALE_S", 0.0)
+    camera = session.state()["camera"]
+    assert camera["status"] == "no-frames" and camera["fps"] is None
+    assert camera["message"].startswith("no frames for ")
+
+
+def test_the_camera_status_says_the_video_ended(store: Store, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import cv2
+    import numpy as np
+
+    import ponte.live.session as session_module
+    from ponte.live.camera import CameraReader
+    from ponte.live.loop import run_live
+    from ponte.live.sources import open_source
+
+    video = tmp_path / "short.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10, (160, 120))
+    for _ in range(5):
+        writer.write(np.full((120, 160, 3), 128, np.uint8))
+    writer.release()
+    session = LiveSession(store)
+    source = open_source(str(video))
+    stats = run_live(source, CameraReader(), session)
+    source.close()
+    assert stats.frames == 5
+    camera = session.state()["camera"]
+    assert camera["status"] == "ended" and camera["fps"] is None
+    assert camera["message"] == f"{video} has ended"
+    monkeypatch.setattr(session_module, "STALE_S", 0.0)
+    assert session.state()["camera"]["message"].startswith(f"{video} has ended; no frames for ")

@@ -321,6 +321,40 @@ def test_override_fixes_a_misread_cell() -> None:
     assert events == [] and table.overrides == {}
 
 
+def test_undo_takes_back_the_overrides_on_the_undone_move_only() -> None:
+    table = Table()
+    for op in (table.control_op("override", {"cell": "e5", "value": "light"}),
+               table.control_op("override", {"cell": "j10", "value": "empty"})):
+        table.apply(op, 1)
+    seen = board({"f6": "light", "j10": "dark"})  # j10: glare the camera reads as a tile
+    assert kinds(table.judge(seen, 2)) == ["move"]
+    ops = table.control_ops("undo", {})
+    assert ops == [{"op": "pop"}, {"op": "override", "key": "cell:e5", "value": None}]
+    for op in ops:
+        table.apply(op, 3)
+    assert table.game.moves == [] and table.overrides == {"cell:j10": "empty"}
+    assert kinds(table.judge(seen, 4)) == ["notice"]  # f6 alone: one tile, no move
+    assert replay(table.ops).overrides == table.overrides
+
+
+def test_an_override_is_dropped_by_its_key() -> None:
+    table = Table()
+    table.apply(table.control_op("override", {"bridge": ["a1", "c1"], "present": True}), 1)
+    assert table.control_ops("drop_override", {"key": "bridge:a1-c1"}) == [
+        {"op": "override", "key": "bridge:a1-c1", "value": None}]
+    with pytest.raises(OpError, match="there is no override on d4 to drop"):
+        table.control_op("drop_override", {"key": "cell:d4"})
+
+
+def test_a_game_ended_from_the_controls_offers_no_move_and_no_undo() -> None:
+    table = Table()
+    table.judge(board({"a1": "light", "a2": "light"}), 1)
+    table.apply(table.control_op("end_game", {}), 2)
+    state = table.state()
+    assert state["over"] and state["undo_allowed"] is False
+    assert state["placeable"] == [] and not state["swap_allowed"] and not state["pass_allowed"]
+
+
 def test_replaying_the_ops_rebuilds_the_same_game() -> None:
     table = Table()
     b = board({"a1": "light", "a2": "light"})

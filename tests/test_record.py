@@ -8,7 +8,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee import Game, RecordError, Supply, parse_move, read_record, record_of, write_record
+from referee import (
+    Game,
+    RecordError,
+    Supply,
+    Termination,
+    parse_move,
+    read_record,
+    read_records,
+    record_of,
+    write_record,
+    write_records,
+)
 from referee.playout import random_game
 
 EXAMPLE = """\
@@ -95,4 +106,102 @@ def test_flagged_moves_are_written_with_a_comment() -> None:
     game.push_flagged(parse_move("c3,h5"))
     out = io.StringIO()
     write_record(record_of(game), out)
-    assert "5. c3,h5" in out.getvalue() and "# flagged: the light island" in out.getvalue()
+    text = out.getvalue()
+    assert "5. c3,h5" in text and "# [%flagged] flagged: the light island" in text
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_line() -> None:
+    record = read_record(io.StringIO("\ufeff1. e5,f6\nswap\n"))
+    assert [str(m) for m in record.moves] == ["e5,f6", "swap"]
+    record = read_record(io.StringIO('\ufeff[Event "x"]\n1. e5,f6\n'))
+    assert record.tags == {"Event": "x"}
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('[Result "banana"]\nc1,c2\n', "Result must be one of"),
+        ('[Termination "tired"]\nc1,c2\n', "Termination must be one of"),
+        ("c1,c2  # [%t soon]\n", "a time is a number"),
+        ("# [%corrected c1]\nc1,c2\n", "one tile alone"),
+        ("c1,c2  # [%corrected d1,d2]\n", "line of their own"),
+        ("c1,c2  # [%flagged yes]\n", "takes no value"),
+        ("# [%cleared 1]\nc1,c2\n", "no move 1 yet"),
+    ],
+)
+def test_closed_tag_values_and_annotations_are_checked(text: str, words: str) -> None:
+    with pytest.raises(RecordError, match=words) as info:
+        read_record(io.StringIO(text))
+    assert info.value.line == 1
+
+
+TIMED = """\
+[Board "10"]
+[Supply "physical"]
+[Result "*"]
+
+1. a1,b1       # [%t 3.5]
+2. j9,j10      # [%t 9.0] slow
+# [%corrected c3,h5] [%t 20.2] the light island at a1 b1 a2 b2 would touch c3
+3. a2,b2       # [%t 24.0]
+# [%corrected e5,e6]
+"""
+
+
+def test_times_and_corrections_are_read_and_written_back_alike() -> None:
+    record = read_record(io.StringIO(TIMED))
+    assert record.times == {0: 3.5, 1: 9.0, 2: 24.0}
+    assert record.comments == {1: "slow"}
+    first, last = record.corrections
+    assert first.before == 2 and str(first.move) == "c3,h5" and first.t == 20.2
+    assert first.note.startswith("the light island")
+    assert last.before == 3 and last.t is None and last.note == ""
+    out = io.StringIO()
+    write_record(record, out)
+    assert out.getvalue() == TIMED
+    again = read_record(io.StringIO(out.getvalue()))
+    assert again.times == record.times and again.corrections == record.corrections
+
+
+def test_several_records_in_one_handle() -> None:
+    game = random_game(3)
+    records = [record_of(game, {"Event": "one"}), read_record(io.StringIO(TIMED))]
+    out = io.StringIO()
+    write_records(records, out)
+    back = read_records(io.StringIO(out.getvalue()))
+    assert [r.tags.get("Event") for r in back] == ["one", None]
+    assert back[0].moves == records[0].moves and back[1].corrections == records[1].corrections
+    with pytest.raises(RecordError, match="second game") as info:
+        read_record(io.StringIO(out.getvalue()))
+    assert info.value.line == out.getvalue().splitlines().index('[Board "10"]', 2) + 1
+
+
+def test_a_game_ended_at_the_table_says_so_in_its_record() -> None:
+    game = Game()
+    for text in ("a1,b1", "j10,j9", "a2,b2"):
+        game.push(parse_move(text))
+    game.end()
+    outcome = game.outcome()
+    assert outcome is not None and outcome.termination is Termination.ENDED
+    assert outcome.result == "light"  # an island against none, as it stands
+    record = record_of(game)
+    assert record.tags["Termination"] == "ended" and record.tags["Result"] == "light"
+    game.pop()
+    assert not game.is_over()
+
+
+def test_flagged_moves_and_flags_cleared_later_round_trip() -> None:
+    game = Game()
+    for text in ("a1,b1", "j10,j9", "a2,b2", "j1,j2"):
+        game.push(parse_move(text))
+    flag = game.push_flagged(parse_move("c3,h5"))
+    game.push(parse_move("f1,g1"))
+    game.clear_flag(flag.id)
+    game.push(parse_move("c8,c9"))
+    record = record_of(game)
+    assert record.flagged == {4} and record.cleared == [(6, 4)]
+    out = io.StringIO()
+    write_record(record, out)
+    assert "# [%cleared 5] taken back\n7. c8,c9" in out.getvalue()
+    again = read_record(io.StringIO(out.getvalue()))
+    assert again.flagged == {4} and again.cleared == [(6, 4)] and again.moves == record.moves

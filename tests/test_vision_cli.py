@@ -44,17 +44,56 @@ def test_read_json_gives_one_line_per_image_and_errors_for_bad_ones(
     order = ["text", "board", "empty", "tiny", "table"]
     status = ponte.cli.main(["read", "--json", *[str(images[k]) for k in order]])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert status == 1
+    assert status == 2
     assert [r["image"] for r in lines] == [str(images[k]) for k in order]
-    assert set(lines[1]) == {"image", "board", "bridges", "occluded", "error"}
+    assert set(lines[1]) == {"image", "board", "bridges", "occluded", "error", "error_type"}
     assert lines[1]["board"] == ROWS
     assert lines[1]["bridges"] == [] and lines[1]["occluded"] is False
-    assert lines[1]["error"] is None
+    assert lines[1]["error"] is None and lines[1]["error_type"] is None
+    kinds = {k: r["error_type"] for k, r in zip(order, lines, strict=True) if k != "board"}
+    assert kinds == {"text": "image_unreadable", "empty": "image_unreadable",
+                     "tiny": "image_too_small", "table": "board_not_found"}
     errors = {k: r["error"] for k, r in zip(order, lines, strict=True) if k != "board"}
-    assert errors["text"].startswith("ImageUnreadable")
-    assert errors["empty"].startswith("ImageUnreadable") and "empty" in errors["empty"]
-    assert errors["tiny"].startswith("ImageTooSmall")
-    assert errors["table"].startswith("BoardNotFound")
+    assert "empty" in errors["empty"] and "no board" in errors["table"]
+    assert not [e for e in errors.values() if "Image" in e or "Board" in e]  # no class names
+
+
+def test_read_says_plainly_what_it_cannot_read_and_exits_2(
+    images: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert ponte.cli.main(["read", str(images["board"]), str(images["table"])]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"ponte read: {images['table']}: no board outline with a 10 x 10 " \
+        "grid found in the image\n"
+    assert "10 L . D" in captured.out
+    assert ponte.cli.main(["read", str(images["text"])]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ponte read: {images['text']}: not an image") and err.count("notes") == 1
+
+
+def test_hidden_cells_have_their_own_character_in_json_as_in_the_picture(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dataclasses import replace
+
+    from lab.synth import HandSpec, render
+    from tests.test_vision_reading import _spec
+
+    hand = HandSpec(target=(4.5, 4.5), from_deg=270.0, height=1.5)
+    frame = render(replace(_spec(elevation_deg=90.0), hands=(hand,)))
+    shot = tmp_path / "hand.png"
+    cv2.imwrite(str(shot), frame.image)
+    assert ponte.cli.main(["read", "--json", str(shot)]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["occluded"] is True
+    assert ponte.cli.main(["read", str(shot)]) == 0
+    picture = capsys.readouterr().out.splitlines()[1:11]
+    assert [row[3::2] for row in picture] == got["board"]
+    hidden = {(f, 9 - k) for k, row in enumerate(got["board"]) for f, ch in enumerate(row)
+              if ch == "?"}
+    assert hidden and all(set(row) <= set(".LD?") for row in got["board"])
+    truth = {(ord(c[0]) - 97, int(c[1:]) - 1) for c in frame.occluded_cells}
+    assert hidden & truth
 
 
 def test_read_good_image_exits_zero_with_a_text_picture(
@@ -134,7 +173,7 @@ def test_calibrate_on_an_image_without_board_fails_cleanly(
 ) -> None:
     status = ponte.cli.main(["calibrate", str(images["table"]), "--out", str(tmp_path / "c.json")])
     assert status == 2
-    assert "BoardNotFound" in capsys.readouterr().err
+    assert "no board outline" in capsys.readouterr().err
     assert not (tmp_path / "c.json").exists()
 
 

@@ -16,12 +16,14 @@ import cv2
 import numpy as np
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from ponte.live.feeder import PieceFeeder
 from ponte.live.session import LiveSession
+from ponte.live.settle import BoardView, Reading
 from ponte.live.store import Store
 from referee import Colour, Game, Move
 from tests.live_double import CalibratableFake
@@ -327,3 +329,196 @@ def test_a_new_game_with_player_names_from_the_page(driver: WebDriver, server: W
     assert table.session.table.size == 12
     assert driver.execute_script(
         "return document.querySelectorAll('#board [data-cell]').length") == 144
+
+
+def _see(table: Table) -> None:
+    """The camera sees the table's pieces as they now lie."""
+    table.t += 1.0
+    table.session.feed(Reading(table.t, BoardView.of(table.tiles, table.bridges)))
+
+
+def _a_game_with_a_flag_corrected_and_a_move_by_override(table: Table) -> None:
+    for move in ("c3,d4", "swap", "f6,g6", "a1,a2", "h6,i6", "a4,a5"):
+        table.make(move)
+    table.make("e6,j6")  # dark: a group of six, flagged
+    assert table.game.flags
+    for cell in ("e6", "j6"):  # dark takes them back: corrected
+        del table.tiles[cell]
+    _see(table)
+    assert not table.game.flags
+    for cell in ("j8", "j9"):  # the camera misses dark's next tiles: the players enter them
+        table.session.control("override", {"cell": cell, "value": "dark"})
+    assert str(table.game.moves[-1].move) == "j8,j9"
+
+
+def test_the_events_card_rebuilds_the_history_from_the_record_after_a_reload(
+    driver: WebDriver, server: WebServer, table: Table
+) -> None:
+    _a_game_with_a_flag_corrected_and_a_move_by_override(table)
+    table.session.set_camera_status("occluded")
+    table.session.set_camera_status("ok")
+    driver.get(server.url)
+    events = driver.find_element(By.ID, "events")
+    wait_for(lambda: "Corrected" in events.text, what="the history from the record")
+    lines = events.text.splitlines()
+    assert any(line.startswith("⚠ 7. Dark (Dino) e6,j6, flagged") for line in lines)
+    assert any("e6,j6 taken back (a group of five or more tiles)" in line for line in lines)
+    assert "7. Dark (Dino) j8,j9 (entered by override)" in lines
+    assert not any(line.lower().startswith("camera") for line in lines)
+    assert driver.find_element(By.ID, "camera-line").text.startswith("Camera: ok")
+    table.session.set_camera_status("occluded")
+    wait_for(lambda: "covers the board" in driver.find_element(By.ID, "camera-line").text,
+             what="the camera line")
+    assert not any(line.lower().startswith("camera") for line in events.text.splitlines())
+    driver.execute_script("document.getElementById('events').scrollIntoView()")
+    shot(driver, "game-events")
+
+
+def test_the_replay_tells_the_game_in_sentences_with_its_winner(
+    driver: WebDriver, server: WebServer, table: Table
+) -> None:
+    _a_game_with_a_flag_corrected_and_a_move_by_override(table)
+    table.session.control("end_game", {})
+    driver.get(server.url + f"games/{table.session.game_id}")
+    moves = driver.find_element(By.ID, "moves")
+    wait_for(lambda: "j8,j9" in moves.text, what="the moves")
+    items = driver.execute_script(
+        "return [...document.querySelectorAll('#moves > li')].map((li) => li.innerText);")
+    attempt = next(item for item in items if "e6,j6" in item)
+    assert attempt.startswith("7. Dark (Dino) e6,j6 ⚠")
+    assert "Flagged: tiles on e6,j6 would make a group of 6 dark tiles" in attempt
+    assert "Corrected: e6,j6 taken back" in attempt
+    before = items[items.index(attempt) - 1]
+    assert before.startswith("6. Light (Carla) a4,a5") and "Corrected" not in before
+    assert items[-1].startswith("7. Dark (Dino) j8,j9 (entered by override)")
+    assert "Dark (Dino) wins on points: 1 – 0 (ended from the controls)." in \
+        items[-1].replace("\u00a0", " ")
+    text = moves.text
+    assert "_" not in text and not any(line.rstrip().endswith(":") for line in text.splitlines())
+    assert driver.find_element(By.ID, "result").text.startswith("Dark (Dino) wins on points")
+    shot(driver, "replay-story")
+    driver.set_window_size(390, 1400)
+    try:
+        wait_for(lambda: driver.execute_script(
+            "const page = document.documentElement;"
+            "return page.scrollWidth <= page.clientWidth"),
+            what="the replay page within a phone's width")
+        driver.execute_script("document.getElementById('moves').scrollIntoView()")
+        shot(driver, "replay-story-phone")
+    finally:
+        driver.set_window_size(1280, 1000)
+
+
+def test_overrides_are_listed_and_dropped_from_the_page(driver: WebDriver, server: WebServer,
+                                                      table: Table) -> None:
+    table.make("c3,d4")
+    driver.get(server.url)
+    wait_for(lambda: tiles(driver) == {"c3", "d4"}, what="the board")
+    assert not driver.find_element(By.ID, "overrides-card").is_displayed()
+    driver.find_element(By.CSS_SELECTOR, "#controls details summary").click()
+    driver.find_element(By.CSS_SELECTOR, "#override-cell [name=cell]").send_keys("j9")
+    driver.find_element(By.CSS_SELECTOR, "#override-cell [name=value]").send_keys("dark")
+    driver.find_element(By.CSS_SELECTOR, "#override-cell button").click()
+    listed = wait_for(lambda: driver.execute_script(
+        "const li = document.querySelector(\"[data-override='cell:j9']\");"
+        "return li && li.innerText;"), what="the override listed")
+    assert listed.startswith("j9 is a dark tile")
+    shot(driver, "game-overrides")
+
+    def press_drop() -> bool:  # the list is redrawn on each event: press the current button
+        try:
+            driver.find_element(By.CSS_SELECTOR, "[data-drop='cell:j9']").click()
+        except StaleElementReferenceException:
+            return False
+        return True
+
+    wait_for(press_drop, what="the Drop button pressed")
+    wait_for(lambda: not driver.find_element(By.ID, "overrides-card").is_displayed(),
+             what="the override gone")
+    assert table.session.table.overrides == {}
+
+
+def test_after_the_end_the_controls_that_cannot_act_are_disabled(
+    driver: WebDriver, server: WebServer, table: Table
+) -> None:
+    for move in ("c3,d4", "swap", "f6,g6", "a1,a3", "h6,i6"):
+        table.make(move)
+    driver.get(server.url)
+    wait_for(lambda: len(tiles(driver)) == 8, what="the board")
+    assert driver.find_element(By.ID, "btn-undo").is_enabled()
+    driver.find_element(By.ID, "btn-end").click()
+    driver.switch_to.alert.accept()
+    banner = driver.find_element(By.ID, "banner")
+    wait_for(lambda: "wins" in banner.text, what="the end banner")
+    assert banner.text.replace("\u00a0", " ").startswith("Dark (Dino) wins on points: 1 – 0")
+    for control in ("btn-confirm", "btn-undo", "btn-swap", "btn-pass", "btn-end",
+                    "show-placeable"):
+        assert not driver.find_element(By.ID, control).is_enabled(), control
+    groups = driver.find_element(By.ID, "groups").text
+    assert "Dark: 1 island = 1 point" in groups and "(s)" not in groups
+    status = driver.execute_script(
+        "return fetch('/api/control/undo', {method: 'POST', headers: "
+        "{'Content-Type': 'application/json'}, body: '{}'})"
+        ".then((r) => r.json().then((b) => [r.status, b.error]));")
+    assert status == [409, "the game was ended from the controls, so its moves are final: "
+                      "start a new game"]
+    shot(driver, "game-ended")
+    driver.set_window_size(390, 1400)
+    time.sleep(0.3)
+    shot(driver, "game-ended-phone")
+    driver.set_window_size(1280, 1000)
+
+
+def test_the_games_list_fits_its_card_on_a_phone(driver: WebDriver, server: WebServer,
+                                                 table: Table) -> None:
+    table.session.control("new_game", {"light": "Maximiliane", "dark": "Bartholomew"})
+    table.make("c3,d4")
+    driver.set_window_size(390, 900)
+    try:
+        driver.get(server.url + "games")
+        wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-game='2'] a"),
+                 what="the game list")
+        boxes = driver.execute_script("""
+            const card = document.querySelector('main .card').getBoundingClientRect();
+            const buttons = [...document.querySelectorAll('#games a.button')]
+              .map((a) => a.getBoundingClientRect().right);
+            const page = document.documentElement;
+            return [card.right, Math.max(...buttons), page.scrollWidth, page.clientWidth];""")
+        card_right, button_right, page_width, window_width = boxes
+        shot(driver, "games-phone")
+        assert button_right <= card_right
+        assert page_width <= window_width
+    finally:
+        driver.set_window_size(1280, 1000)
+
+
+def test_the_camera_status_says_the_video_ended_on_both_pages(
+    driver: WebDriver, server: WebServer, table: Table
+) -> None:
+    table.make("c3,d4")
+    driver.get(server.url + "camera")
+    status = driver.find_element(By.ID, "camera-status")
+    wait_for(lambda: status.text.startswith("ok"), what="the camera status")
+    table.session.camera_ended("demo.mp4 has ended")
+    wait_for(lambda: status.text.startswith("the video has ended (demo.mp4 has ended"),
+             what="the end of the video")  # then "; no frames for 4 s)" once 3 s have passed
+    driver.get(server.url)
+    line = driver.find_element(By.ID, "camera-line")
+    wait_for(lambda: line.text.startswith("Camera: the video has ended (demo.mp4 has ended"),
+             what="the camera line")
+    assert "fps" not in line.text
+
+
+def test_the_games_page_shows_the_standings(driver: WebDriver, server: WebServer,
+                                            table: Table, web_example_game: Game) -> None:
+    for played in web_example_game.moves:
+        table.make(played.move)
+    outcome = web_example_game.outcome()
+    assert outcome is not None and outcome.winner is not None
+    winner, loser = ("Carla", "Dino") if outcome.winner.value == "light" else ("Dino", "Carla")
+    driver.get(server.url + "games")
+    rows = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "#standings tbody tr"),
+                    what="the standings")
+    assert [r.text.split() for r in rows] == [["1", winner, "1", "1", "0", "0", "1"],
+                                              ["2", loser, "1", "0", "0", "1", "0"]]
+    assert not driver.find_element(By.ID, "standings-empty").is_displayed()

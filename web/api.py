@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from contracts.live import ControlError
+from contracts.standings import standings
 from web.context import live_api
 from web.render import board_png, board_svg
 from web.replay import ReplayError, replay
@@ -105,6 +106,13 @@ def control(action: str) -> Any:
 @answers_errors
 def games() -> Response:
     return jsonify(games=live_api(current_app).games())
+
+
+@bp.get("/api/standings")
+@answers_errors
+def standings_table() -> Response:
+    """Each player's wins, draws, losses and points over the finished games."""
+    return jsonify(standings=standings(live_api(current_app).games()))
 
 
 @bp.get("/api/games/<int:game_id>")

@@ -29,7 +29,22 @@ def replay(pdd_text: str) -> tuple[dict[str, str], list[dict[str, Any]]]:
     for k, move in enumerate(record.moves):
         _play(game, move, k + 1)
         states.append(game_state(game, placeable=False))
+    _recorded_ending(states[-1], record.tags)
     return record.tags, states
+
+
+def _recorded_ending(state: dict[str, Any], tags: dict[str, str]) -> None:
+    """A game ended from the controls has moves that do not end it: its ending is the
+    record's `Result` (and `Termination`), which the final state then shows."""
+    result = tags.get("Result", "*")
+    if state["outcome"] is not None or result not in ("light", "dark", "draw", "void"):
+        return
+    state["over"] = True
+    state["outcome"] = {
+        "termination": tags.get("Termination") or ("void" if result == "void" else "ended"),
+        "result": result,
+        "winner": result if result in ("light", "dark") else None,
+    }
 
 
 def _play(game: Game, move: Move, ply: int) -> None:

@@ -7,7 +7,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-ACTIONS = ("swap", "pass", "confirm", "override", "undo", "new_game", "end_game")
+ACTIONS = ("swap", "pass", "confirm", "override", "drop_override", "undo", "new_game",
+           "end_game")
 """Every control the page offers, as the live API names them."""
 
 MAX_NAME = 40
@@ -49,6 +50,8 @@ def check_control(action: str, params: Any, size: int) -> dict[str, Any]:
         return _override(params, size)
     if action == "new_game":
         return _new_game(params)
+    if action == "drop_override":
+        return _drop_override(params, size)
     _only(params, (), action)
     return {}
 
@@ -73,6 +76,21 @@ def _override(params: Mapping[str, Any], size: int) -> dict[str, Any]:
             raise BadRequest("present must be true (the bridge is there) or false")
         return {"bridge": [a, b], "present": present}
     raise BadRequest('override needs "cell" and "value", or "bridge" and "present"')
+
+
+def _drop_override(params: Mapping[str, Any], size: int) -> dict[str, Any]:
+    """{"key": "cell:d4"} or {"key": "bridge:a1-c1"}, as the state's "overrides" names it."""
+    _only(params, ("key",), "drop_override")
+    key = params.get("key")
+    if not isinstance(key, str):
+        raise BadRequest('drop_override needs "key", e.g. "cell:d4" or "bridge:a1-c1"')
+    kind, _, where = key.partition(":")
+    if kind == "cell":
+        return {"key": f"cell:{check_cell(where, size)}"}
+    if kind == "bridge" and where.count("-") == 1:
+        a, b = (check_cell(end, size, "bridge end") for end in where.split("-"))
+        return {"key": f"bridge:{a}-{b}"}
+    raise BadRequest(f'{key[:30]!r} names no override: use "cell:d4" or "bridge:a1-c1"')
 
 
 def _new_game(params: Mapping[str, Any]) -> dict[str, Any]:

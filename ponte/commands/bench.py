@@ -20,12 +20,21 @@ BENCH_TARGETS: dict[str, str] = {
     "web": "lab.bench.web",
 }
 
+#: bench target -> what it measures (its line in `ponte bench --help`).
+BENCH_HELP: dict[str, str] = {
+    "referee": "the referee's speed: a turn's legality check, listing the legal moves",
+    "leds": "the LED controller's frame-to-acknowledgement time (firmware in simavr)",
+    "vision": "milliseconds per 1280 x 720 camera frame read, on one core",
+    "live": "the live loop's settle-to-verdict latency and CPU use at 30 fps",
+    "web": "the web page's speed in headless Chromium",
+}
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("bench", help="measure speed (figures quoted in the README)")
     targets = parser.add_subparsers(dest="target", metavar="TARGET", required=True)
     for name, module_name in BENCH_TARGETS.items():
-        sub = targets.add_parser(name, help=f"benchmark the {name}")
+        sub = targets.add_parser(name, help=BENCH_HELP[name])
         sub.set_defaults(handler=_runner(module_name), bench_module=module_name)
         sub.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
 

@@ -23,7 +23,11 @@ DEMO_VIDEO = Path(__file__).resolve().parents[2] / "examples" / "demo" / "game.m
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "demo", help="watch a bundled game video through the live loop, with the web page"
+        "demo", help="watch a bundled game video through the live loop, with the web page",
+        description="Play the bundled game video through the live loop in real time, as a "
+        "camera would show it: the board is read, every move refereed and recorded in a "
+        "games database (a new temporary folder unless --data), and the web page shows "
+        "the game. No camera needed.",
     )
     parser.add_argument("--video", default=str(DEMO_VIDEO), help=argparse.SUPPRESS)
     parser.add_argument("--headless", action="store_true", help="no web page")

@@ -40,7 +40,9 @@ BUILD_DIR = Path(__file__).resolve().parents[2] / "build" / "leds"
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("leds", help="the LED controller (self-test, find)")
+    parser = subparsers.add_parser(
+        "leds", help="the LED controller: self-test, find its port, or sim (the firmware in "
+        "simavr, no hardware needed)")
     actions = parser.add_subparsers(dest="leds_action", metavar="ACTION", required=True)
     test = actions.add_parser("test", help="run a visible self-test pattern on the LEDs")
     test.add_argument(

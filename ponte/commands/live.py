@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -15,7 +16,11 @@ from ponte.cli import CommandError
 
 def register(subparsers: Any) -> None:
     watch = subparsers.add_parser(
-        "watch", help="watch a game through a camera: referee, record, web page, LEDs"
+        "watch", help="watch a game through a camera: referee, record, web page, LEDs",
+        description="Read the board from a camera (or a video file, a folder of images, a "
+        "stream), referee each move when the board has settled, record the game in the "
+        "games database, serve the web page and drive the LEDs. A game left unfinished is "
+        "resumed the next time. Ctrl-C stops.",
     )
     watch.add_argument("--source", required=True,
                        help="camera index (0), video file, folder of images, or rtsp/http URL")
@@ -41,14 +46,20 @@ def register(subparsers: Any) -> None:
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(handler=run_transcribe)
 
-    games = subparsers.add_parser("games", help="list the recorded games")
+    games = subparsers.add_parser("games", help="list the recorded games, or the standings")
     games.add_argument("--data", help="data folder (default as for watch)")
     games.add_argument("--json", action="store_true", help="print JSON")
+    games.add_argument("--standings", action="store_true",
+                       help="the standings over the finished games instead: each player's "
+                       "wins, draws, losses and points (1 a win, 1/2 a draw)")
     games.set_defaults(handler=run_games)
 
-    export = subparsers.add_parser("export", help="write out a recorded game")
-    export.add_argument("id", type=int, help="the game's id (see `ponte games`)")
-    export.add_argument("--format", choices=("pdd", "json"), default="pdd")
+    export = subparsers.add_parser("export", help="write out a recorded game, or all of them")
+    export.add_argument("id", type=int, nargs="?", help="the game's id (see `ponte games`)")
+    export.add_argument("--all", action="store_true",
+                        help="every game, oldest first: one .pdd file of records, or a JSON list")
+    export.add_argument("--format", choices=("pdd", "json"), default="pdd",
+                        help="pdd (a game record, the default) or json")
     export.add_argument("--data", help="data folder (default as for watch)")
     export.add_argument("--out", help="file to write (default: stdout)")
     export.set_defaults(handler=run_export)
@@ -75,11 +86,21 @@ def _camera(args: argparse.Namespace) -> Any:
         raise CommandError(str(exc)) from None
 
 
-def _store(data: str | None) -> Any:
-    from ponte.live.store import Store, StoreError, default_data_dir
+def _store(data: str | None, create: bool = True) -> Any:
+    """The games database in `data` (else the default folder). Unless `create`, a folder
+    or database that is not there is an error, not a new empty database."""
+    from ponte.live.store import DB_NAME, Store, StoreError, default_data_dir
 
+    folder = Path(data) if data else default_data_dir()
+    if not create:
+        if not folder.is_dir():
+            what = "is not a folder" if folder.exists() else "does not exist"
+            raise CommandError(f"the data folder {folder} {what}; give --data the folder "
+                               "`ponte watch` or `ponte demo` recorded into")
+        if not (folder / DB_NAME).is_file():
+            raise CommandError(f"no games recorded in {folder} (no {DB_NAME} there)")
     try:
-        return Store(Path(data) if data else default_data_dir())
+        return Store(folder)
     except StoreError as exc:
         raise CommandError(str(exc)) from None
 
@@ -123,6 +144,48 @@ class _ProgressBar:
             sys.stderr.write("\n")
 
 
+class _Notes:
+    """What the record keeps besides the moves, gathered from the loop's events: when each
+    move was made and the moves flagged and taken back (corrected)."""
+
+    def __init__(self) -> None:
+        self.times: dict[int, float] = {}
+        self.corrections: list[Any] = []
+        self._flagged: dict[int, tuple[str, float, str]] = {}
+
+    def __call__(self, events: list[Any]) -> None:
+        from contracts.live import EventType
+        from referee import Correction, parse_move
+
+        for kind, data in events:
+            t = float(data.get("t", 0.0))
+            if kind is EventType.MOVE:
+                self.times[int(data["ply"]) - 1] = t
+            elif kind is EventType.ILLEGAL and data.get("move"):
+                self._flagged[int(data["flag"])] = (str(data["move"]), t,
+                                                     str(data.get("message", "")))
+            elif kind is EventType.CORRECTED and data.get("undone"):
+                move, placed, why = self._flagged.get(
+                    int(data["flag"]), (str(data["move"]), t, ""))
+                self.corrections.append(Correction(int(data["ply"]), parse_move(move),
+                                                   placed, why))
+            elif kind is EventType.STATE and "undone" in data:  # a move taken back
+                plies = int(data["ply"]) - 1
+                self.times = {k: v for k, v in self.times.items() if k < plies}
+                self.corrections = [c for c in self.corrections if c.before <= plies]
+
+
+def _check_out(path: Path) -> None:
+    """A CommandError now, before reading a video, if the record cannot be written there."""
+    if path.is_dir():
+        raise CommandError(f"cannot write {path}: is a folder; give --out a .pdd file")
+    folder = path.parent
+    if not folder.is_dir():
+        raise CommandError(f"cannot write {path}: no folder {folder}")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise CommandError(f"cannot write {path}: permission denied")
+
+
 def run_transcribe(args: argparse.Namespace) -> int:
     from ponte.live.loop import event_line, transcribe
     from ponte.live.sources import SourceError, open_source
@@ -131,15 +194,18 @@ def run_transcribe(args: argparse.Namespace) -> int:
     _check_settle(args.settle)
     if not Path(args.video).exists():
         raise CommandError(f"no such video file or folder: {args.video}")
+    _check_out(Path(args.out))
     camera = _camera(args)
     try:
         source = open_source(args.video, args.fps)
     except SourceError as exc:
         raise CommandError(str(exc)) from None
     total = int(getattr(source, "frame_count", 0))
-    bar = _ProgressBar(total, not args.quiet)
+    bar = _ProgressBar(total, not args.quiet and sys.stderr.isatty())
+    notes = _Notes()
 
     def print_events(events: list[Any]) -> None:
+        notes(events)
         if args.json:
             for kind, data in events:
                 print(json.dumps(event_line(kind, data)), flush=True)
@@ -158,17 +224,10 @@ def run_transcribe(args: argparse.Namespace) -> int:
             + "; give --calibration FILE (made with `ponte calibrate`)"
         )
     table = result.table
-    if not table.over and args.json:
-        from contracts.live import EventType
-
-        score = table.game.score()
-        leader = score.leader()
-        print(json.dumps(event_line(EventType.END, {
-            "ply": len(table.game.moves), "score": score.to_dict(breakdown=True),
-            "winner": leader.value if leader else None, "result": "*",
-            "termination": "unfinished", "t": result.last_t})))
     record = record_of(table.game, {"Event": f"Transcribed from {Path(args.video).name}"})
     record.tags["Result"] = table.result()
+    record.times = {k: t for k, t in notes.times.items() if k < len(record.moves)}
+    record.corrections = notes.corrections
     try:
         with open(args.out, "w", encoding="utf-8") as handle:
             write_record(record, handle)
@@ -177,6 +236,9 @@ def run_transcribe(args: argparse.Namespace) -> int:
     moves = len(table.game.moves)
     print(f"transcribe: {moves} moves, result {table.result()}, written to {args.out}",
           file=sys.stderr)
+    for fix in record.corrections:
+        print(f"transcribe: flagged and corrected before move {fix.before + 1}: {fix.move}"
+              + (f" ({fix.note})" if fix.note else ""), file=sys.stderr)
     return 0
 
 
@@ -287,8 +349,15 @@ def run_watch(args: argparse.Namespace) -> int:
 
 
 def run_games(args: argparse.Namespace) -> int:
-    store = _store(args.data)
+    from ponte.live.store import DB_NAME, default_data_dir
+
+    if not args.data and not (default_data_dir() / DB_NAME).is_file():
+        print(f"no games recorded yet (nothing in {default_data_dir()})")
+        return 0
+    store = _store(args.data, create=False)
     games = store.games()
+    if args.standings:
+        return _print_standings(store.standings(), args.json)
     if args.json:
         print(json.dumps(games, indent=2))
         return 0
@@ -303,12 +372,29 @@ def run_games(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_standings(rows: list[dict[str, Any]], as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        print("no finished games yet: standings count games won, drawn or lost")
+        return 0
+    width = max(6, *(len(r["player"]) for r in rows))
+    print(f"{'#':>2}  {'player':<{width}}  games  won  drawn  lost  points")
+    for k, r in enumerate(rows, start=1):
+        print(f"{k:>2}  {r['player']:<{width}}  {r['games']:>5}  {r['wins']:>3}  "
+              f"{r['draws']:>5}  {r['losses']:>4}  {r['points']:>6g}")
+    return 0
+
+
 def run_export(args: argparse.Namespace) -> int:
     from ponte.live.store import StoreError
 
-    store = _store(args.data)
+    if args.all == (args.id is not None):
+        raise CommandError("give a game's id or --all (see `ponte games`)")
+    store = _store(args.data, create=False)
     try:
-        text = store.export(args.id, args.format)
+        text = store.export_all(args.format) if args.all else store.export(args.id, args.format)
     except StoreError as exc:
         raise CommandError(str(exc)) from None
     if args.out:

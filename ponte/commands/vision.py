@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,19 @@ from ponte.cli import CommandError, lab_module
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("read", help="read the board, tiles and bridges from images")
+    p = subparsers.add_parser(
+        "read", help="read the board, tiles and bridges from images",
+        description="Read each image and print the board: ranks 10 to 1, each cell '.' "
+        "empty, 'L' light, 'D' dark, '?' hidden (something covers it). Exit status 0 if "
+        "every image was read, 2 if one could not be (not an image, too small, no board).")
     p.add_argument("images", nargs="+", metavar="IMAGE")
     p.add_argument("--calibration", metavar="FILE",
                    help="calibration file: read each image as the live loop reads a frame "
                         "(else locate the board in each)")
-    p.add_argument("--json", action="store_true", help="one JSON object per image per line")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object per image per line: board (10 strings, rank 10 "
+                   "first, the characters above, '?' for a hidden cell), bridges, occluded, "
+                   "error and error_type (null when read)")
     p.set_defaults(handler=run_read)
 
     p = subparsers.add_parser("calibrate", help="make a calibration from a photo of the board")
@@ -109,23 +117,48 @@ def run_read(args: argparse.Namespace) -> int:
                 obs = read_calibrated(read_file(path), calibration, source=path)
         except VisionError as exc:
             failed += 1
-            record.update(board=None, bridges=None, occluded=None, error=_message(exc))
+            message = _message(exc).removeprefix(f"{path}: ")
+            record.update(board=None, bridges=None, occluded=None, error=message,
+                          error_type=_error_type(exc))
             if args.json:
                 print(json.dumps(record))
             else:
-                print(f"{path}: error: {record['error']}", file=sys.stderr)
+                print(f"ponte read: {path}: {message}", file=sys.stderr)
             continue
-        record.update(obs.to_json(), error=None)
+        record.update(obs.to_json(), error=None, error_type=None)
+        record["board"] = _rows_with_hidden(obs)
         if args.json:
             print(json.dumps(record))
         else:
             print(f"{path}:")
             print(obs.picture())
-    return 1 if failed else 0
+    return 2 if failed else 0
+
+
+HIDDEN = "?"
+"""The character `ponte read` gives a cell something hides (its text picture's, too)."""
+
+
+def _rows_with_hidden(obs: Any) -> list[str]:
+    """The observation's board rows (rank 10 first) with hidden cells as `HIDDEN`."""
+    rows = obs.board_rows()
+    size = len(rows)
+    out = []
+    for k, text in enumerate(rows):
+        rank = size - 1 - k
+        out.append("".join(HIDDEN if (f, rank) in obs.occluded_cells else ch
+                           for f, ch in enumerate(text)))
+    return out
 
 
 def _message(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    """An error's message as a person reads it (no exception class names)."""
+    return str(exc)
+
+
+def _error_type(exc: Exception) -> str:
+    """The error's kind for `--json`: board_not_found, image_unreadable, ..."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__).lower()
 
 
 def run_calibrate(args: argparse.Namespace) -> int:

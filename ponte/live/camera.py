@@ -147,6 +147,16 @@ class CameraReader:
         return self._reader is not None
 
     @property
+    def board_size(self) -> int:
+        """The board this reader reads, cells a side: the last observation's, else the
+        pipeline's (the physical 10 x 10 board)."""
+        if self.last_observation is not None:
+            return len(self.last_observation.cells)
+        from vision.geometry import SIZE
+
+        return SIZE
+
+    @property
     def bumps(self) -> int:
         return int(getattr(self._reader, "bumps", 0))
 

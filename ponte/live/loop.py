@@ -59,6 +59,8 @@ def run_live(
             break
         frame = source.read()
         if frame is None:
+            if not source.live and not (stop is not None and stop.is_set()):
+                session.camera_ended(f"{source.description} has ended")
             break
         if first_t is None:
             first_t = frame.t

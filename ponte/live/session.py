@@ -28,6 +28,16 @@ from ponte.live.table import Emitted, Op, OpError
 from referee import SIZES, Supply
 
 SnapshotMaker = Callable[[], bytes | None]
+STALE_S = 3.0
+"""Seconds without a frame after which the camera status says that frames stopped."""
+
+
+def _duration(seconds: float) -> str:
+    """A wait in words: "12 s", "4 min", "2 h 5 min"."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
 
 
 class LiveSession:
@@ -130,10 +140,17 @@ class LiveSession:
         with self._lock:
             self._camera_jpeg = jpeg
 
-    def _judge(self, board: BoardView, t: float, snapshot: SnapshotMaker | None) -> list[Emitted]:
+    def _judge(self, board: BoardView, t: float, snapshot: SnapshotMaker | None,
+               by: str | None = None) -> list[Emitted]:
+        """Judge a board and commit what followed; `by` marks the moves and flags that a
+        control (an override) made, for the record and the page."""
         self._judged = board
         start = len(self.table.ops)
         events = self.table.judge(board, t)
+        if by is not None:
+            for kind, data in events:
+                if kind in (EventType.MOVE, EventType.ILLEGAL):
+                    data["by"] = by
         self._commit(self.table.ops[start:], events, t, snapshot)
         return events
 
@@ -170,11 +187,30 @@ class LiveSession:
                 "result": self.table.result(),
                 "resumed": self.resumed,
             }
-            camera = dict(self._camera)
-            last = camera.pop("last_frame")
-            camera["last_frame_age"] = None if last is None else round(time.monotonic() - last, 3)
-            state["camera"] = camera
+            state["camera"] = self._camera_state()
             return state
+
+    def _camera_state(self) -> dict[str, Any]:
+        """The camera's status for the page; frames that stopped coming show as such (no
+        frame rate is claimed for a picture that is no longer there)."""
+        camera = dict(self._camera)
+        last = camera.pop("last_frame")
+        age = None if last is None else time.monotonic() - last
+        camera["last_frame_age"] = None if age is None else round(age, 3)
+        if age is not None and age > STALE_S:
+            camera["fps"] = None
+            since = f"no frames for {_duration(age)}"
+            if camera["status"] in ("ended", "no-signal", "unavailable"):
+                camera["message"] = f"{camera['message']}; {since}" if camera["message"] else since
+            else:
+                camera["status"], camera["message"] = "no-frames", since
+        return camera
+
+    def camera_ended(self, message: str) -> None:
+        """The source has no more frames (a video file came to its end)."""
+        with self._lock:
+            self._camera["fps"] = None
+        self.set_camera_status("ended", message)
 
     def control(self, action: str, params: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(params, Mapping):
@@ -187,17 +223,18 @@ class LiveSession:
                 self._confirm(t)
             else:
                 try:
-                    op = self.table.control_op(action, params)
+                    ops = self.table.control_ops(action, params)
                 except OpError as exc:
                     raise ControlError(str(exc), exc.status) from None
                 events: list[Emitted] = [(EventType.CONTROL, {"action": action,
                                                               "params": dict(params), "t": t})]
-                events += self.table.apply(op, t)
-                self._commit([op], events, t)
+                for op in ops:
+                    events += self.table.apply(op, t)
+                self._commit(ops, events, t)
                 if action == "undo":
                     self._judged = self._detector.latest()
-                elif action == "override" and self._judged is not None:
-                    self._judge(self._judged, t, None)
+                elif action in ("override", "drop_override") and self._judged is not None:
+                    self._judge(self._judged, t, None, by="override")
             self.bus.publish(EventType.STATE, {"game": self.game_id, "action": action})
             return self.state()
 
@@ -205,6 +242,9 @@ class LiveSession:
         return self._latest.t if self._latest is not None else 0.0
 
     def _confirm(self, t: float) -> None:
+        if self.table.over:
+            raise ControlError("the game is over, so there is no move to confirm: "
+                               "start a new game", 409)
         latest = self._latest
         if latest is None:
             raise ControlError("no board has been seen yet", 409)
@@ -222,6 +262,12 @@ class LiveSession:
         size = params.get("board", 10)
         if size not in SIZES:
             raise ControlError('"board" must be 10 or 12', 400)
+        seen = self._camera_board_size()
+        if seen is not None and seen != size:
+            raise ControlError(
+                f"the camera reads a {seen} x {seen} board, so a {size} x {size} game would "
+                f"have every piece misplaced: start a {seen} x {seen} game, or put the "
+                f"{size} x {size} board in front of a camera calibrated for it", 409)
         try:
             supply = Supply(params.get("supply", "physical"))
         except ValueError:
@@ -233,6 +279,11 @@ class LiveSession:
         self._start(tags, int(size), supply)
         self._commit([], [(EventType.CONTROL, {"action": "new_game", "params": dict(params),
                                                "t": t})], t)
+
+    def _camera_board_size(self) -> int | None:
+        """The size of board the attached camera reads (None without a camera)."""
+        size = getattr(self._camera_reader, "board_size", None)
+        return size if isinstance(size, int) else None
 
     # ----------------------------------------------------------------- calibration page
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -61,6 +62,18 @@ class FrameSource(Protocol):
     def close(self) -> None: ...
 
 
+@contextmanager
+def _opencv_quiet() -> Iterator[None]:
+    """OpenCV's log silenced for a while (its warnings on a camera that is not there)."""
+    logging = cv2.utils.logging
+    before = logging.getLogLevel()
+    logging.setLogLevel(logging.LOG_LEVEL_SILENT)
+    try:
+        yield
+    finally:
+        logging.setLogLevel(before)
+
+
 class CaptureSource:
     """A cv2.VideoCapture: camera index, video file or stream URL."""
 
@@ -68,14 +81,20 @@ class CaptureSource:
         self.target = target
         self.live = live
         self.description = f"camera {target}" if isinstance(target, int) else str(target)
-        if isinstance(target, str) and target.lower().startswith(URL_SCHEMES):
-            self._capture = cv2.VideoCapture(target, cv2.CAP_FFMPEG, [
-                cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, STREAM_OPEN_TIMEOUT_MS,
-                cv2.CAP_PROP_READ_TIMEOUT_MSEC, STREAM_READ_TIMEOUT_MS])
-        else:
-            self._capture = cv2.VideoCapture(target)
-        if not self._capture.isOpened():
+        with _opencv_quiet():  # its own warnings would say what the error below says
+            if isinstance(target, str) and target.lower().startswith(URL_SCHEMES):
+                self._capture = cv2.VideoCapture(target, cv2.CAP_FFMPEG, [
+                    cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, STREAM_OPEN_TIMEOUT_MS,
+                    cv2.CAP_PROP_READ_TIMEOUT_MSEC, STREAM_READ_TIMEOUT_MS])
+            else:
+                self._capture = cv2.VideoCapture(target)
+            opened = self._capture.isOpened()
+        if not opened:
             self._capture.release()
+            device = Path(f"/dev/video{target}") if isinstance(target, int) else None
+            if device is not None and Path("/dev").is_dir() and not device.exists():
+                raise SourceError(f"cannot open {self.description}: there is no {device} "
+                                  "(is the camera plugged in?)")
             raise SourceError(f"cannot open {self.description}")
         rate = fps or float(self._capture.get(cv2.CAP_PROP_FPS) or 0.0)
         self.fps = rate if 1.0 <= rate <= 240.0 else 30.0

@@ -21,8 +21,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from contracts.standings import standings
 from ponte.live.table import Op, Table, replay
-from referee import Supply, record_of, write_record
+from referee import Correction, Record, Supply, record_of, write_record, write_records
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -267,24 +268,88 @@ class Store:
 
     def export(self, game_id: int, fmt: str) -> str:
         """The game as `.pdd` text or as JSON text."""
-        if fmt not in ("pdd", "json"):
-            raise StoreError(f'unknown format "{fmt}": use pdd or json', 400)
-        info = self.game(game_id)
-        table = self.table(game_id)
+        _check_format(fmt)
         if fmt == "pdd":
-            tags = {str(k): str(v) for k, v in info["tags"].items()}
-            record = record_of(table.game, tags)
-            record.tags["Result"] = info["result"]
-            if table.over:
-                record.tags.update(_score_tags(table))
             out = io.StringIO()
-            write_record(record, out)
+            write_record(self.record(game_id), out)
             return out.getvalue()
+        return json.dumps(self._json(game_id), indent=2) + "\n"
+
+    def export_all(self, fmt: str) -> str:
+        """Every game, oldest first: one `.pdd` file of records, or a JSON list."""
+        _check_format(fmt)
+        ids = sorted(g["id"] for g in self.games())
+        if fmt == "pdd":
+            out = io.StringIO()
+            write_records((self.record(i) for i in ids), out)
+            return out.getvalue()
+        return json.dumps([self._json(i) for i in ids], indent=2) + "\n"
+
+    def record(self, game_id: int) -> Record:
+        """The game's record: tags, moves with their times, and the moves flagged and
+        taken back (corrected) where they were made."""
+        info = self.game(game_id)
+        ops = self.ops(game_id)
+        table, corrections, placed = _replay_with_corrections(
+            ops, info["size"], Supply(info["supply"]))
+        tags = {str(k): str(v) for k, v in info["tags"].items()}
+        record = record_of(table.game, tags)
+        record.tags["Result"] = info["result"]
+        if table.over:
+            record.tags.update(_score_tags(table))
+        record.times = {int(m["ply"]) - 1: float(m["t"]) for m in info["moves"]}
+        for k, played in enumerate(table.game.moves):
+            if played.flag in placed:  # a flagged move: when it was placed
+                record.times[k] = placed[played.flag]
+        record.corrections = corrections
+        return record
+
+    def _json(self, game_id: int) -> dict[str, Any]:
+        info = self.game(game_id)
+        table, corrections, _ = _replay_with_corrections(
+            self.ops(game_id), info["size"], Supply(info["supply"]))
         info["score"] = table.game.score().to_dict(breakdown=True)
         leader = table.game.score().leader()
         info["leader"] = leader.value if leader else None
         info["winner"] = info["result"] if info["result"] in ("light", "dark") else None
-        return json.dumps(info, indent=2) + "\n"
+        info["corrected"] = [
+            {"ply": c.before + 1, "move": str(c.move), "t": c.t, "reason": c.note}
+            for c in corrections
+        ]
+        return info
+
+    def standings(self) -> list[dict[str, Any]]:
+        """The standings over the finished games (see `standings`)."""
+        return standings(self.games())
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in ("pdd", "json"):
+        raise StoreError(f'unknown format "{fmt}": use pdd or json', 400)
+
+
+def _replay_with_corrections(
+    ops: Sequence[tuple[Op, float]], size: int, supply: Supply
+) -> tuple[Table, list[Correction], dict[int, float]]:
+    """The game rebuilt from its ops; the moves that were flagged and then taken back
+    before the next move (each placed before the move made instead); and when each
+    flagged move was placed, by its flag's id."""
+    table = Table(size, supply)
+    placed: dict[int, float] = {}  # flag id -> when its flagged move was placed
+    corrections: list[Correction] = []
+    for op, t in ops:
+        game = table.game
+        if op.get("op") == "clear" and game.moves and game.moves[-1].flag == op.get("flag"):
+            flag = next(f for f in game.flags if f.id == op["flag"])
+            corrections.append(Correction(len(game.moves) - 1, game.moves[-1].move,
+                                          placed.get(flag.id, t), flag.verdict.message))
+        table.apply(op, t)
+        game = table.game
+        if op.get("op") == "flag_move" and game.moves and game.moves[-1].flag is not None:
+            placed[game.moves[-1].flag] = t
+        if op.get("op") == "pop":
+            corrections = [c for c in corrections if c.before <= len(game.moves)]
+    return table, corrections, placed
 
 
 def _score_tags(table: Table) -> dict[str, str]:

@@ -117,10 +117,13 @@ class Table:
         return BoardView(tiles, frozenset(bridges))
 
     def state(self) -> dict[str, Any]:
-        state = game_state(self.game)
+        state = game_state(self.game, placeable=not self.over)
         state["pending"] = self.pending
         state["overrides"] = dict(self.overrides)
         state["ended"] = self.over
+        state["undo_allowed"] = bool(self.game.moves) and not self.ended_by_control
+        if self.over:
+            state["swap_allowed"] = state["pass_allowed"] = False
         termination = self.termination()
         if termination is not None and state.get("outcome") is None:
             result = self.result()
@@ -231,7 +234,8 @@ class Table:
             if not game.moves:
                 raise OpError("there is no move to undo")
             if self.ended_by_control:
-                raise OpError("the game was ended; start a new game")
+                raise OpError("the game was ended from the controls, so its moves are final: "
+                              "start a new game")
             return {"op": "pop"}
         if action == "end_game":
             if self.over:
@@ -239,7 +243,27 @@ class Table:
             return {"op": "end"}
         if action == "override":
             return self._override_op(params)
+        if action == "drop_override":
+            key = params.get("key")
+            if not isinstance(key, str) or key not in self.overrides:
+                where = key.partition(":")[2] if isinstance(key, str) else key
+                raise OpError(f"there is no override on {where} to drop")
+            return {"op": "override", "key": key, "value": None}
         raise OpError(f"unknown control {action!r}", 400)
+
+    def control_ops(self, action: str, params: Mapping[str, Any]) -> list[Op]:
+        """The ops a player's control stands for: `control_op`'s, and for an undo also the
+        overrides that put the undone move's pieces there taken back with it (else the next
+        look at the board would make the same move again from them)."""
+        op = self.control_op(action, params)
+        if action != "undo":
+            return [op]
+        move = self.game.moves[-1].move
+        keys = {tile_key(c.name) for c in move.cells}
+        if isinstance(move, Bridge):
+            keys.add(bridge_key(bridge_ends(move.a.name, move.b.name)))
+        return [op] + [{"op": "override", "key": key, "value": None}
+                       for key in self.overrides if key in keys]
 
     def _override_op(self, params: Mapping[str, Any]) -> Op:
         size = self.size

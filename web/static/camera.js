@@ -7,14 +7,12 @@
     try {
       const state = await Ponte.getJson("/api/state");
       const cam = state.camera || {};
-      const parts = [cam.status || "unknown"];
-      if (cam.fps) parts.push(`${Number(cam.fps).toFixed(1)} fps`);
-      if (cam.message) parts.push(cam.message);
-      status.textContent = parts.join(", ");
+      status.textContent = Ponte.cameraText(cam);
       status.dataset.status = cam.status || "unknown";
     } catch (e) {
       status.textContent = `unknown (${e.message})`;
     }
   }
   Ponte.follow((type) => { if (type === "camera") update(); }, update);
+  setInterval(update, 5000);  // frames can stop without an event
 })();

@@ -2,14 +2,12 @@
 "use strict";
 
 (() => {
-  const { el, getJson, postJson, colourName } = Ponte;
+  const { el, getJson, postJson, colourName, cap, plural } = Ponte;
   const boardBox = document.getElementById("board");
   const placeToggle = document.getElementById("show-placeable");
   let state = null;
   let refreshing = null;
   let pendingEventId = null;
-
-  function cap(text) { return text ? text[0].toUpperCase() + text.slice(1) : text; }
 
   function render(next, eventId) {
     state = next;
@@ -20,6 +18,9 @@
     renderSupply();
     renderBanner();
     renderButtons();
+    renderOverrides();
+    renderCamera(state.camera);
+    if (state.game && state.game.id !== seededGame) seedLog();
     const drawn = { eventId: eventId === undefined ? pendingEventId : eventId,
       wall: Date.now(), moves: (state.moves || []).length, painted: 0 };
     window.ponteDrawn = drawn;
@@ -51,9 +52,6 @@
       notes.push(`${colourName(state.turn, state)} cannot place two tiles: build a bridge or pass.`);
     }
     if (state.light_passed && !state.over) notes.push("Light has passed: dark's last turn.");
-    if (state.camera && state.camera.status && state.camera.status !== "ok") {
-      notes.push(`Camera: ${state.camera.status}.`);
-    }
     note.textContent = notes.join(" ");
   }
 
@@ -94,10 +92,10 @@
     const items = [];
     for (const colour of ["light", "dark"]) {
       for (const g of (score[colour] && score[colour].groups) || []) {
-        const banks = g.sandbanks.length ? `, ${g.sandbanks.length} sandbank(s)` : "";
+        const banks = g.sandbanks.length ? `, ${plural(g.sandbanks.length, "sandbank")}` : "";
         const bridges = g.bridges.length ? ` via ${g.bridges.join(", ")}` : "";
         items.push(el("li", {}, el("span", { class: `chip ${colour}` }),
-          `${cap(colour)}: ${g.islands.length} island(s)${banks}${bridges} = ${g.points} pt`));
+          `${cap(colour)}: ${plural(g.islands.length, "island")}${banks}${bridges} = ${plural(g.points, "point")}`));
       }
     }
     groups.replaceChildren(...(items.length ? items : [el("li", { class: "muted", text: "No islands yet." })]));
@@ -121,29 +119,40 @@
     const outcome = state.outcome;
     if (!outcome) { banner.hidden = true; return; }
     banner.hidden = false;
-    let text;
-    if (outcome.termination === "void") {
-      text = "The game is void: a flagged placement outlived its two rounds. Start again.";
-      banner.dataset.kind = "void";
-    } else if (outcome.winner) {
-      const l = state.score.light; const d = state.score.dark;
-      let how = "on points";
-      if (l.points === d.points) how = l.islands !== d.islands ? "on islands (points equal)" : "on bridges (points and islands equal)";
-      text = `${colourName(outcome.winner, state)} wins ${how}: ${l.points} – ${d.points}.`;
-      banner.dataset.kind = "win";
-    } else {
-      text = "A draw: equal points, islands and bridges.";
-      banner.dataset.kind = "draw";
-    }
-    banner.textContent = text;
+    banner.dataset.kind = outcome.termination === "void" ? "void" : outcome.winner ? "win" : "draw";
+    banner.textContent = Ponte.outcomeText(outcome, state.score, state)
+      + (outcome.termination === "void" ? " Start again." : "");
   }
 
   function renderButtons() {
     const set = (id, on) => { const b = document.getElementById(id); if (b) b.disabled = !on; };
     set("btn-swap", state.swap_allowed);
     set("btn-pass", !state.over && state.pass_allowed);
-    set("btn-undo", (state.moves || []).length > 0);
+    set("btn-confirm", !state.over);
+    set("btn-undo", state.undo_allowed ?? (state.moves || []).length > 0);
     set("btn-end", !state.over);
+    placeToggle.disabled = Boolean(state.over);
+    if (state.over) placeToggle.checked = false;
+  }
+
+  function renderOverrides() {
+    const overrides = Object.entries(state.overrides || {});
+    document.getElementById("overrides-card").hidden = overrides.length === 0;
+    const mayControl = document.body.dataset.mayControl === "yes";
+    const said = { light: "a light tile", dark: "a dark tile", empty: "empty",
+      present: "there", absent: "not there" };
+    document.getElementById("overrides").replaceChildren(...overrides.map(([key, value]) =>
+      el("li", { "data-override": key },
+        el("span", { text: `${Ponte.where(key)} is ${said[value] || value}` }),
+        mayControl ? el("button", { type: "button", class: "small", "data-drop": key,
+          title: "let the camera's reading count here again",
+          onclick: () => send("drop_override", { key }) }, "Drop") : null)));
+  }
+
+  function renderCamera(cam) {
+    const line = document.getElementById("camera-line");
+    line.textContent = `Camera: ${Ponte.cameraText(cam)}`;
+    line.dataset.status = (cam && cam.status) || "unknown";
   }
 
   function refresh(eventId) {
@@ -155,36 +164,53 @@
     return refreshing;
   }
 
-  function describe(type, d) {
-    switch (type) {
-      case "move": return `${d.ply ? `${d.ply}. ` : ""}${cap(d.colour || "")} ${d.move || ""}`.trim();
-      case "illegal": return `⚠ ${d.message || d.reason || "illegal"}${d.cells ? ` (${d.cells.join(", ")})` : ""}`;
-      case "corrected": return "✓ corrected";
-      case "void": return "✕ the game is void";
-      case "end": return `game over${d.winner ? `: ${d.winner} wins` : ""}`;
-      case "control": return `control: ${d.action || ""}`;
-      case "camera": return `camera: ${d.status || ""}${d.message ? ` (${d.message})` : ""}`;
-      case "notice": return d.message || "notice";
-      default: return type;
-    }
+  /* The Events card: the game's history from its record (moves, flags, corrections,
+     overrides), then each event as it comes; the camera has its own status line. */
+  const LOG_SIZE = 40;
+  let seededGame = null;
+  let recorded = new Set();
+  let arrived = [];
+
+  function eventKey(type, d) {
+    return [type, d.ply, d.t, d.move, d.flag, d.action, d.kind].join("|");
   }
 
-  let seeded = false;
-  function seedLog() {
-    if (seeded || !state) return;
-    seeded = true;
-    const list = document.getElementById("events");
-    if (list.children.length) return;
-    for (const m of (state.moves || []).slice(-12)) {
-      list.prepend(el("li", { class: "ev ev-move" }, describe("move", m)));
-    }
+  function logItem(type, d) {
+    const text = Ponte.describeEvent(type, d, state);
+    return text ? el("li", { class: `ev ev-${type}`, "data-event-id": d.id }, text) : null;
   }
 
   function logEvent(type, data) {
-    if (type === "state") return;
+    if (type === "camera") return;
+    arrived.push([type, data]);
+    if (arrived.length > LOG_SIZE) arrived.shift();
+    if (recorded.has(eventKey(type, data))) return;
+    const item = logItem(type, data);
+    if (!item) return;
     const list = document.getElementById("events");
-    list.prepend(el("li", { class: `ev ev-${type}`, "data-event-id": data.id }, describe(type, data)));
-    while (list.children.length > 30) list.lastChild.remove();
+    list.prepend(item);
+    while (list.children.length > LOG_SIZE) list.lastChild.remove();
+  }
+
+  async function seedLog() {
+    const id = state.game.id;
+    seededGame = id;
+    const list = document.getElementById("events");
+    let record;
+    try { record = await getJson(`/api/games/${id}`); } catch (e) {
+      if (!list.children.length) {  // no record to read: the moves at least
+        list.replaceChildren(...(state.moves || []).slice(-LOG_SIZE).reverse()
+          .map((m) => logItem("move", m)).filter(Boolean));
+      }
+      return;
+    }
+    if (seededGame !== id) return;
+    const events = (record.events || []).filter((e) => e.type !== "camera");
+    recorded = new Set(events.map((e) => eventKey(e.type, e)));
+    const items = events.map((e) => logItem(e.type, e)).filter(Boolean);
+    const live = arrived.filter(([type, d]) => d.game === id && !recorded.has(eventKey(type, d)))
+      .map(([type, d]) => logItem(type, d)).filter(Boolean);
+    list.replaceChildren(...items.concat(live).slice(-LOG_SIZE).reverse());
   }
 
   Ponte.follow((type, data) => {
@@ -192,7 +218,10 @@
     logEvent(type, data);
     if (type === "state" && data.board) render(data, data.id);
     else refresh(data.id);
-  }, () => refresh().then(seedLog));
+  }, () => { seededGame = null; refresh(); });  // (re)connected: the history from the record
+  setInterval(() => {  // frames can stop without an event: ask how the camera is
+    getJson("/api/state").then((s) => renderCamera(s.camera)).catch(() => {});
+  }, 5000);
 
   placeToggle.addEventListener("change", () => state && render(state));
 

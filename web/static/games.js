@@ -10,7 +10,8 @@ function resultText(result, light, dark) {
 (async () => {
   const { el, getJson } = Ponte;
   const body = document.querySelector("#games tbody");
-  const when = (t) => (typeof t === "number" ? new Date(t * 1000).toLocaleString() : t);
+  const when = (t) => (typeof t === "number"
+    ? new Date(t * 1000).toLocaleString([], { dateStyle: "short", timeStyle: "short" }) : t);
   try {
     const { games } = await getJson("/api/games");
     document.getElementById("games-empty").hidden = games.length > 0;
@@ -20,10 +21,13 @@ function resultText(result, light, dark) {
       const dark = tags.Dark || g.dark || "Dark";
       const moves = Array.isArray(g.moves) ? g.moves.length : g.moves;
       return el("tr", { "data-game": g.id },
-        el("td", { text: g.id }), el("td", { text: `${light} v ${dark}` }),
-        el("td", { text: when(g.started) || tags.Date || "" }), el("td", { text: moves ?? "" }),
-        el("td", { text: resultText(g.result || tags.Result || "*", light, dark) }),
-        el("td", {}, el("a", { href: `/games/${g.id}`, class: "button", text: "Replay" })));
+        el("td", { class: "game-id", text: g.id }),
+        el("td", { class: "game-players", text: `${light} v ${dark}` }),
+        el("td", { class: "game-started", "data-label": "Started", text: when(g.started) || tags.Date || "" }),
+        el("td", { class: "game-moves", "data-label": "Moves", text: moves ?? "" }),
+        el("td", { class: "game-result", "data-label": "Result",
+          text: resultText(g.result || tags.Result || "*", light, dark) }),
+        el("td", { class: "game-go" }, el("a", { href: `/games/${g.id}`, class: "button", text: "Replay" })));
     }));
     Ponte.setLink("recorded");
   } catch (e) {

@@ -10,10 +10,6 @@
   let info = {};
   let names = {};
 
-  function eventsAt(ply) {
-    return (info.events || []).filter((e) => e.ply === ply);
-  }
-
   function show(ply) {
     ply = Math.max(0, Math.min(states.length - 1, ply));
     slider.value = ply;
@@ -33,13 +29,12 @@
         el("td", { text: d.points }), el("td", { text: d.islands }), el("td", { text: d.bridges })));
     const result = document.getElementById("result");
     const o = state.outcome;
-    result.textContent = o ? (o.termination === "void" ? "Void game"
-      : o.winner ? `${colourName(o.winner, state)} wins` : "Draw") : "";
+    result.textContent = o ? Ponte.outcomeText(o, state.score, state) : "";
     const flags = state.flags || [];
     document.getElementById("flags-card").hidden = flags.length === 0;
     document.getElementById("flags").replaceChildren(...flags.map((f) => el("li", { class: "flag" },
       el("span", { class: "flag-icon", text: "⚠" }), el("strong", { text: f.message }),
-      el("div", { class: "muted", text: `cells ${f.cells.join(", ")}; ${f.rounds_left} round(s) left` }))));
+      el("div", { class: "muted", text: `cells ${f.cells.join(", ")}; ${Ponte.plural(f.rounds_left, "round")} left` }))));
     const photo = document.getElementById("snapshot");
     const none = document.getElementById("no-snapshot");
     if (ply === 0) { photo.hidden = true; none.hidden = false; } else {
@@ -55,17 +50,74 @@
     if (current) list.scrollTop = current.offsetTop - list.offsetTop - list.clientHeight / 2;
   }
 
+  /* The game's story from its record's events, in the order things happened: each move
+     (a flagged attempt too, and one taken back) with what followed it under it. Returns
+     null when the events do not end on the recorded moves (then the moves alone). */
+  function story(events, moves) {
+    const head = { ply: 0, text: "Before the first move", lines: [] };
+    const entries = [head];
+    const standing = [];
+    const byFlag = {};
+    const latest = () => entries[entries.length - 1];  // what happened next goes under it
+    const top = () => standing[standing.length - 1];
+    for (const e of events) {
+      if (e.type === "move" || (e.type === "illegal" && e.move)) {
+        const entry = { ply: e.ply, colour: e.colour, move: e.move, by: e.by,
+          flagged: e.type === "illegal", lines: [] };
+        if (entry.flagged) {
+          entry.lines.push(["illegal", `Flagged: ${e.message || Ponte.reasonText(e.reason)}`]);
+          byFlag[e.flag] = entry;
+        }
+        entries.push(entry);
+        standing.push(entry);
+      } else if (e.type === "state" && e.undone) {
+        const gone = standing.pop();
+        if (gone) { gone.gone = true; gone.lines.push(["undo", "Taken back with Undo"]); }
+      } else if (e.type === "corrected") {
+        const target = byFlag[e.flag] || latest();
+        target.lines.push(["corrected", Ponte.describeEvent("corrected", e, { game: names })]);
+        if (e.undone && standing.length && top() === target) standing.pop().gone = true;
+      } else {
+        const text = Ponte.describeEvent(e.type, e, { game: names });
+        if (e.type === "illegal") byFlag[e.flag] = latest();
+        if (text && !(e.type === "control" && e.action === "confirm")) latest().lines.push([e.type, text]);
+      }
+    }
+    const agrees = standing.length === moves.length
+      && standing.every((entry, k) => entry.move === moves[k].move);
+    return agrees ? entries : null;
+  }
+
+  function entryItem(entry) {
+    const moved = entry.ply > 0;
+    const ply = entry.gone ? entry.ply - 1 : entry.ply;
+    const mark = entry.flagged ? " ⚠" : "";
+    const by = entry.by === "override" ? " (entered by override)" : "";
+    const who = entry.move === "swap" ? "Swap" : colourName(entry.colour, { game: names });
+    const text = moved ? `${entry.ply}. ${entry.move === "swap" ? "" : `${who} `}${entry.move}${mark}${by}` : entry.text;
+    const attrs = { class: [entry.gone ? "gone" : "", moved ? "" : "start"].join(" ").trim() || null,
+      onclick: () => show(ply) };
+    if (entry.gone) attrs["data-before"] = String(ply); else attrs["data-ply"] = String(ply);
+    return el("li", attrs,
+      el("span", { class: `chip ${entry.colour || "none"}` }), el("span", { class: "move", text }),
+      ...entry.lines.map(([type, line]) => el("div", { class: `muted ev ev-${type}`, text: line })));
+  }
+
   function listMoves() {
     const last = states[states.length - 1];
-    const items = [];
-    for (const m of last.moves) {
-      const extra = eventsAt(m.ply).filter((e) => e.type !== "move")
-        .map((e) => el("div", { class: "muted ev", text: `${e.type}: ${e.message || e.reason || ""}` }));
-      items.push(el("li", { "data-ply": m.ply, onclick: () => show(m.ply) },
-        el("span", { class: `chip ${m.colour || "none"}` }),
-        `${m.ply}. ${m.move}${m.flag ? " ⚠" : ""}`, ...extra));
+    const events = (info.events || []).filter((e) => e.type !== "camera");
+    let entries = story(events, last.moves);
+    if (!entries) {  // a record without its events: the moves, and the ending
+      entries = last.moves.map((m) => ({ ply: m.ply, colour: m.colour, move: m.move,
+        flagged: Boolean(m.flag), lines: [] }));
     }
-    document.getElementById("moves").replaceChildren(...items);
+    entries = entries.filter((entry) => entry.ply > 0 || entry.lines.length);
+    const o = last.outcome;
+    const final = entries[entries.length - 1];
+    if (o && final && !final.lines.some(([type]) => type === "end")) {
+      final.lines.push(["end", `Game over. ${Ponte.outcomeText(o, last.score, { game: names })}`]);
+    }
+    document.getElementById("moves").replaceChildren(...entries.map(entryItem));
   }
 
   async function load() {
