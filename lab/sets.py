@@ -115,15 +115,56 @@ def _calibration(folder: Path, record: dict[str, Any]) -> Any:
     return _calibrated(photo, lens)
 
 
+def write_synth_set(out: Path, per_setup: int, seed: int) -> int:
+    """Freeze `lab.synth` scenes as a set: the frames `ponte eval vision --seed SEED` draws
+    (`per_setup` of each setup, in its order), each with its empty photo (JPEG, as a camera
+    takes it). Returns the number of images written."""
+    from lab.evaluate import empty_photo
+    from lab.synth import SETUPS, random_spec, render
+    from lab.synth.dataset import truth_record
+
+    for sub in ("images", "empty"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    lines = []
+    for index, name in enumerate(SETUPS):
+        rng = np.random.default_rng([seed, index])
+        for number in range(per_setup):
+            spec = random_spec(rng, name)
+            frame = render(spec)
+            stem = f"{index:02d}-{number:03d}"
+            data = frame.encoded or cv2.imencode(".jpg", frame.image)[1].tobytes()
+            (out / "images" / f"{stem}.jpg").write_bytes(data)
+            photo, _ = empty_photo(spec)
+            ok, empty = cv2.imencode(".jpg", photo, [cv2.IMWRITE_JPEG_QUALITY, 95])
+            assert ok
+            (out / "empty" / f"{stem}.jpg").write_bytes(empty.tobytes())
+            record = truth_record(frame, spec, name, f"images/{stem}.jpg")
+            record.pop("spec")
+            record.update(empty=f"empty/{stem}.jpg", source="synth", seed=seed, number=number)
+            lines.append(json.dumps(record))
+    (out / "truth.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return len(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m lab.sets", description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path, help="the set's folder (with truth.jsonl)")
-    parser.add_argument("--out", type=Path, required=True, help="the CSV table to write")
+    parser.add_argument("--out", type=Path, help="the CSV table to write")
     parser.add_argument("--listing", type=Path, help="also list every mistake here (CSV)")
     parser.add_argument("--limit", type=int, help="read only the first N images")
+    parser.add_argument("--freeze-synth", type=int, metavar="SEED",
+                        help="instead, write a set of lab.synth frames drawn with SEED")
+    parser.add_argument("--per-setup", type=int, default=20,
+                        help="with --freeze-synth: frames of each setup (default 20)")
     args = parser.parse_args(argv)
+    if args.freeze_synth is not None:
+        count = write_synth_set(args.folder, args.per_setup, args.freeze_synth)
+        print(f"wrote {count} images to {args.folder}", file=sys.stderr)
+        return 0
+    if args.out is None:
+        parser.error("--out is needed to measure a set")
     try:
         evaluate_set(args.folder, args.out, listing=args.listing, limit=args.limit)
     except (FileNotFoundError, json.JSONDecodeError, KeyError) as exc:
