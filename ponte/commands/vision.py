@@ -91,6 +91,16 @@ def register(subparsers: Any) -> None:
     v.add_argument("--out", default="results/games_eval.csv", metavar="FILE")
     v.set_defaults(handler=run_eval_games)
     v = targets.add_parser(
+        "set", help="the camera pipeline on a frozen scene set of either source (lab/frozen): "
+                    "per setup and mode, with the empty photos calibration found no board in")
+    v.add_argument("set", metavar="SET",
+                   help="a set in lab/frozen (synth-test, raytrace-test, ...) or a folder "
+                        "holding truth.jsonl")
+    v.add_argument("--out", metavar="FILE", help="CSV table (default results/set_SET.csv)")
+    v.add_argument("--mistakes", metavar="FILE", help="also list every mistake (CSV)")
+    v.add_argument("--limit", type=int, metavar="N", help="read only the first N images")
+    v.set_defaults(handler=run_eval_set)
+    v = targets.add_parser(
         "scene", help="one frame of `eval vision` (as its --mistakes names it) written out, "
                       "read again, its mistakes drawn")
     v.add_argument("seed", type=int, metavar="SEED")
@@ -276,6 +286,32 @@ def run_eval_games(args: argparse.Namespace) -> int:
                               drop=args.drop)
     except OSError as exc:
         raise CommandError(f"cannot write {exc.filename or out}: {exc.strerror}") from None
+
+
+def run_eval_set(args: argparse.Namespace) -> int:
+    sets = lab_module("lab.sets")
+    folder = Path(args.set)
+    if not (folder / "truth.jsonl").exists():
+        folder = Path(sets.__file__).parent / "frozen" / args.set
+    if not (folder / "truth.jsonl").exists():
+        known = sorted(p.name for p in (Path(sets.__file__).parent / "frozen").glob("*")
+                       if (p / "truth.jsonl").exists())
+        raise CommandError(f"no scene set {args.set!r}: give a folder holding truth.jsonl or "
+                           f"one of {', '.join(known) or '(none frozen yet)'}")
+    if args.limit is not None and args.limit < 1:
+        raise CommandError("--limit must be at least 1")
+    out = Path(args.out or f"results/set_{folder.name}.csv")
+    listing = None if args.mistakes is None else Path(args.mistakes)
+    for path in (out, listing):
+        if path is not None:
+            _check_writable(path)
+    try:
+        sets.evaluate_set(folder, out, listing=listing, limit=args.limit)
+    except OSError as exc:
+        raise CommandError(f"cannot read or write {exc.filename or out}: {exc.strerror}")\
+            from None
+    print(f"written to {out}", file=sys.stderr)
+    return 0
 
 
 def run_eval_scene(args: argparse.Namespace) -> int:

@@ -1,0 +1,356 @@
+"""Whole games as ray-traced videos: hands carry every piece in; fast play; a knocked camera.
+
+`python -m lab.raytrace.games --out DIR --games 12 --turns 30 --seed 2`
+
+Each game is a legal game (heuristic players, bridges of every shape) played on one table of
+a setup (setups round-robin). Between two boards the mover's arm reaches in from that
+player's side of the table, puts each tile down (carried between the fingers) or lays the
+bridge on its two tiles, and leaves; the board then stays still for `still_s`, or in fast
+play only `fast_still_s` before the next hand arrives. A knock shakes the camera for a
+moment and leaves it slightly turned. The camera's auto-exposure follows the light it sees
+with a lag. Written per game: `NN.mp4` (H.264 where `ffmpeg` is installed, else MPEG-4),
+`NN.jsonl` (one truth line per frame: `index`, `time_s`, `move` (moves completed), `phase`
+(`still`/`hand`), `board`, `bridges`, `occluded_cells`, `bumped`) and `NN.moves` (the moves
+played, one a line). Frames already rendered are kept in `NN.frames/`, so a stopped run
+resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import random
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from lab.raytrace import VERSION
+from lab.raytrace.model import (
+    SETUPS,
+    BridgePiece,
+    Hand,
+    Scene,
+    Table,
+    TilePiece,
+    random_table,
+)
+from lab.raytrace.render import DRAFT, Quality, render
+from referee import Bridge, Colour, Game, Pass, Swap, Tiles, bridge_shape, parse_move
+from referee.playout import heuristic_move
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How the game is played in time (seconds) and filmed (frames a second)."""
+
+    fps: float = 10.0
+    still_s: float = 1.5
+    fast_still_s: float = 0.3
+    fast_share: float = 0.3
+    """The share of turns after which the next hand arrives `fast_still_s` after the last
+    left (fast play)."""
+    reach_s: float = 0.7
+    place_s: float = 0.5
+    knock_at_turn: int | None = None
+
+
+def game_moves(seed: int, turns: int) -> list[str]:
+    """A legal game of `turns` board moves with bridges of every shape where it can."""
+    rng = random.Random(seed)
+    game = Game()
+    moves: list[str] = []
+    shapes_seen: set[str] = set()
+    def shape(b: Bridge) -> str:
+        found = bridge_shape(b.b.file - b.a.file, b.b.rank - b.a.rank)
+        return found.value if found else ""
+
+    while len(moves) < turns and not game.is_over():
+        colour = game.turn
+        assert colour is not None
+        move: Tiles | Bridge | Pass | Swap | Any = None
+        bridges = game.position.legal_bridges(colour) if len(moves) >= 4 else []
+        new_shape = [b for b in bridges if shape(b) not in shapes_seen]
+        if new_shape and rng.random() < 0.6:
+            move = rng.choice(new_shape)
+        elif bridges and rng.random() < 0.2:
+            move = rng.choice(bridges)
+        else:
+            move = heuristic_move(game, rng)
+            if isinstance(move, Swap | Pass):
+                pairs = game.position.legal_tile_pairs(colour)
+                if not pairs:
+                    break
+                move = rng.choice(pairs)
+        if isinstance(move, Bridge):
+            shapes_seen.add(shape(move))
+        game.push(move)
+        moves.append(str(move))
+    return moves
+
+
+def _board_after(moves: Sequence[str]) -> tuple[list[tuple[int, int, str]],
+                                                 list[tuple[tuple[int, int], tuple[int, int]]]]:
+    game = Game()
+    for text in moves:
+        game.push(parse_move(text))
+    tiles = [(c.file, c.rank, colour.value) for colour in (Colour.LIGHT, Colour.DARK)
+             for c in game.position.tiles(colour)]
+    bridges = [((b.move.a.file, b.move.a.rank), (b.move.b.file, b.move.b.rank))
+               for b in game.position.bridges]
+    return tiles, bridges
+
+
+@dataclass(frozen=True)
+class Pose:
+    """The hand's tip over the board at one moment, and what it carries."""
+
+    x: float
+    y: float
+    z: float
+    holds: str
+
+
+def _turn_poses(move: str, colour: str, side_deg: float, timing: Timing, tile_h: float
+                ) -> list[tuple[Pose, int]]:
+    """The hand's path for one turn, one pose a frame; with each pose the number of the
+    turn's pieces already put down."""
+    a = math.radians(side_deg)
+    home = (5 + 15 * math.sin(a), 5 - 15 * math.cos(a))
+    parsed = parse_move(move)
+    if isinstance(parsed, Bridge):
+        ca, cb = parsed.a, parsed.b
+        targets = [((ca.file + cb.file) / 2 + 0.5, (ca.rank + cb.rank) / 2 + 0.5)]
+        carry = ["bridge"]
+    else:
+        assert isinstance(parsed, Tiles)
+        targets = [(c.file + 0.5, c.rank + 0.5) for c in parsed.cells]
+        carry = [colour, colour]
+    n_reach = max(2, round(timing.reach_s * timing.fps))
+    n_place = max(2, round(timing.place_s * timing.fps))
+    low = tile_h + 0.35
+    poses: list[tuple[Pose, int]] = []
+    here = (home[0], home[1], 4.0)
+    for k, (tx, ty) in enumerate(targets):
+        steps = n_reach if k == 0 else n_place
+        for i in range(1, steps + 1):
+            s = i / steps
+            e = s * s * (3 - 2 * s)
+            poses.append((Pose(here[0] + (tx - here[0]) * e, here[1] + (ty - here[1]) * e,
+                               here[2] + (1.6 - here[2]) * e, carry[k]), k))
+        poses.append((Pose(tx, ty, low, carry[k]), k))
+        poses.append((Pose(tx, ty, low, "nothing"), k + 1))
+        poses.append((Pose(tx, ty, 1.6, "nothing"), k + 1))
+        here = (tx, ty, 1.6)
+    for i in range(1, n_reach + 1):
+        s = i / n_reach
+        e = s * s * (3 - 2 * s)
+        poses.append((Pose(here[0] + (home[0] - here[0]) * e, here[1] + (home[1] - here[1]) * e,
+                           here[2] + (4.0 - here[2]) * e, "nothing"), len(targets)))
+    return poses
+
+
+def _scene(table: Table, tiles: list[tuple[int, int, str]],
+           bridges: list[tuple[tuple[int, int], tuple[int, int]]], hand: Hand | None,
+           looks: dict[Any, TilePiece | BridgePiece], camera: Any) -> Scene:
+    pieces = tuple(looks[(f, r, c)] for f, r, c in tiles)  # type: ignore[misc]
+    spans = tuple(looks[(a, b)] for a, b in bridges)  # type: ignore[misc]
+    return Scene(table.setup, table.seed, camera, table.board_turns, table.edition, pieces,
+                 spans, table.lights, table.ambient, table.table, table.table_colour,
+                 (hand,) if hand else (), table.props, table.effects)
+
+
+def _looks(rng: np.random.Generator, table: Table, tiles: list[tuple[int, int, str]],
+           bridges: list[tuple[tuple[int, int], tuple[int, int]]],
+           looks: dict[Any, Any]) -> None:
+    e = table.edition
+    for f, r, c in tiles:
+        looks.setdefault((f, r, c), TilePiece(
+            f, r, c, float(rng.normal(0, 0.03)), float(rng.normal(0, 0.03)),
+            float(rng.normal(0, 3.0)), e.tile_size * float(rng.uniform(0.98, 1.02)),
+            float(rng.uniform(-0.08, 0.08)), int(rng.integers(1 << 30))))
+    for a, b in bridges:
+        looks.setdefault((a, b), BridgePiece(a, b, float(rng.normal(0, 0.03)),
+                                             float(rng.normal(0, 2.0))))
+
+
+def game_frames(table: Table, moves: Sequence[str], timing: Timing, seed: int,
+                quality: Quality, kept: Path | None = None
+                ) -> Iterator[tuple[np.ndarray, dict[str, Any]]]:
+    """Render the game frame by frame: (image, truth) pairs. With `kept`, each rendered
+    frame is kept there and taken from there when the same game is rendered again."""
+    rng = np.random.default_rng([seed, 77])
+    looks: dict[Any, Any] = {}
+    sides = {"light": float(rng.uniform(0, 360))}
+    sides["dark"] = sides["light"] + 180.0
+    skins = {c: Hand((0, 0, 0), (0, 0), 0, 0, s, v, float(rng.uniform(0.3, 0.8)), "nothing")
+             for c, s, v in (("light", (0.75, 0.52, 0.4), (0.15, 0.2, 0.5)),
+                             ("dark", (0.45, 0.28, 0.18), (0.5, 0.1, 0.1)))}
+    camera = table.camera
+    index = 0
+
+    def shot(scene: Scene, phase: str, done: int, bumped: bool) -> tuple[np.ndarray,
+                                                                           dict[str, Any]]:
+        nonlocal index
+        image_file = kept / f"{index:05d}.png" if kept else None
+        truth_file = kept / f"{index:05d}.json" if kept else None
+        if image_file and truth_file and truth_file.exists():
+            image = cv2.imread(str(image_file), cv2.IMREAD_COLOR)
+            truth = json.loads(truth_file.read_text(encoding="utf-8"))
+        else:
+            frame = render(dataclasses.replace(scene, seed=(*scene.seed, index)), quality)
+            image = frame.image
+            truth = {"index": index, "time_s": round(index / timing.fps, 3), "move": done,
+                     "phase": phase, "board": frame.truth["board"],
+                     "bridges": frame.truth["bridges"],
+                     "occluded_cells": frame.truth["occluded_cells"], "bumped": bumped,
+                     "corners": frame.truth["corners"]}
+            if image_file and truth_file:
+                cv2.imwrite(str(image_file), image)
+                truth_file.write_text(json.dumps(truth), encoding="utf-8")
+        index += 1
+        return image, truth
+
+    bumped = False
+    still_board: tuple[np.ndarray, dict[str, Any]] | None = None
+    board: tuple[list[Any], list[Any]] = ([], [])
+    first_still = round(2.0 * timing.fps)
+    for done in range(len(moves) + 1):
+        stills = first_still if done == 0 else round(
+            (timing.fast_still_s if rng.random() < timing.fast_share else timing.still_s)
+            * timing.fps)
+        board = _board_after(moves[:done])
+        _looks(rng, table, *board, looks)
+        if timing.knock_at_turn is not None and done == timing.knock_at_turn:
+            base = camera
+            for k in range(4):
+                wobble = (4 - k) / 4
+                shaken = dataclasses.replace(
+                    base, azimuth_deg=base.azimuth_deg + wobble * float(rng.normal(0, 1.5)),
+                    roll_deg=base.roll_deg + wobble * float(rng.normal(0, 1.0)))
+                yield shot(_scene(table, *board, None, looks, shaken), "still", done, True)
+            camera = dataclasses.replace(base, azimuth_deg=base.azimuth_deg + float(
+                rng.uniform(-1.5, 1.5)), elevation_deg=base.elevation_deg + float(
+                rng.uniform(-1.0, 1.0)))
+            bumped = True
+            still_board = None
+        for k in range(stills):
+            if still_board is None or k == 0:
+                still_board = shot(_scene(table, *board, None, looks, camera), "still", done,
+                                   bumped)
+                yield still_board
+            else:
+                image, truth = still_board
+                noisy = _renoise(image, rng, table.effects.noise)
+                yield noisy, {**truth, "index": index, "time_s": round(index / timing.fps, 3)}
+                index += 1
+        if done == len(moves):
+            break
+        colour = "light" if done % 2 == 0 else "dark"
+        before, after = _board_after(moves[:done]), _board_after(moves[:done + 1])
+        _looks(rng, table, *after, looks)
+        new_tiles = [t for t in after[0] if t not in before[0]]
+        for pose, placed in _turn_poses(moves[done], colour, sides[colour], timing,
+                                        table.edition.tile_height):
+            tiles = before[0] + new_tiles[:placed]
+            bridges = after[1] if placed and len(after[1]) > len(before[1]) else before[1]
+            skin = skins[colour]
+            shoulder_a = math.radians(sides[colour])
+            hand = dataclasses.replace(
+                skin, shoulder=(5 + 22 * math.sin(shoulder_a), 5 - 22 * math.cos(shoulder_a),
+                                10.0),
+                reach=(pose.x, pose.y), height=pose.z, holds=pose.holds)
+            yield shot(_scene(table, tiles, bridges, hand, looks, camera), "hand", done, bumped)
+        still_board = None
+
+
+def _renoise(image: np.ndarray, rng: np.random.Generator, noise: float) -> np.ndarray:
+    """The same view again with fresh sensor noise (a still board between two frames)."""
+    grain = rng.normal(0.0, 255.0 * noise * 0.6, image.shape[:2]).astype(np.float32)
+    out = image.astype(np.float32) + grain[..., None]
+    return np.asarray(np.clip(out, 0, 255), dtype=np.uint8)
+
+
+def write_video(frames: list[np.ndarray], path: Path, fps: float) -> str:
+    """Encode frames as H.264 (ffmpeg) or MPEG-4 (OpenCV); return the codec used."""
+    h, w = frames[0].shape[:2]
+    ffmpeg = shutil.which("ffmpeg")
+    if ffmpeg:
+        proc = subprocess.Popen(
+            [ffmpeg, "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "bgr24",
+             "-s", f"{w}x{h}", "-r", str(fps), "-i", "-", "-c:v", "libx264", "-preset",
+             "medium", "-crf", "23", "-pix_fmt", "yuv420p", str(path)],
+            stdin=subprocess.PIPE)
+        assert proc.stdin is not None
+        for f in frames:
+            proc.stdin.write(f.tobytes())
+        proc.stdin.close()
+        if proc.wait() == 0:
+            return "h264"
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), fps, (w, h))
+    for f in frames:
+        writer.write(f)
+    writer.release()
+    return "mp4v"
+
+
+def write_game(out: Path, number: int, setup: str, seed: int, turns: int, timing: Timing,
+               quality: Quality) -> Path:
+    """Render game `number` into `out` (resuming from its kept frames); return the video."""
+    out.mkdir(parents=True, exist_ok=True)
+    stamp = out / "VERSION"
+    if stamp.exists() and stamp.read_text(encoding="utf-8").strip() != VERSION:
+        raise SystemExit(f"error: {out} was made by another raytrace generator version")
+    stamp.write_text(VERSION + "\n", encoding="utf-8")
+    table = random_table((seed, 1000 + number), setup)
+    moves = game_moves(seed * 1000 + number, turns)
+    kept = out / f"{number:02d}.frames"
+    kept.mkdir(exist_ok=True)
+    images: list[np.ndarray] = []
+    truths: list[dict[str, Any]] = []
+    for image, truth in game_frames(table, moves, timing, seed * 1000 + number, quality,
+                                    kept):
+        images.append(image)
+        truths.append(truth)
+    video = out / f"{number:02d}.mp4"
+    write_video(images, video, timing.fps)
+    (out / f"{number:02d}.jsonl").write_text(
+        "".join(json.dumps({**t, "setup": setup}) + "\n" for t in truths), encoding="utf-8")
+    (out / f"{number:02d}.moves").write_text("\n".join(moves) + "\n", encoding="utf-8")
+    shutil.rmtree(kept, ignore_errors=True)
+    return video
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lab.raytrace.games",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--games", type=int, default=12)
+    parser.add_argument("--first", type=int, default=0, help="number of the first game")
+    parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fps", type=float, default=10.0)
+    parser.add_argument("--scale", type=float, default=0.75,
+                        help="image size as a share of the setup's camera (default 0.75)")
+    parser.add_argument("--knock-at", type=int, help="knock the camera before this turn")
+    args = parser.parse_args(argv)
+    names = list(SETUPS)
+    timing = Timing(fps=args.fps, knock_at_turn=args.knock_at)
+    quality = dataclasses.replace(DRAFT, scale=args.scale)
+    for number in range(args.first, args.first + args.games):
+        setup = names[number % len(names)]
+        video = write_game(args.out, number, setup, args.seed, args.turns, timing, quality)
+        print(f"{video}: {setup}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
