@@ -116,8 +116,9 @@ def vision_tables(results: Path) -> list[str]:
                     *(f"seed {s}" for s in seeds)], speed_rows)
     frames = sum(int(_totals(tables[f], "tracker")["frames"]) for f in files)
     return [
-        f"**Single frames** (`ponte eval vision`: {_count(frames)} generated frames, 9 setups "
-        f"of light, camera and board, seeds {', '.join(map(str, seeds))}; read by the live "
+        f"**Single frames, validation seeds** (`ponte eval vision`: {_count(frames)} generated "
+        f"frames, 9 setups of light, camera and board, seeds {', '.join(map(str, seeds))}, "
+        "which choices were made on; read by the live "
         "loop's reader after calibrating on the empty board, unless the row says otherwise):",
         "",
         *accuracy,
@@ -168,9 +169,63 @@ def game_tables(results: Path) -> list[str]:
     ]
 
 
+SET_NAMES = {"set_synth_test.csv": "`lab.synth` (the generator it was tuned on)",
+             "set_raytrace_test.csv": "`lab.raytrace` (POV-Ray, never tuned on)"}
+"""The frozen test splits' tables, by file, and what each source is."""
+
+
+def set_tables(results: Path) -> list[str]:
+    """Single frames of the frozen test splits, one column per scene source."""
+    files = [results / name for name in SET_NAMES if (results / name).exists()]
+    if not files:
+        return []
+    totals = {f: {m: _totals(_read(f), m) for m in ("read", "tracker")} for f in files}
+
+    def col(f: Path, fmt: str) -> str:
+        t, r = totals[f]["tracker"], totals[f]["read"]
+        n = {k: int(v) for k, v in t.items() if k not in ("setup", "mode") and v.isdigit()}
+        if fmt == "cells":
+            wrong, cells = n["cells_wrong"], n["cells"]
+            return f"{_of(wrong, cells)} ({_percent(wrong, cells, 3)})"
+        if fmt == "recall":
+            return _percent(n["bridges_matched"], n["bridges_true"], 2)
+        if fmt == "precision":
+            return _percent(n["bridges_matched"], n["bridges_found"], 2)
+        if fmt == "hands":
+            return _of(n["hand_frames_wrong_unflagged"], n["hand_frames"])
+        if fmt == "flagged":
+            return _of(n["clean_flagged_occluded"], n["clean_frames"])
+        if fmt == "calibration":
+            return _of(int(t["calibration_misses"]), int(t["empty_photos"]))
+        cells, wrong = int(r["cells"]), int(r["cells_wrong"])
+        if fmt == "read":
+            return f"{_of(wrong, cells)} ({_percent(wrong, cells, 2)})"
+        return _of(int(r["errors"]), int(r["frames"]))
+
+    rows = [[label, *(col(f, key) for f in files)] for label, key in (
+        ("cells wrong, frames without hands", "cells"),
+        ("bridges found (recall)", "recall"),
+        ("bridges reported that are real (precision)", "precision"),
+        ("hand frames read as a wrong board, not flagged", "hands"),
+        ("frames without hands flagged as hidden", "flagged"),
+        ("empty photos calibration found no board in", "calibration"),
+        ("no calibration: cells wrong, frames without hands", "read"),
+        ("no calibration: no board found", "noboard"))]
+    images = ", ".join(f"{totals[f]['tracker']['frames']} images" for f in files)
+    return [
+        f"**Test splits of both scene sources** (`ponte eval set synth-test` and `ponte eval "
+        f"set raytrace-test`, frozen in `lab/frozen/`, read only to report; {images}; "
+        "calibrated on each table's empty photo unless the row says otherwise):",
+        "",
+        *_table(["", *(SET_NAMES[f.name] for f in files)], rows),
+        "",
+    ]
+
+
 def tables(results: Path) -> str:
     """The Markdown that goes between the markers."""
-    return "\n".join([*vision_tables(results), "", *game_tables(results)]) + "\n"
+    return "\n".join([*set_tables(results), *vision_tables(results), "",
+                      *game_tables(results)]) + "\n"
 
 
 def rewrite(readme: str, made: str) -> str:
