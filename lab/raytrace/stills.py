@@ -87,8 +87,9 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lab.raytrace.stills",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m lab.raytrace.stills", description=__doc__.splitlines()[0],
+        epilog="setups: " + "; ".join(f"{s.name}: {s.describes}" for s in SETUPS.values()))
     parser.add_argument("--out", required=True, type=Path, help="output folder")
     parser.add_argument("--tables", type=int, default=60, help="tables (default 60)")
     parser.add_argument("--per-table", type=int, default=10,
