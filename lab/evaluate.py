@@ -30,7 +30,7 @@ import csv
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -198,13 +198,20 @@ def evaluate(count: int, out: Path, *, seed: int = 1, listing: Path | None = Non
         print(f"{name}: done ({n} frames)", file=sys.stderr)
     for mode, tally in totals.items():
         rows.append(tally.row("all", mode))
+    write_tables(out, COLUMNS, rows, listing, found)
+    print(f"written to {out}", file=sys.stderr)
+    return 0
+
+
+def write_tables(out: Path, columns: Sequence[str], rows: list[list[object]],
+                 listing: Path | None, found: list[tuple[object, ...]]) -> None:
+    """Write the table (and, with `listing`, every mistake behind it) as CSV; print it."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(COLUMNS)
+        writer.writerow(columns)
         writer.writerows(rows)
     _print_table(rows)
-    print(f"written to {out}", file=sys.stderr)
     if listing is not None:
         listing.parent.mkdir(parents=True, exist_ok=True)
         with listing.open("w", newline="", encoding="utf-8") as handle:
@@ -212,7 +219,6 @@ def evaluate(count: int, out: Path, *, seed: int = 1, listing: Path | None = Non
             writer.writerow(MISTAKE_COLUMNS)
             writer.writerows(found)
         print(f"{len(found)} mistakes listed in {listing}", file=sys.stderr)
-    return 0
 
 
 NO_CALIBRATION = "no calibration could be made of the empty board"

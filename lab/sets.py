@@ -11,7 +11,6 @@ empty photos calibration found no board in.
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from collections.abc import Sequence
@@ -23,14 +22,13 @@ import numpy as np
 
 from lab.evaluate import (
     COLUMNS,
-    MISTAKE_COLUMNS,
     MODES,
     Tally,
     _calibrated,
     _lens_of,
     _merge,
-    _print_table,
     read_modes,
+    write_tables,
 )
 
 SET_COLUMNS = (*COLUMNS, "empty_photos", "calibration_misses")
@@ -85,19 +83,7 @@ def evaluate_set(folder: Path, out: Path, *, listing: Path | None = None,
     for mode, tally in totals.items():
         rows.append([*tally.row("all", mode), sum(len(v) for v in photos.values()),
                      sum(len(v) for v in misses.values())])
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(SET_COLUMNS)
-        writer.writerows(rows)
-    _print_table(rows)
-    if listing is not None:
-        listing.parent.mkdir(parents=True, exist_ok=True)
-        with listing.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(MISTAKE_COLUMNS)
-            writer.writerows(found)
-        print(f"{len(found)} mistakes listed in {listing}", file=sys.stderr)
+    write_tables(out, SET_COLUMNS, rows, listing, found)
     return rows
 
 
