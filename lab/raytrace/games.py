@@ -6,13 +6,17 @@ Each game is a legal game (heuristic players, bridges of every shape) played on 
 a setup (setups round-robin). Between two boards the mover's arm reaches in from that
 player's side of the table, puts each tile down (carried between the fingers) or lays the
 bridge on its two tiles, and leaves; the board then stays still for `still_s`, or in fast
-play only `fast_still_s` before the next hand arrives. A knock shakes the camera for a
-moment and leaves it slightly turned. The camera's auto-exposure follows the light it sees
-with a lag. Written per game: `NN.mp4` (H.264 where `ffmpeg` is installed, else MPEG-4),
-`NN.jsonl` (one truth line per frame: `index`, `time_s`, `move` (moves completed), `phase`
-(`still`/`hand`), `board`, `bridges`, `occluded_cells`, `bumped`) and `NN.moves` (the moves
-played, one a line). Frames already rendered are kept in `NN.frames/`, so a stopped run
-resumes.
+play only `fast_still_s` before the next hand arrives. A knock (every third game, a third
+of the way in, unless `--knock-at` says otherwise) shakes the camera for a moment and leaves
+it slightly turned. The camera meters every frame on its own (a hand in view changes the
+exposure). A frame with a hand is traced only inside the box that holds the arm, its
+shadows and the pieces put down since the last still board, over that board's trace (the
+rest of the picture cannot have changed); the hand's cells in the truth are those the
+balls that hold the arm cover. Written per game: `NN.mp4` (H.264 where `ffmpeg` is
+installed, else MPEG-4), `NN.jsonl` (one truth line per frame: `index`, `time_s`, `move`
+(moves completed), `phase` (`still`/`hand`), `board`, `bridges`, `occluded_cells`, `bumped`)
+and `NN.moves` (the moves played, one a line). Frames already rendered are kept in
+`NN.frames/`, so a stopped run resumes.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from lab.raytrace.model import (
     random_table,
 )
 from lab.raytrace.render import DRAFT, Quality, render
+from lab.raytrace.scene import _rotated, hand_balls
 from referee import Bridge, Colour, Game, Pass, Swap, Tiles, bridge_shape, parse_move
 from referee.playout import heuristic_move
 
@@ -119,20 +124,22 @@ class Pose:
     holds: str
 
 
-def _turn_poses(move: str, colour: str, side_deg: float, timing: Timing, tile_h: float
-                ) -> list[tuple[Pose, int]]:
-    """The hand's path for one turn, one pose a frame; with each pose the number of the
-    turn's pieces already put down."""
+def turn_poses(move: str, colour: str, side_deg: float, timing: Timing, tile_h: float,
+                turns: int) -> list[tuple[Pose, int]]:
+    """The hand's path for one turn, one pose a frame (in the board frame, the board
+    turned by `turns` quarter turns); with each pose the number of the turn's pieces
+    already put down."""
     a = math.radians(side_deg)
     home = (5 + 15 * math.sin(a), 5 - 15 * math.cos(a))
     parsed = parse_move(move)
     if isinstance(parsed, Bridge):
         ca, cb = parsed.a, parsed.b
-        targets = [((ca.file + cb.file) / 2 + 0.5, (ca.rank + cb.rank) / 2 + 0.5)]
+        targets = [_rotated((ca.file + cb.file) / 2 + 0.5, (ca.rank + cb.rank) / 2 + 0.5,
+                            turns)]
         carry = ["bridge"]
     else:
         assert isinstance(parsed, Tiles)
-        targets = [(c.file + 0.5, c.rank + 0.5) for c in parsed.cells]
+        targets = [_rotated(c.file + 0.5, c.rank + 0.5, turns) for c in parsed.cells]
         carry = [colour, colour]
     n_reach = max(2, round(timing.reach_s * timing.fps))
     n_place = max(2, round(timing.place_s * timing.fps))
@@ -197,32 +204,40 @@ def game_frames(table: Table, moves: Sequence[str], timing: Timing, seed: int,
     camera = table.camera
     index = 0
 
-    def shot(scene: Scene, phase: str, done: int, bumped: bool) -> tuple[np.ndarray,
-                                                                           dict[str, Any]]:
+    def shot(scene: Scene, phase: str, done: int, bumped: bool,
+             over: tuple[np.ndarray, np.ndarray] | None = None
+             ) -> tuple[np.ndarray, dict[str, Any], np.ndarray]:
         nonlocal index
         image_file = kept / f"{index:05d}.png" if kept else None
+        canvas_file = kept / f"{index:05d}.canvas.png" if kept else None
         truth_file = kept / f"{index:05d}.json" if kept else None
-        if image_file and truth_file and truth_file.exists():
+        if image_file and canvas_file and truth_file and truth_file.exists():
             image = cv2.imread(str(image_file), cv2.IMREAD_COLOR)
+            canvas = cv2.imread(str(canvas_file), cv2.IMREAD_COLOR)
             truth = json.loads(truth_file.read_text(encoding="utf-8"))
         else:
-            frame = render(dataclasses.replace(scene, seed=(*scene.seed, index)), quality)
+            frame = render(dataclasses.replace(scene, seed=(*scene.seed, index)), quality,
+                           over=over, print_seed=table.seed, traced_mask=False)
             image = frame.image
+            assert frame.canvas is not None
+            canvas = frame.canvas
             truth = {"index": index, "time_s": round(index / timing.fps, 3), "move": done,
                      "phase": phase, "board": frame.truth["board"],
                      "bridges": frame.truth["bridges"],
                      "occluded_cells": frame.truth["occluded_cells"], "bumped": bumped,
                      "corners": frame.truth["corners"]}
-            if image_file and truth_file:
+            if image_file and canvas_file and truth_file:
                 cv2.imwrite(str(image_file), image)
+                cv2.imwrite(str(canvas_file), canvas)
                 truth_file.write_text(json.dumps(truth), encoding="utf-8")
         index += 1
-        return image, truth
+        return image, truth, canvas
 
     bumped = False
-    still_board: tuple[np.ndarray, dict[str, Any]] | None = None
+    still_board: tuple[np.ndarray, dict[str, Any], np.ndarray] | None = None
     board: tuple[list[Any], list[Any]] = ([], [])
     first_still = round(2.0 * timing.fps)
+    turns = table.board_turns
     for done in range(len(moves) + 1):
         stills = first_still if done == 0 else round(
             (timing.fast_still_s if rng.random() < timing.fast_share else timing.still_s)
@@ -236,7 +251,7 @@ def game_frames(table: Table, moves: Sequence[str], timing: Timing, seed: int,
                 shaken = dataclasses.replace(
                     base, azimuth_deg=base.azimuth_deg + wobble * float(rng.normal(0, 1.5)),
                     roll_deg=base.roll_deg + wobble * float(rng.normal(0, 1.0)))
-                yield shot(_scene(table, *board, None, looks, shaken), "still", done, True)
+                yield shot(_scene(table, *board, None, looks, shaken), "still", done, True)[:2]
             camera = dataclasses.replace(base, azimuth_deg=base.azimuth_deg + float(
                 rng.uniform(-1.5, 1.5)), elevation_deg=base.elevation_deg + float(
                 rng.uniform(-1.0, 1.0)))
@@ -246,30 +261,57 @@ def game_frames(table: Table, moves: Sequence[str], timing: Timing, seed: int,
             if still_board is None or k == 0:
                 still_board = shot(_scene(table, *board, None, looks, camera), "still", done,
                                    bumped)
-                yield still_board
+                yield still_board[:2]
             else:
-                image, truth = still_board
+                image, truth, _ = still_board
                 noisy = _renoise(image, rng, table.effects.noise)
                 yield noisy, {**truth, "index": index, "time_s": round(index / timing.fps, 3)}
                 index += 1
         if done == len(moves):
             break
+        assert still_board is not None
+        base_canvas = still_board[2]
         colour = "light" if done % 2 == 0 else "dark"
         before, after = _board_after(moves[:done]), _board_after(moves[:done + 1])
         _looks(rng, table, *after, looks)
         new_tiles = [t for t in after[0] if t not in before[0]]
-        for pose, placed in _turn_poses(moves[done], colour, sides[colour], timing,
-                                        table.edition.tile_height):
+        new_bridges = [b for b in after[1] if b not in before[1]]
+        e = table.edition
+        for pose, placed in turn_poses(moves[done], colour, sides[colour], timing,
+                                        e.tile_height, turns):
             tiles = before[0] + new_tiles[:placed]
-            bridges = after[1] if placed and len(after[1]) > len(before[1]) else before[1]
+            bridges = after[1] if placed and new_bridges else before[1]
             skin = skins[colour]
             shoulder_a = math.radians(sides[colour])
             hand = dataclasses.replace(
                 skin, shoulder=(5 + 22 * math.sin(shoulder_a), 5 - 22 * math.cos(shoulder_a),
                                 10.0),
                 reach=(pose.x, pose.y), height=pose.z, holds=pose.holds)
-            yield shot(_scene(table, tiles, bridges, hand, looks, camera), "hand", done, bumped)
+            scene = _scene(table, tiles, bridges, hand, looks, camera)
+            balls = [hand_balls(hand)]
+            balls += [_piece_balls(t, e, turns) for t in new_tiles[:placed]]
+            if bridges is after[1]:
+                balls += [_span_balls(b, e, turns) for b in new_bridges]
+            yield shot(scene, "hand", done, bumped,
+                       over=(base_canvas, np.concatenate(balls)))[:2]
         still_board = None
+
+
+def _piece_balls(tile: tuple[int, int, str], e: Any, turns: int) -> np.ndarray:
+    """A ball around a tile put down (its label cell) in the board frame."""
+    x, y = _rotated(tile[0] + 0.5, tile[1] + 0.5, turns)
+    return np.asarray([[x, y, e.tile_height / 2, 0.8 * e.tile_size + 0.1]])
+
+
+def _span_balls(span: tuple[tuple[int, int], tuple[int, int]], e: Any, turns: int
+                ) -> np.ndarray:
+    """Balls along a bridge put down, from one end cell to the other."""
+    (fa, ra), (fb, rb) = span
+    ax, ay = _rotated(fa + 0.5, ra + 0.5, turns)
+    bx, by = _rotated(fb + 0.5, rb + 0.5, turns)
+    z = e.tile_height + e.bridge_height / 2
+    return np.asarray([[ax + (bx - ax) * s, ay + (by - ay) * s, z, 0.9]
+                       for s in np.linspace(-0.1, 1.1, 9)])
 
 
 def _renoise(image: np.ndarray, rng: np.random.Generator, noise: float) -> np.ndarray:
@@ -280,8 +322,11 @@ def _renoise(image: np.ndarray, rng: np.random.Generator, noise: float) -> np.nd
 
 
 def write_video(frames: list[np.ndarray], path: Path, fps: float) -> str:
-    """Encode frames as H.264 (ffmpeg) or MPEG-4 (OpenCV); return the codec used."""
+    """Encode frames as H.264 (ffmpeg) or MPEG-4 (OpenCV); return the codec used. H.264's
+    colour planes want an even size: an odd last row or column is left out."""
     h, w = frames[0].shape[:2]
+    h, w = h - h % 2, w - w % 2
+    frames = [f[:h, :w] for f in frames]
     ffmpeg = shutil.which("ffmpeg")
     if ffmpeg:
         proc = subprocess.Popen(
@@ -290,9 +335,12 @@ def write_video(frames: list[np.ndarray], path: Path, fps: float) -> str:
              "medium", "-crf", "23", "-pix_fmt", "yuv420p", str(path)],
             stdin=subprocess.PIPE)
         assert proc.stdin is not None
-        for f in frames:
-            proc.stdin.write(f.tobytes())
-        proc.stdin.close()
+        try:
+            for f in frames:
+                proc.stdin.write(np.ascontiguousarray(f).tobytes())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
         if proc.wait() == 0:
             return "h264"
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), fps, (w, h))
@@ -303,14 +351,19 @@ def write_video(frames: list[np.ndarray], path: Path, fps: float) -> str:
 
 
 def write_game(out: Path, number: int, setup: str, seed: int, turns: int, timing: Timing,
-               quality: Quality) -> Path:
-    """Render game `number` into `out` (resuming from its kept frames); return the video."""
+               quality: Quality, megapixels: float | None = None) -> Path:
+    """Render game `number` into `out` (resuming from its kept frames); return the video.
+    With `megapixels`, a camera larger than that is filmed at that size (`quality.scale`
+    then set to match)."""
     out.mkdir(parents=True, exist_ok=True)
     stamp = out / "VERSION"
     if stamp.exists() and stamp.read_text(encoding="utf-8").strip() != VERSION:
         raise SystemExit(f"error: {out} was made by another raytrace generator version")
     stamp.write_text(VERSION + "\n", encoding="utf-8")
     table = random_table((seed, 1000 + number), setup)
+    if megapixels is not None:
+        size = table.camera.width * table.camera.height
+        quality = dataclasses.replace(quality, scale=min(1.0, math.sqrt(megapixels * 1e6 / size)))
     moves = game_moves(seed * 1000 + number, turns)
     kept = out / f"{number:02d}.frames"
     kept.mkdir(exist_ok=True)
@@ -337,17 +390,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--first", type=int, default=0, help="number of the first game")
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--fps", type=float, default=10.0)
-    parser.add_argument("--scale", type=float, default=0.75,
-                        help="image size as a share of the setup's camera (default 0.75)")
-    parser.add_argument("--knock-at", type=int, help="knock the camera before this turn")
+    parser.add_argument("--fps", type=float, default=5.0,
+                        help="frames a second (default 5: a slow camera, or a slow reader)")
+    parser.add_argument("--megapixels", type=float, default=0.8,
+                        help="film a camera larger than this at this size (default 0.8)")
+    parser.add_argument("--knock-at", type=int,
+                        help="knock the camera before this turn in every game (default: "
+                             "every third game, a third of the way in)")
     args = parser.parse_args(argv)
     names = list(SETUPS)
-    timing = Timing(fps=args.fps, knock_at_turn=args.knock_at)
-    quality = dataclasses.replace(DRAFT, scale=args.scale)
     for number in range(args.first, args.first + args.games):
         setup = names[number % len(names)]
-        video = write_game(args.out, number, setup, args.seed, args.turns, timing, quality)
+        knock = args.knock_at if args.knock_at is not None else (
+            args.turns // 3 if number % 3 == 2 else None)
+        timing = Timing(fps=args.fps, knock_at_turn=knock)
+        video = write_game(args.out, number, setup, args.seed, args.turns, timing, DRAFT,
+                           args.megapixels)
         print(f"{video}: {setup}", file=sys.stderr)
     return 0
 

@@ -58,10 +58,13 @@ def povray_binary() -> str:
 
 def render_scene(text: str, width: int, height: int, *, antialias: float | None = 0.3,
                  quality: int = 9, threads: int = 1, assets: dict[str, bytes] | None = None,
+                 region: tuple[int, int, int, int] | None = None,
                  timeout_s: float = 900.0) -> Array:
     """Render POV-Ray scene text to a BGR uint8 image of `width` x `height`.
 
-    `assets` are files the scene refers to by name (textures), written beside it.
+    `assets` are files the scene refers to by name (textures), written beside it. With
+    `region` (x0, y0, x1, y1: pixels, the end excluded) only that box is traced; the rest of
+    the image is black.
     """
     binary = povray_binary()
     with tempfile.TemporaryDirectory(prefix="ponte-pov-") as tmp:
@@ -72,6 +75,12 @@ def render_scene(text: str, width: int, height: int, *, antialias: float | None 
         args = [binary, "-D", "-V", "-GA", f"+W{width}", f"+H{height}", f"+Q{quality}",
                 f"+WT{threads}", "+FN8", "Output_Alpha=off", "+Iscene.pov", "+Oout.png"]
         args.append(f"+A{antialias} +AM2 +R2" if antialias else "-A")
+        if region is not None:
+            # POV-Ray counts rows and columns from 1, both ends included; 0.0 is the edge (a
+            # value of 1 or less would be read as a share of the image).
+            x0, y0, x1, y1 = region
+            args.append(f"+SC{x0 + 1 if x0 > 0 else 0.0} +EC{x1} "
+                        f"+SR{y0 + 1 if y0 > 0 else 0.0} +ER{y1}")
         args = [a for part in args for a in part.split(" ")]
         env = dict(os.environ, HOME=tmp)
         done = subprocess.run(args, cwd=folder, env=env, capture_output=True, text=True,

@@ -19,7 +19,14 @@ import numpy as np
 from lab.raytrace.camera import Camera, undistort_pixels
 from lab.raytrace.model import Scene
 from lab.raytrace.povray import render_scene
-from lab.raytrace.scene import PRINT_NAME, _rotated, board_print, mask_text, scene_text
+from lab.raytrace.scene import (
+    PRINT_NAME,
+    _rotated,
+    board_print,
+    hand_balls,
+    mask_text,
+    scene_text,
+)
 
 Array = np.ndarray
 LABEL_CORNERS = ((0.0, 0.0), (10.0, 0.0), (10.0, 10.0), (0.0, 10.0))
@@ -46,6 +53,53 @@ class Rendered:
     image: Array
     encoded: bytes
     truth: dict[str, Any]
+    canvas: Array | None = None
+    """What POV-Ray traced (the ideal pinhole's canvas, before the lens and the camera's
+    processing): a later frame that differs only inside a box is traced over it."""
+
+
+Box = tuple[int, int, int, int]
+"""A box of canvas pixels: x0, y0, x1, y1, the ends excluded."""
+
+
+def changed_box(scene: Scene, balls: Array, margin_px: float = 6.0) -> Box | None:
+    """The canvas box that holds every ball (N x 4: board-frame x, y, z and radius) and the
+    shadow each casts on the table from each of the scene's lights (its penumbra
+    included), as the camera sees them; None when nothing of it is in view.
+
+    What changes between two frames of a game (the hand and the pieces put down since)
+    is covered by such balls, so only this box needs tracing again."""
+    cam = scene.camera
+    cw, ch, _ = _canvas(cam)
+    right, down, forward = cam.axes()
+    rot = np.stack([right, down, forward])
+    centre = cam.position()
+    every = [np.asarray(balls, np.float64).reshape(-1, 4)]
+    for light in scene.lights:
+        lp = np.asarray(light.position, np.float64)
+        b = every[0]
+        up = b[:, 2] < lp[2] - 0.5
+        b = b[up]
+        rise = np.maximum(b[:, 2], 0.0) / (lp[2] - b[:, 2])
+        shadow = b[:, :3] + (b[:, :3] - lp) * rise[:, None]
+        shadow[:, 2] = 0.0
+        radius = b[:, 3] * (1.0 + rise) + light.size * rise
+        every.append(np.column_stack([shadow, radius]))
+    allb = np.concatenate(every)
+    local = (allb[:, :3] - centre) @ rot.T
+    ahead = local[:, 2] > 0.5
+    if not ahead.any():
+        return None
+    local, radius = local[ahead], allb[ahead, 3]
+    f = cam.focal_px
+    u = f * local[:, 0] / local[:, 2] + cw / 2 - 0.5
+    v = f * local[:, 1] / local[:, 2] + ch / 2 - 0.5
+    r = f * radius / local[:, 2] + margin_px
+    x0, x1 = int(max(0, math.floor((u - r).min()))), int(min(cw, math.ceil((u + r).max()) + 1))
+    y0, y1 = int(max(0, math.floor((v - r).min()))), int(min(ch, math.ceil((v + r).max()) + 1))
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return None
+    return x0, y0, x1, y1
 
 
 def _canvas(camera: Camera) -> tuple[int, int, Array | None]:
@@ -115,8 +169,32 @@ def occluded_cells(scene: Scene, mask: Array) -> list[str]:
     return sorted(hidden)
 
 
-def render(scene: Scene, quality: Quality = Quality()) -> Rendered:
-    """Trace `scene` and return the frame and its truth (the evaluation set's format)."""
+def _balls_mask(cam: Camera, balls: Array) -> Array:
+    """The image's pixels inside the balls (N x 4: x, y, z, radius), as a 0/1 mask."""
+    mask = np.zeros((cam.height, cam.width), np.uint8)
+    right, down, forward = cam.axes()
+    depth = (balls[:, :3] - cam.position()) @ forward
+    centres = cam.project(balls[:, :3])
+    for (u, v), r, z in zip(centres, balls[:, 3], depth, strict=True):
+        if z > 0.5:
+            cv2.circle(mask, (round(float(u)), round(float(v))),
+                       max(1, round(cam.focal_px * float(r) / float(z))), 1, -1)
+    return mask
+
+
+def render(scene: Scene, quality: Quality = Quality(), *,
+           over: tuple[Array, Array] | None = None,
+           print_seed: tuple[int, ...] | None = None, traced_mask: bool = True) -> Rendered:
+    """Trace `scene` and return the frame and its truth (the evaluation set's format).
+
+    With `over` (a canvas traced at the same quality of a scene that differs from this one
+    only by what some balls hold, and those balls: see `changed_box`), only the box around
+    the balls and their shadows is traced again and the rest taken from the canvas; the
+    lens, the camera's processing and the truth are as for a whole frame. The board's print
+    (its wear) is drawn from `print_seed`, by default the scene's seed: the frames of one
+    game pass the table's, so that the board stays one board from frame to frame. The
+    hand's mask (which cells it hides, in the truth) is traced (`traced_mask`, a second
+    run of POV-Ray), or else drawn from the balls that hold the arm (a little wider)."""
     if quality.scale != 1.0:
         cam = dataclasses.replace(scene.camera, width=round(scene.camera.width * quality.scale),
                                   height=round(scene.camera.height * quality.scale))
@@ -124,11 +202,29 @@ def render(scene: Scene, quality: Quality = Quality()) -> Rendered:
     cam = scene.camera
     rng = np.random.default_rng([*scene.seed, 7])
     cw, ch, maps = _canvas(cam)
-    assets = {PRINT_NAME: board_print(scene.edition, np.random.default_rng([*scene.seed, 3]))}
-    traced = render_scene(scene_text(scene, cam, cw, ch), cw, ch, antialias=quality.antialias,
-                          threads=quality.threads, assets=assets)
+    assets = {PRINT_NAME: board_print(scene.edition, np.random.default_rng(
+        [*(scene.seed if print_seed is None else print_seed), 3]))}
+    if over is None:
+        traced = render_scene(scene_text(scene, cam, cw, ch), cw, ch,
+                              antialias=quality.antialias, threads=quality.threads,
+                              assets=assets)
+    else:
+        base, balls = over
+        if base.shape[:2] != (ch, cw):
+            raise ValueError("the canvas traced over is not this scene's canvas")
+        traced = base.copy()
+        box = changed_box(scene, balls)
+        if box is not None:
+            x0, y0, x1, y1 = box
+            part = render_scene(scene_text(scene, cam, cw, ch), cw, ch,
+                                antialias=quality.antialias, threads=quality.threads,
+                                assets=assets, region=box)
+            traced[y0:y1, x0:x1] = part[y0:y1, x0:x1]
+    canvas = traced
     mask = np.zeros((cam.height, cam.width), np.uint8)
-    if scene.hands:
+    if scene.hands and not traced_mask:
+        mask = _balls_mask(cam, np.concatenate([hand_balls(h) for h in scene.hands]))
+    elif scene.hands:
         m = render_scene(mask_text(scene, cam, cw, ch), cw, ch, antialias=None,
                          threads=quality.threads)[..., 1]
         mask = m if maps is None else cv2.remap(m, maps[..., 0], maps[..., 1],
@@ -166,7 +262,7 @@ def render(scene: Scene, quality: Quality = Quality()) -> Rendered:
         "source": "raytrace",
         "scene": _jsonable(scene),
     }
-    return Rendered(image, encoded, truth)
+    return Rendered(image, encoded, truth, canvas)
 
 
 def _jsonable(scene: Scene) -> dict[str, Any]:

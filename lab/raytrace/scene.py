@@ -149,8 +149,9 @@ def _bridge(bp: BridgePiece, e: Edition, turns: int) -> str:
             f"translate <{mx:.4f}, {e.tile_height:.4f}, {my:.4f}> }}\n")
 
 
-def hand_parts(hand: Hand) -> dict[str, list[str]]:
-    """An arm and hand as POV-Ray objects, by material: skin, sleeve, held piece."""
+def _arm(hand: Hand) -> tuple[Array, Array, Array, Array, Array, Array, Array, Array]:
+    """The arm's directions (along, across, up) and joints (tip, wrist, palm, elbow,
+    shoulder) in the board frame."""
     sx, sy, sz = hand.shoulder
     tx, ty = hand.reach
     d = np.array([tx - sx, ty - sy, 0.0])
@@ -166,6 +167,24 @@ def hand_parts(hand: Hand) -> dict[str, list[str]]:
     palm = wrist + d * 1.1 - up * 0.25
     elbow = wrist - d * 7.0 + up * 1.4
     shoulder = np.array([sx, sy, sz])
+    return d, side, up, tip, wrist, palm, elbow, shoulder
+
+
+def hand_balls(hand: Hand) -> Array:
+    """Balls (N x 4: x, y, z, radius) that hold the whole arm, hand and held piece."""
+    d, _, _, tip, wrist, palm, elbow, shoulder = _arm(hand)
+    balls = []
+    for a, b, ra, rb in ((shoulder, elbow, 1.35, 1.05), (elbow, wrist, 1.05, 0.62)):
+        for s in np.linspace(0.0, 1.0, 12):
+            balls.append([*(a + (b - a) * s), ra + (rb - ra) * s])
+    balls.append([*palm, 1.4])
+    balls.append([*(tip - d * 0.6), 1.6])
+    return np.asarray(balls)
+
+
+def hand_parts(hand: Hand) -> dict[str, list[str]]:
+    """An arm and hand as POV-Ray objects, by material: skin, sleeve, held piece."""
+    d, side, up, tip, wrist, palm, elbow, shoulder = _arm(hand)
     skin: list[str] = []
     sleeve: list[str] = []
     cut = hand.sleeve_to

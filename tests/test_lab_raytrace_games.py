@@ -1,0 +1,56 @@
+"""Ray-traced game frames: a hand's frame traced over the still board's trace is the frame
+traced whole, and the hand goes where the move's cells are on a turned board."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from lab.raytrace.games import Timing, turn_poses
+from lab.raytrace.model import Hand, random_scene, random_table
+from lab.raytrace.render import DRAFT, changed_box, render
+from lab.raytrace.scene import hand_balls
+
+SMALL = dataclasses.replace(DRAFT, scale=0.2)
+
+
+def _hand(reach: tuple[float, float]) -> Hand:
+    return Hand((5.0, -17.0, 10.0), reach, 1.2, 10.0, (0.7, 0.5, 0.4), (0.1, 0.2, 0.5), 0.6,
+                "light")
+
+
+def test_a_hand_traced_over_the_still_board_matches_the_frame_traced_whole() -> None:
+    table = random_table((5, 1), "webcam-overhead")
+    board = random_scene(table, (5, 1, 0), turns=4)
+    still = render(board, SMALL, print_seed=table.seed)
+    assert still.canvas is not None
+    with_hand = dataclasses.replace(board, hands=(_hand((4.5, 3.5)),))
+    whole = render(with_hand, SMALL, print_seed=table.seed)
+    over = render(with_hand, SMALL, print_seed=table.seed,
+                  over=(still.canvas, hand_balls(with_hand.hands[0])))
+    assert whole.canvas is not None and over.canvas is not None
+    diff = np.abs(whole.canvas.astype(int) - over.canvas.astype(int)).max(axis=2)
+    # Area lights are sampled with jitter: single pixels of a soft shadow may differ a little.
+    assert float(np.mean(diff > 24)) < 0.002
+    assert over.truth["board"] == whole.truth["board"]
+    # The hand changed the picture, and the box holds every change.
+    small = dataclasses.replace(with_hand, camera=dataclasses.replace(
+        with_hand.camera, width=round(with_hand.camera.width * SMALL.scale),
+        height=round(with_hand.camera.height * SMALL.scale)))
+    box = changed_box(small, hand_balls(with_hand.hands[0]))
+    assert box is not None
+    x0, y0, x1, y1 = box
+    moved = np.abs(whole.canvas.astype(int) - still.canvas.astype(int)).max(axis=2) > 24
+    assert moved.sum() > 50
+    outside = moved.copy()
+    outside[y0:y1, x0:x1] = False
+    assert outside.sum() <= 0.002 * moved.size
+
+
+def test_the_hand_reaches_for_the_moves_cells_on_a_turned_board() -> None:
+    timing = Timing(fps=5.0)
+    for turns, where in ((0, (4.5, 1.5)), (1, (8.5, 4.5)), (2, (5.5, 8.5)), (3, (1.5, 5.5))):
+        poses = turn_poses("e2,f2", "light", 0.0, timing, 0.3, turns)
+        put_down = [p for p, placed in poses if p.holds == "nothing" and placed == 1][0]
+        assert (round(put_down.x, 6), round(put_down.y, 6)) == where
