@@ -1,6 +1,6 @@
 """Whole games as ray-traced videos: hands carry every piece in; fast play; a knocked camera.
 
-`python -m lab.raytrace.games --out DIR --games 12 --turns 30 --seed 2`
+`python -m lab.raytrace.games --out DIR --games 12 --turns 24 --seed 2`
 
 Each game is a legal game (heuristic players, bridges of every shape) played on one table of
 a setup (setups round-robin). Between two boards the mover's arm reaches in from that
@@ -332,7 +332,7 @@ def write_video(frames: list[np.ndarray], path: Path, fps: float) -> str:
         proc = subprocess.Popen(
             [ffmpeg, "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "bgr24",
              "-s", f"{w}x{h}", "-r", str(fps), "-i", "-", "-c:v", "libx264", "-preset",
-             "medium", "-crf", "23", "-pix_fmt", "yuv420p", str(path)],
+             "slow", "-crf", "28", "-pix_fmt", "yuv420p", str(path)],
             stdin=subprocess.PIPE)
         assert proc.stdin is not None
         try:
@@ -367,6 +367,14 @@ def write_game(out: Path, number: int, setup: str, seed: int, turns: int, timing
     moves = game_moves(seed * 1000 + number, turns)
     kept = out / f"{number:02d}.frames"
     kept.mkdir(exist_ok=True)
+    params = json.dumps({"setup": setup, "seed": seed, "turns": turns,
+                         "timing": dataclasses.asdict(timing), "scale": quality.scale,
+                         "antialias": quality.antialias}, sort_keys=True)
+    made_with = kept / "PARAMS"
+    if made_with.exists() and made_with.read_text(encoding="utf-8") != params:
+        raise SystemExit(f"error: {kept} holds frames of this game made with other settings: "
+                         "delete it or render with the same settings")
+    made_with.write_text(params, encoding="utf-8")
     images: list[np.ndarray] = []
     truths: list[dict[str, Any]] = []
     for image, truth in game_frames(table, moves, timing, seed * 1000 + number, quality,
@@ -392,8 +400,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fps", type=float, default=5.0,
                         help="frames a second (default 5: a slow camera, or a slow reader)")
-    parser.add_argument("--megapixels", type=float, default=0.8,
-                        help="film a camera larger than this at this size (default 0.8)")
+    parser.add_argument("--megapixels", type=float, default=0.6,
+                        help="film a camera larger than this at this size (default 0.6)")
     parser.add_argument("--knock-at", type=int,
                         help="knock the camera before this turn in every game (default: "
                              "every third game, a third of the way in)")
