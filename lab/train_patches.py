@@ -181,7 +181,7 @@ def _conv_backward(grad: np.ndarray, cols: np.ndarray, weight: np.ndarray, strid
     return g_weight, g_bias, g_pad[:, pad:pad + in_shape[1], pad:pad + in_shape[2]]
 
 
-class _Trainer:
+class Trainer:
     """A patch network's parameters, and one Adam step on a batch: patches of `shape`
     (height, width), `extras` further inputs to the output layer, `classes` classes (the
     cells' by default)."""
@@ -343,7 +343,7 @@ def fit(x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarray,
     of its output layer and the labels, each example counting by its weight; `augment`
     changes a batch of patches at random (what the picture may be like as well)."""
     rng = np.random.default_rng(seed)
-    trainer = _Trainer(rng, (x.shape[1], x.shape[2]), extras.shape[1], classes, layers, hidden,
+    trainer = Trainer(rng, (x.shape[1], x.shape[2]), extras.shape[1], classes, layers, hidden,
                        x.shape[3])
     y = y.astype(np.int64)
     for epoch in range(epochs):

@@ -175,13 +175,13 @@ def test_the_second_look_changes_only_the_candidates_the_bridge_network_is_unsur
     p[unsure] = [0.3, 0.6, 0.95]
     p[[7, 8]] = [0.9999, HIGH]  # sure bridges
     none = np.zeros(len(p), bool)
-    got = pipeline._deck_look(reader.settings, plan, m, model, p, keep, none)  # type: ignore[arg-type, attr-defined]
+    got = pipeline.deck_look(reader.settings, plan, m, model, p, keep, none)  # type: ignore[arg-type, attr-defined]
     sure = np.setdiff1d(np.arange(len(p)), unsure)
     assert np.array_equal(got[sure], p[sure])
     assert not np.allclose(got[unsure], p[unsure])
     # without the model file the bridge network's answer stands
     monkeypatch.setattr(pipeline, "deck_network", lambda: None)
-    assert np.array_equal(pipeline._deck_look(reader.settings, plan, m, model, p, keep, none),  # type: ignore[arg-type, attr-defined]
+    assert np.array_equal(pipeline.deck_look(reader.settings, plan, m, model, p, keep, none),  # type: ignore[arg-type, attr-defined]
                           p)
 
 
@@ -208,14 +208,14 @@ def test_no_look_is_taken_at_a_candidate_that_cannot_stand_beside_a_sure_bridge(
         return shown(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pipeline, "deck_patches", counted)
-    got = pipeline._deck_look(reader.settings, plan, m, model, p, keep,  # type: ignore[arg-type, attr-defined]
+    got = pipeline.deck_look(reader.settings, plan, m, model, p, keep,  # type: ignore[arg-type, attr-defined]
                               np.ones(4, bool))
     assert looked == [1]  # e2-g4 alone
     assert np.array_equal(got[:3], p[:3]) and got[3] != p[3]
     # a bridge the bridge network is unsure of settles nothing: all four are looked at
     looked.clear()
     p[0] = 0.4
-    pipeline._deck_look(reader.settings, plan, m, model, p, keep,  # type: ignore[arg-type, attr-defined]
+    pipeline.deck_look(reader.settings, plan, m, model, p, keep,  # type: ignore[arg-type, attr-defined]
                         np.ones(4, bool))
     assert looked == [4]
 

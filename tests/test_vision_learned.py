@@ -82,14 +82,14 @@ def test_a_generated_scene_reads_into_examples(tmp_path: Path) -> None:
 
 def test_the_shade_free_features_stay_put_in_a_shadow_and_tell_black_from_shaded_blue() -> None:
     from vision.features import to_lab
-    from vision.learned import _against
+    from vision.learned import against_colours
 
     blue_board = np.array([[150.0, 110.0, 60.0]])  # BGR
     lit, shaded = to_lab(blue_board), to_lab(blue_board * 0.45)
     black = to_lab(np.array([[55.0, 52.0, 50.0]]))
     assert abs(shaded[0, 0] - black[0, 0]) < 12  # as dark as each other
     model = ColourModel(empty=tuple(float(v) for v in lit[0]), ring=(30.0, 0.0, 0.0))  # type: ignore[arg-type]
-    tone = _against(np.vstack([shaded, black]), model)[:, 11:13]  # a, b over L + 16 vs board
+    tone = against_colours(np.vstack([shaded, black]), model)[:, 11:13]  # a, b over L + 16 vs board
     assert np.linalg.norm(tone[0]) < 0.1 < np.linalg.norm(tone[1])
 
 
@@ -110,15 +110,15 @@ def test_model_files_of_another_version_fall_back_to_the_thresholds(
 
 
 def test_local_contrast_follows_the_board_turned_and_sees_a_tile_among_its_neighbours() -> None:
-    from vision.learned import _local_contrast
+    from vision.learned import local_contrast
 
     rng = np.random.default_rng(3)
     grid = np.tile(np.array([70.0, 0.0, 10.0]), (10, 10, 1)) + rng.normal(0, 0.3, (10, 10, 3))
     grid[:, 5:] += (12.0, 0.0, 4.0)  # a lamp's glare over half the board
     grid[4, 7] = (95.0, 0.0, 40.0)  # a cream tile in the glare, as light as ...
     grid[4, 2] = (82.0, 0.0, 14.0)  # ... bare board would be there, here a tile too
-    feats = _local_contrast(grid.reshape(100, 3)).reshape(10, 10, -1)
-    turned = _local_contrast(np.rot90(grid).reshape(100, 3)).reshape(10, 10, -1)
+    feats = local_contrast(grid.reshape(100, 3)).reshape(10, 10, -1)
+    turned = local_contrast(np.rot90(grid).reshape(100, 3)).reshape(10, 10, -1)
     assert np.allclose(np.rot90(feats), turned)  # the sorted neighbours do not care
     around = feats.reshape(10, 10, 8, 6)
     # both tiles stand out from all eight neighbours: every neighbour is darker
@@ -128,7 +128,7 @@ def test_local_contrast_follows_the_board_turned_and_sees_a_tile_among_its_neigh
 
 def test_against_the_background_a_tile_differs_and_bare_board_under_a_fixed_shadow_does_not(
 ) -> None:
-    from vision.learned import BACKGROUND_FEATURES, _against_background
+    from vision.learned import BACKGROUND_FEATURES, against_background
 
     rng = np.random.default_rng(4)
     board = np.tile(np.array([70.0, 0.0, 10.0]), (100, 9, 1)) + rng.normal(0, 0.3, (100, 9, 3))
@@ -137,17 +137,17 @@ def test_against_the_background_a_tile_differs_and_bare_board_under_a_fixed_shad
     now[45] = (85.0, 0.0, 35.0)  # a cream tile put down in the shadow
     background = board.copy()
     background[7] = np.nan  # a tile stood here in the calibration photo
-    feats = _against_background(now, background)
+    feats = against_background(now, background)
     assert feats.shape == (100, BACKGROUND_FEATURES)
     assert feats[45, 0] > 0.5 > 0.05 > feats[44, 0]  # the tile changed its cell, the shadow not
     assert feats[7].tolist() == [0.0] * BACKGROUND_FEATURES  # unknown: nothing, flag 0
     assert feats[44, -1] == 1.0
-    assert not _against_background(now, None).any()
+    assert not against_background(now, None).any()
 
 
 def test_training_weighs_cells_much_darker_than_the_bare_board_more() -> None:
     from lab.train import shade_weights
-    from vision.learned import BACKGROUND_AT, BACKGROUND_FEATURES, _against_background
+    from vision.learned import BACKGROUND_AT, BACKGROUND_FEATURES, against_background
 
     out = read_scene(1000, 0, None)
     assert out is not None
@@ -162,7 +162,7 @@ def test_training_weighs_cells_much_darker_than_the_bare_board_more() -> None:
     shaded = replace(raw, sub_lab=np.nan_to_num(sub, nan=20.0), background=background)
     x = cell_features(shaded, shaded.colours())
     assert np.allclose(x[:, BACKGROUND_AT:BACKGROUND_AT + BACKGROUND_FEATURES],
-                       _against_background(shaded.sub_lab, background))
+                       against_background(shaded.sub_lab, background))
     weights = shade_weights(x, 3.0)
     assert weights[3] == 3.0
     assert weights[4] == weights[5] == weights[0] == 1.0
@@ -271,7 +271,7 @@ def test_a_deck_shows_its_outline_along_its_path_and_bare_board_does_not() -> No
     from contracts.calibration import default_thresholds
     from vision.bridges import measure_deck_edges
     from vision.features import texture
-    from vision.learned import _deck_outline
+    from vision.learned import deck_outline
     from vision.pipeline import make_plan
 
     settings = default_thresholds()
@@ -309,13 +309,13 @@ def test_a_deck_shows_its_outline_along_its_path_and_bare_board_does_not() -> No
         # one falls; bare board does neither
         assert (light[0, :, :, 0] > 0.3).all() and (dark[0, :, :, 0] < -0.3).all()
         assert np.abs(bare).max() < 1e-9
-        outline = _deck_outline(np.concatenate([light, dark, bare]))
+        outline = deck_outline(np.concatenate([light, dark, bare]))
         assert outline.shape == (3, DECK_OUTLINE)
         assert outline[0, 0] > 0.3 and outline[1, 0] < -0.3 and not outline[2].any()
         assert outline[0, 2] == outline[1, 2] == 1.0  # every sample agrees, on both sides
     # a deck of the board's own grey shows only the shadow line along one edge: that side
     # comes first, darker than the deck
-    shaded = _deck_outline(edges(((3, 4), (5, 4)), 120, shadow=True))[0]
+    shaded = deck_outline(edges(((3, 4), (5, 4)), 120, shadow=True))[0]
     assert shaded[1] > 0.2 and shaded[3] < -0.1 and abs(shaded[7]) < 0.05
 
 
@@ -528,11 +528,14 @@ def test_frames_read_from_scratch_get_the_cell_network_made_for_them(
     from lab.synth import render
     from tests.test_vision_reading import BOARD, _spec
     from vision import pipeline
-    from vision.learned import SCRATCH_CELL_MODEL, _load
+    from vision.learned import SCRATCH_CELL_MODEL, model_file
 
     calibrated, scratch = cell_network(), cell_network(scratch=True)
-    assert calibrated is not None and scratch is not None
-    assert scratch is _load(SCRATCH_CELL_MODEL) and scratch is not calibrated
+    shipped = model_file(Network.load, SCRATCH_CELL_MODEL)
+    assert calibrated is not None and scratch is not None and shipped is not None
+    assert np.array_equal(scratch.w1, shipped.w1) and np.array_equal(scratch.w2, shipped.w2)
+    assert scratch.w1.shape != calibrated.w1.shape or not np.array_equal(scratch.w1,
+                                                                          calibrated.w1)
     assert scratch.mean.shape == calibrated.mean.shape  # the same inputs
 
     asked: list[bool] = []

@@ -248,18 +248,18 @@ def test_a_dark_grid_beside_a_dark_border_is_found_from_its_cells() -> None:
 
 
 def test_a_faint_rim_is_two_alike_outermost_lines_beside_nine_clear_ones() -> None:
-    from vision.locate import _faint_rim, _Grid
+    from vision.locate import GridFit, faint_rimmed
 
-    def grid(across: list[float], down: list[float]) -> _Grid:
+    def grid(across: list[float], down: list[float]) -> GridFit:
         shares = (np.array(across), np.array(down))
-        return _Grid(1.0, 3.0, float(min(across + down)), np.zeros((4, 2)), shares)
+        return GridFit(1.0, 3.0, float(min(across + down)), np.zeros((4, 2)), shares)
 
     clear = [3.0] * 9
-    assert _faint_rim(grid([1.0, *clear, 1.2], [0.9, *clear, 1.1]))
+    assert faint_rimmed(grid([1.0, *clear, 1.2], [0.9, *clear, 1.1]))
     # numbered a line off: one end on the border, the other on a full line
-    assert not _faint_rim(grid([0.6, *clear, 3.0], [0.9, *clear, 1.1]))
-    assert not _faint_rim(grid([0.3, *clear, 0.4], [0.9, *clear, 1.1]))  # no line there
-    assert not _faint_rim(grid([1.0, 3.0, 1.0, *([3.0] * 7), 1.0], [1.0, *clear, 1.0]))
+    assert not faint_rimmed(grid([0.6, *clear, 3.0], [0.9, *clear, 1.1]))
+    assert not faint_rimmed(grid([0.3, *clear, 0.4], [0.9, *clear, 1.1]))  # no line there
+    assert not faint_rimmed(grid([1.0, 3.0, 1.0, *([3.0] * 7), 1.0], [1.0, *clear, 1.0]))
 
 
 def test_tiles_on_the_table_beside_the_board_do_not_join_its_cells() -> None:
@@ -276,14 +276,14 @@ def test_tiles_on_the_table_beside_the_board_do_not_join_its_cells() -> None:
 
 
 def test_a_cell_with_two_others_beside_it_lies_in_a_lattice() -> None:
-    from vision.locate import _in_lattice
+    from vision.locate import in_lattice
 
     grid = np.array([(x, y) for y in range(3) for x in range(3)], np.float64) * 40.0
     apart = np.array([[200.0, 40.0], [200.0, 80.0], [300.0, 300.0]])  # three tiles away
     centres = np.concatenate([grid, apart])
     sizes = np.full(len(centres), 34.0)
-    kept = _in_lattice(centres, sizes)
+    kept = in_lattice(centres, sizes)
     assert kept[:9].all()
     assert not kept[9:].any()  # a pair has one beside each, a lone tile none
     sizes[4] = 80.0  # nothing of another size counts
-    assert _in_lattice(centres, sizes)[:9].sum() == 8
+    assert in_lattice(centres, sizes)[:9].sum() == 8

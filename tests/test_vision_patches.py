@@ -16,7 +16,7 @@ from lab.train_patches import (
     HIDDEN,
     LAYERS,
     PATCH_LAYERS,
-    _Trainer,
+    Trainer,
     hard_scenes,
     layer_list,
     main,
@@ -69,7 +69,7 @@ def test_a_convolution_is_the_sum_it_stands_for(k: int, stride: int, shape: tupl
 
 def test_the_training_gradients_are_the_loss_s_slopes() -> None:
     rng = np.random.default_rng(1)
-    trainer = _Trainer(rng)
+    trainer = Trainer(rng)
     trainer.params = {k: v.astype(np.float64) for k, v in trainer.params.items()}
     x = rng.normal(0, 0.5, (3, 2 * HALF, 2 * HALF, 3))
     logp = np.log(rng.dirichlet(np.ones(4), 3))
@@ -270,7 +270,7 @@ def test_a_network_widened_to_more_channels_answers_as_before() -> None:
     from lab.train_patches import widened
 
     rng = np.random.default_rng(6)
-    trainer = _Trainer(rng, layers=LAYERS, hidden=HIDDEN)
+    trainer = Trainer(rng, layers=LAYERS, hidden=HIDDEN)
     for name in ("conv0_bias", "conv1_bias", "b1", "b2"):
         trainer.params[name] = rng.normal(0, 0.1, trainer.params[name].shape).astype(np.float32)
     net = trainer.network()
@@ -292,7 +292,7 @@ def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
     unsure = [5, 17, 42]
     probs[unsure] = [[0.6, 0.35, 0.03, 0.02], [0.3, 0.3, 0.3, 0.1], [0.2, 0.7, 0.05, 0.05]]
     assert (probs[unsure].max(axis=1) < SECOND_LOOK_P).all()
-    got = pipeline._second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    got = pipeline.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
     sure = np.setdiff1d(np.arange(100), unsure)
     assert np.array_equal(got[sure], probs[sure])
     assert np.allclose(got[unsure, 3], probs[unsure, 3])
@@ -300,13 +300,13 @@ def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
     # a cell sure of its state in view, unsure only whether it is hidden, is left alone:
     # the look could not change that chance
     probs[[30, 31]] = [[0.9, 0.00002, 0.00002, 0.09996], [0.00003, 0.85, 0.00003, 0.14994]]
-    again = pipeline._second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    again = pipeline.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
     assert np.array_equal(again[[30, 31]], probs[[30, 31]])
     assert np.allclose(again[unsure], got[unsure])
     # without the model file the cell network's answer stands
     monkeypatch.setattr(pipeline, "patch_network", lambda: None)
     assert got is not probs
-    assert np.array_equal(pipeline._second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
+    assert np.array_equal(pipeline.second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
                           probs)
 
 
@@ -332,10 +332,10 @@ def test_a_sure_tile_that_has_not_changed_its_cell_gets_a_second_look(
         return patches(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pipeline, "cell_patches", recorded)
-    pipeline._second_look(reader.settings, plan, m, model, probs, change)  # type: ignore[arg-type, attr-defined]
+    pipeline.second_look(reader.settings, plan, m, model, probs, change)  # type: ignore[arg-type, attr-defined]
     assert looked == [[65, 80]]
     looked.clear()
-    pipeline._second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    pipeline.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
     assert looked == []  # nothing known of the bare board: no look
 
 
@@ -353,10 +353,10 @@ def test_a_sure_bare_cell_unlike_the_bare_board_seen_there_gets_a_second_look_to
     change[11] = CHANGED_BARE + 10  # b2: a deck over it would change it too
     change[9] = CHANGED_BARE - 1
     change[20] = np.nan  # the board was never seen there
-    got = pipeline._second_look(reader.settings, plan, m, model, probs, change)  # type: ignore[arg-type, attr-defined]
+    got = pipeline.second_look(reader.settings, plan, m, model, probs, change)  # type: ignore[arg-type, attr-defined]
     changed = np.flatnonzero(~np.all(np.isclose(got, probs, rtol=0, atol=1e-12), axis=1))
     assert list(changed) == [4]  # a tile unlike bare board is what it should be
-    assert np.array_equal(pipeline._second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
+    assert np.array_equal(pipeline.second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
                           probs)
 
 
@@ -370,21 +370,21 @@ def test_a_sure_bare_cell_in_a_burnt_out_picture_gets_a_second_look_too() -> Non
 
     reader, plan, m, model = _scene()
     probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))  # sure: bare board
-    assert np.array_equal(pipeline._second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
+    assert np.array_equal(pipeline.second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
                           probs)
     boxes = plan.sampling.cell_boxes.reshape(100, 9, 4)[44]  # type: ignore[attr-defined]
     topdown = m.topdown.copy()  # type: ignore[attr-defined]
     topdown[boxes[:, 1].min():boxes[:, 3].max(), boxes[:, 0].min():boxes[:, 2].max()] = 250
     burnt = replace(m, topdown=topdown, integral=integral(topdown),  # type: ignore[type-var]
                     sub_bgr=cell_colours(integral(topdown), plan.sampling))  # type: ignore[attr-defined]
-    got = pipeline._second_look(reader.settings, plan, burnt, model, probs)  # type: ignore[arg-type, attr-defined]
+    got = pipeline.second_look(reader.settings, plan, burnt, model, probs)  # type: ignore[arg-type, attr-defined]
     changed = np.flatnonzero(~np.all(np.isclose(got, probs, rtol=0, atol=1e-12), axis=1))
     assert list(changed) == [44]
     # bright, but not burnt out: no more looks
     topdown[boxes[:, 1].min():boxes[:, 3].max(), boxes[:, 0].min():boxes[:, 2].max()] = 230
     bright = replace(m, topdown=topdown, integral=integral(topdown),  # type: ignore[type-var]
                      sub_bgr=cell_colours(integral(topdown), plan.sampling))  # type: ignore[attr-defined]
-    assert np.array_equal(pipeline._second_look(reader.settings, plan, bright, model, probs),  # type: ignore[arg-type, attr-defined]
+    assert np.array_equal(pipeline.second_look(reader.settings, plan, bright, model, probs),  # type: ignore[arg-type, attr-defined]
                           probs)
 
 
@@ -429,13 +429,13 @@ def test_a_looked_at_cell_just_like_its_bare_board_in_the_calibration_photo_is_b
     probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))
     probs[cells] = [0.3, 0.6, 0.05, 0.05]
     monkeypatch.setattr(pipeline, "patch_network", lambda: Fooled())
-    got = pipeline._second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    got = pipeline.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
     fooled = [0.095, 0.8075, 0.0475, 0.05]
     assert np.allclose(got[cells], [[0.95, 0, 0, 0.05], fooled, [0.95, 0, 0, 0.05], fooled])
     # no calibration photo, or a tile covered the cell in it: the look's answer stands
     for view in (None, BareView(m.bare_view.image, m.bare_view.light,  # type: ignore[attr-defined]
                                 np.arange(100) != cells[0])):
-        got = pipeline._second_look(reader.settings, plan, replace(m, bare_view=view),  # type: ignore[arg-type, type-var]
+        got = pipeline.second_look(reader.settings, plan, replace(m, bare_view=view),  # type: ignore[arg-type, type-var]
                                     model, probs)
         assert np.allclose(got[cells[0]], fooled)
         assert np.allclose(got[cells[2]], [0.95, 0, 0, 0.05] if view else fooled)
@@ -485,7 +485,7 @@ def test_a_frame_gets_at_most_so_many_second_looks_the_least_sure_first() -> Non
     probs = np.column_stack([top, rest, rest, rest])
     hidden = [0, 1, 10, 11]  # ... and some hidden under it
     probs[hidden] = [0.1, 0.1, 0.1, 0.7]
-    got = pipeline._second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    got = pipeline.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
     changed = np.flatnonzero(~np.all(np.isclose(got, probs), axis=1))
     assert len(changed) == SECOND_LOOKS
     seen = np.setdiff1d(np.arange(100), hidden)
@@ -502,6 +502,6 @@ def test_with_nothing_hidden_every_unsure_cell_gets_a_second_look() -> None:
     top = np.random.default_rng(6).uniform(0.6, 0.98, 100)
     rest = (1 - top) / 3
     probs = np.column_stack([top, rest, rest, rest])
-    got = pipeline._second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    got = pipeline.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
     changed = np.flatnonzero(~np.all(np.isclose(got, probs), axis=1))
     assert len(changed) == 100 > SECOND_LOOKS

@@ -31,8 +31,8 @@ from vision.features import (
     texture,
     warp_topdown,
 )
-from vision.patches import _BIAS_ROWS, Conv, columns
-from vision.pipeline import _ring_strips, make_plan
+from vision.patches import BIAS_ROWS, Conv, columns
+from vision.pipeline import make_plan, ring_strips
 
 BOARD = ["L.D.......", "L.D.......", "..........", "....LL..DD", "D.........",
          "D......L..", "D......L..", "..........", "L........D", ".........."]
@@ -133,8 +133,8 @@ def test_the_top_down_view_s_sums_are_those_of_the_plain_float_paths() -> None:
     one_by_one = np.array([cv2.resize(grey[ya:yb, xa:xb].astype(np.float32), (12, 12),
                                       interpolation=cv2.INTER_AREA)
                            for ya, yb, xa, xb in plan.strips])
-    assert np.array_equal(_ring_strips(plan, topdown), one_by_one)
-    assert np.array_equal(_ring_strips(replace(plan, strip_pixels=None), topdown), one_by_one)
+    assert np.array_equal(ring_strips(plan, topdown), one_by_one)
+    assert np.array_equal(ring_strips(replace(plan, strip_pixels=None), topdown), one_by_one)
 
 
 def test_boxes_laid_out_beforehand_give_the_same_means() -> None:
@@ -187,7 +187,7 @@ def test_a_convolution_over_more_pixels_than_its_bias_is_laid_out_for(stride: in
     bias = rng.normal(size=8).astype(np.float32)
     got = Conv(weight, bias, stride)(x)
     pixels = got.shape[0] * got.shape[1] * got.shape[2]
-    assert stride == 2 or pixels > _BIAS_ROWS
+    assert stride == 2 or pixels > BIAS_ROWS
     padded = np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
     want = np.zeros(got.shape)
     for dy in range(3):
@@ -233,7 +233,7 @@ def test_blas_runs_one_thread_inside_the_context_and_as_before_after() -> None:
 
 def test_the_shade_worked_out_once_a_frame_is_used_only_for_its_own_arrays() -> None:
     from vision.classify import bare_in_shadow, make_shade
-    from vision.learned import _against_background
+    from vision.learned import against_background
 
     rng = np.random.default_rng(11)
     background = rng.normal([70, 5, 20], 5, (100, 9, 3))
@@ -244,12 +244,12 @@ def test_the_shade_worked_out_once_a_frame_is_used_only_for_its_own_arrays() -> 
     assert shade is not None
     assert np.array_equal(bare_in_shadow(sub_lab, background, shade),
                           bare_in_shadow(sub_lab, background))
-    assert np.array_equal(_against_background(sub_lab, background, shade),
-                          _against_background(sub_lab, background))
+    assert np.array_equal(against_background(sub_lab, background, shade),
+                          against_background(sub_lab, background))
     # Made of other arrays (an older frame's), it is not used.
     other = make_shade(sub_lab + 3.0, background)
-    assert np.array_equal(_against_background(sub_lab, background, other),
-                          _against_background(sub_lab, background))
+    assert np.array_equal(against_background(sub_lab, background, other),
+                          against_background(sub_lab, background))
     assert bare_in_shadow(sub_lab, background, shade).any()
     assert make_shade(sub_lab, None) is None
 
@@ -264,14 +264,14 @@ def test_both_tile_colours_at_once_give_each_colours_own_numbers(
     dark: tuple[float, float, float], count: int, seed: int,
 ) -> None:
     from contracts.calibration import ColourModel
-    from vision.learned import _against_rows
+    from vision.learned import against_colours_rows
 
     rng = np.random.default_rng(seed)
     lab = np.column_stack([rng.uniform(0, 100, count), rng.uniform(-60, 60, (count, 2))])
     lab[0] = light  # a sample on a tile colour: its own distance 0
-    both = _against_rows(lab, ColourModel(empty=empty, ring=empty, light=light, dark=dark))
-    alone = (_against_rows(lab, ColourModel(empty=empty, ring=empty, light=light)),
-             _against_rows(lab, ColourModel(empty=empty, ring=empty, dark=dark)))
+    both = against_colours_rows(lab, ColourModel(empty=empty, ring=empty, light=light, dark=dark))
+    alone = (against_colours_rows(lab, ColourModel(empty=empty, ring=empty, light=light)),
+             against_colours_rows(lab, ColourModel(empty=empty, ring=empty, dark=dark)))
     for k in (0, 1):
         rows = [3 + 4 * k + i for i in range(4)] + [14 + k]
         assert np.array_equal(both[rows], alone[k][rows])

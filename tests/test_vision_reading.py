@@ -140,7 +140,7 @@ def test_a_bridge_dropped_for_a_hidden_end_leaves_its_cells_to_their_own_reading
     bare = {(f, r) for f, r in hidden if frame.board[9 - r][f] == "."}
     a, b = next(((f, r), (f, r + 2)) for f, r in sorted(bare)
                 if (f, r + 2) in bare and (f, r + 1) in bare)
-    monkeypatch.setattr(pipeline, "_learned_bridges", lambda *args: ([(a, b)], [LIGHT]))
+    monkeypatch.setattr(pipeline, "learned_bridges", lambda *args: ([(a, b)], [LIGHT]))
     obs = read_board(frame.image)
     assert obs.occluded and a in obs.occluded_cells
     assert obs.bridges == ()
@@ -213,20 +213,20 @@ def test_a_hidden_cell_joined_to_the_edge_by_half_hidden_cells_flags_the_frame(
 
 
 def test_reaches_edge_follows_half_hidden_cells() -> None:
-    from vision.pipeline import REACHING_HIDDEN, _reaches_edge
+    from vision.pipeline import REACHING_HIDDEN, reaches_edge
 
     unknown = np.zeros((10, 10), bool)
     hidden = np.zeros(100)
-    assert not _reaches_edge(unknown, hidden)
+    assert not reaches_edge(unknown, hidden)
     unknown[4, 4] = True
-    assert not _reaches_edge(unknown, hidden)
+    assert not reaches_edge(unknown, hidden)
     for r, f in ((4, 3), (3, 2), (3, 1), (2, 0)):  # a crooked way out to the edge
         hidden[r * 10 + f] = REACHING_HIDDEN
-    assert _reaches_edge(unknown, hidden)
+    assert reaches_edge(unknown, hidden)
     hidden[3 * 10 + 1] = REACHING_HIDDEN - 0.01
-    assert not _reaches_edge(unknown, hidden)
+    assert not reaches_edge(unknown, hidden)
     # half-hidden cells at the edge with no hidden cell among them: nothing to join
-    assert not _reaches_edge(np.zeros((10, 10), bool), np.full(100, 0.9))
+    assert not reaches_edge(np.zeros((10, 10), bool), np.full(100, 0.9))
 
 
 def test_a_pale_hand_over_a_beige_border_is_flagged_by_its_fingertip() -> None:
@@ -282,7 +282,7 @@ def test_a_hand_over_a_bridge_at_the_edge_is_flagged_by_the_hidden_cell_beside_t
 
 
 def test_a_hidden_cell_counts_next_to_an_edge_cell_whose_border_changed() -> None:
-    from vision.pipeline import _beside_changed_border
+    from vision.pipeline import beside_changed_border
 
     _, plan = _angled_plan()
     xy = plan.sampling.ring_xy
@@ -291,17 +291,17 @@ def test_a_hidden_cell_counts_next_to_an_edge_cell_whose_border_changed() -> Non
     assert tuple(np.floor(xy[near_side[4]]).clip(0, 9).astype(int)) == parse_cell("e1")
     changed[near_side[4]] = True  # beside e1
     unknown = np.zeros((10, 10), bool)
-    assert not _beside_changed_border(plan, unknown, changed)
+    assert not beside_changed_border(plan, unknown, changed)
     for f, r, flagged in ((4, 1, True), (5, 1, True), (3, 0, True), (4, 0, True),
                           (6, 1, False), (4, 2, False), (0, 0, False)):
         unknown[:] = False
         unknown[r, f] = True  # rows are ranks: (4, 1) is e2
-        assert _beside_changed_border(plan, unknown, changed) is flagged
-        assert not _beside_changed_border(plan, unknown, np.zeros(len(xy), bool))
+        assert beside_changed_border(plan, unknown, changed) is flagged
+        assert not beside_changed_border(plan, unknown, np.zeros(len(xy), bool))
 
 
 def test_a_change_of_the_border_counts_beside_a_half_hidden_edge_cell() -> None:
-    from vision.pipeline import REACHING_HIDDEN, _finger_on_border
+    from vision.pipeline import REACHING_HIDDEN, finger_on_border
 
     _, plan = _angled_plan()
     xy = plan.sampling.ring_xy
@@ -309,16 +309,16 @@ def test_a_change_of_the_border_counts_beside_a_half_hidden_edge_cell() -> None:
     assert tuple(np.floor(xy[box]).clip(0, 9).astype(int)) == parse_cell("b1")
     odd = np.zeros(len(xy), bool)
     hidden = np.zeros(100)
-    assert not _finger_on_border(plan, odd, hidden)
+    assert not finger_on_border(plan, odd, hidden)
     odd[box] = True
-    assert not _finger_on_border(plan, odd, hidden)  # a change alone is too little
+    assert not finger_on_border(plan, odd, hidden)  # a change alone is too little
     hidden[1] = REACHING_HIDDEN  # b1
-    assert _finger_on_border(plan, odd, hidden)
+    assert finger_on_border(plan, odd, hidden)
     hidden[1] = REACHING_HIDDEN - 0.01
-    assert not _finger_on_border(plan, odd, hidden)
+    assert not finger_on_border(plan, odd, hidden)
     hidden[2] = 0.9  # c1, the next cell, beside a sample that did not change
-    assert not _finger_on_border(plan, odd, hidden)
-    assert not _finger_on_border(plan, np.zeros(len(xy), bool), np.full(100, 0.9))
+    assert not finger_on_border(plan, odd, hidden)
+    assert not finger_on_border(plan, np.zeros(len(xy), bool), np.full(100, 0.9))
 
 
 def test_a_pale_hand_reaching_over_a_corner_is_flagged_by_the_tile_it_seems() -> None:
@@ -360,7 +360,7 @@ def test_a_bare_cell_next_to_one_the_look_finds_a_tile_is_looked_at_too(
             out[44] = 0.0
             out[44, seen["e5"]] = 1.0
 
-    monkeypatch.setattr(pipeline, "_look_at", look_at)
+    monkeypatch.setattr(pipeline, "look_at_cells", look_at)
     probs = np.zeros((100, 4))
     probs[:, EMPTY] = 1.0
     probs[44] = (0.9, 0.1, 0.0, 0.0)
@@ -372,19 +372,19 @@ def test_a_bare_cell_next_to_one_the_look_finds_a_tile_is_looked_at_too(
     m = SimpleNamespace(sub_bgr=np.full((100, 9, 3), 100.0))
     model = ColourModel(empty=(70.0, 0.0, 10.0), ring=(20.0, 0.0, 0.0),
                         light=(90.0, 0.0, 10.0), dark=(30.0, 30.0, 20.0))
-    out = pipeline._second_look(settings, plan, m, model, probs, change)  # type: ignore[arg-type]
+    out = pipeline.second_look(settings, plan, m, model, probs, change)  # type: ignore[arg-type]
     assert looked == [[44, 46], [45, 54]]  # e5 doubted, g5 changed; then f5 and e6
     assert out[44].argmax() == LIGHT
     looked.clear()
     seen["e5"] = EMPTY  # the look finds e5 bare too: nothing more is looked at
-    pipeline._second_look(settings, plan, m, model, probs, change)  # type: ignore[arg-type]
+    pipeline.second_look(settings, plan, m, model, probs, change)  # type: ignore[arg-type]
     assert looked == [[44, 46]]
 
 
 def test_an_edge_tile_apart_from_its_colour_counts_beside_a_change_of_the_outer_border(
 ) -> None:
     from vision.classify import DARK, LIGHT
-    from vision.pipeline import APART_RATIO, APART_TILE, _tile_apart_on_border
+    from vision.pipeline import APART_RATIO, APART_TILE, tile_apart_on_border
 
     _, plan = _angled_plan()
     xy = plan.sampling.ring_xy
@@ -407,7 +407,7 @@ def test_an_edge_tile_apart_from_its_colour_counts_beside_a_change_of_the_outer_
         seen = lab.copy()
         seen[1, 0] -= b1  # b1 that far from the light colour
         m = SimpleNamespace(ring_outer_odd=outer, ring_outliers=outliers, cells_lab=seen)
-        return _tile_apart_on_border(plan, m, model, codes, spanned)  # type: ignore[arg-type]
+        return tile_apart_on_border(plan, m, model, codes, spanned)  # type: ignore[arg-type]
 
     far = max(APART_TILE, APART_RATIO * 4.0)
     assert not apart(far)  # the border did not change
@@ -425,7 +425,7 @@ def test_an_edge_tile_apart_from_its_colour_counts_beside_a_change_of_the_outer_
     outer[box] = False
     assert not apart(far)
     m = SimpleNamespace(ring_outer_odd=None, ring_outliers=none, cells_lab=lab)
-    assert not _tile_apart_on_border(plan, m, model, codes, spanned)  # type: ignore[arg-type]
+    assert not tile_apart_on_border(plan, m, model, codes, spanned)  # type: ignore[arg-type]
 
 
 def test_tracker_reads_jpeg_frames_after_calibrating_on_the_empty_board() -> None:
@@ -545,7 +545,7 @@ def test_a_shadow_falling_across_the_border_is_not_an_arm() -> None:
 
 
 def test_a_leaning_tile_is_on_the_way_from_border_to_tile_colour_and_a_sleeve_is_not() -> None:
-    from vision.pipeline import _between
+    from vision.pipeline import between_tiles
 
     border = np.array([20.0, 0.0, 0.0])  # dark grey border
     tile = np.array([90.0, 0.0, 5.0])  # white tile
@@ -556,13 +556,14 @@ def test_a_leaning_tile_is_on_the_way_from_border_to_tile_colour_and_a_sleeve_is
         [60.0, -40.0, 35.0],  # a green sleeve
         [72.0, 12.0, 25.0],  # skin
     ])
-    assert list(_between(samples, border, tile, np.ones(5))) == [True, True, False, False, False]
+    assert list(between_tiles(samples, border, tile, np.ones(5))) == [
+        True, True, False, False, False]
     # A sample hardly changed towards the tile (a dark border, where a small change is a
     # large share of its light) is a tile reaching a sliver of the box.
-    assert list(_between(np.array([[24.0, 0.0, 1.0]]), border, tile, np.ones(1))) == [True]
+    assert list(between_tiles(np.array([[24.0, 0.0, 1.0]]), border, tile, np.ones(1))) == [True]
     # ... and no further along the way than the share of the box the tile can cover
     half = np.array([[55.0, 0.0, 3.0]] * 2)
-    assert list(_between(half, border, tile, np.array([0.6, 0.1]))) == [True, False]
+    assert list(between_tiles(half, border, tile, np.array([0.6, 0.1]))) == [True, False]
 
 
 def _angled_plan() -> tuple[Thresholds, Plan]:
@@ -590,12 +591,12 @@ def _tiles_as_learned(codes: np.ndarray, model: ColourModel) -> np.ndarray:
 
 def _border_hit(settings: Thresholds, plan: Plan, m: object, codes: np.ndarray,
                 spanned: np.ndarray, model: ColourModel) -> bool:
-    """`_ring_hit` over the border samples that `_odd_boxes` counts, as `observe` takes them
+    """`border_crossed` over the border samples that `odd_boxes` counts, as `observe` takes them
     (`m`: a `Measurement`, or a stand-in with the fields the border test reads)."""
-    from vision.pipeline import _odd_boxes, _ring_hit
+    from vision.pipeline import border_crossed, odd_boxes
 
-    odd = _odd_boxes(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
-    return _ring_hit(settings, odd)
+    odd = odd_boxes(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
+    return border_crossed(settings, odd)
 
 
 def _near_side(plan: Plan) -> np.ndarray:
@@ -730,7 +731,7 @@ def test_a_tinted_shadow_beside_a_tile_is_a_shadow_unless_the_outer_border_chang
 
 def _border_scene() -> tuple[Thresholds, Plan, ColourModel, np.ndarray]:
     """The angled plan, a blue board with a dark border, white and red tiles learned, and an
-    even light: what the border tests of `_ring_hit` read against."""
+    even light: what the border tests of `border_crossed` read against."""
     settings, plan = _angled_plan()
     model = ColourModel(empty=(50.0, 0.0, -20.0), ring=(20.0, 5.0, -20.0),
                         light=(95.0, 0.0, 2.0), dark=(35.0, 40.0, 25.0))
@@ -769,7 +770,7 @@ def _one_box_changed(
     plan: Plan, model: ColourModel, coef: np.ndarray
 ) -> tuple[np.ndarray, SimpleNamespace]:
     """A bare board whose border changed colour in one box only (the fifth along a1's side,
-    `_near_side`: not enough alone), as the border tests of `_odd_boxes` measure it: the
+    `_near_side`: not enough alone), as the border tests of `odd_boxes` measure it: the
     border samples along that side, and a stand-in for the measurement, which a test
     changes further (the outer halves, their shadows, faint changes...)."""
     xy = plan.sampling.ring_xy
@@ -806,7 +807,7 @@ def test_a_shadow_on_the_outer_border_alone_counts_only_beside_a_change() -> Non
 
 
 def test_a_faint_change_of_the_border_counts_only_next_to_a_clear_one() -> None:
-    from vision.pipeline import _fading_arm, _odd_boxes, _ring_hit
+    from vision.pipeline import border_crossed, fading_arm, odd_boxes
 
     settings, plan, model, coef = _border_scene()
     codes = np.zeros(100, np.int64)  # a bare board
@@ -818,9 +819,9 @@ def test_a_faint_change_of_the_border_counts_only_next_to_a_clear_one() -> None:
         m.ring_faint[near_side[faint_at]] = True
         m.ring_clear = m.ring_outliers & clearly
         spanned = np.zeros(100, bool)
-        odd = _odd_boxes(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
-        assert not _ring_hit(settings, odd)
-        return _fading_arm(settings, plan, m, odd)  # type: ignore[arg-type]
+        odd = odd_boxes(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
+        assert not border_crossed(settings, odd)
+        return fading_arm(settings, plan, m, odd)  # type: ignore[arg-type]
 
     assert hit(5, clearly=True)  # the next box along: the arm's fading edge
     assert hit(3, clearly=True)
@@ -899,11 +900,11 @@ def _lit(m: Measurement, gain: np.ndarray) -> Measurement:
 
 def test_a_light_change_on_the_border_is_taken_in_even_when_samples_near_the_limit_flicker(
 ) -> None:
-    from vision.pipeline import _BORDER_SETTLE_FRAMES
+    from vision.pipeline import BORDER_SETTLE_FRAMES
 
     reader, m = _border_reader()
     counts = []
-    for frame in range(_BORDER_SETTLE_FRAMES + 10):
+    for frame in range(BORDER_SETTLE_FRAMES + 10):
         gain = np.ones(len(m.ring_bgr))
         gain[:3] = 1.3  # a lamp turned on lights part of one side
         gain[3:5] = 1.11 if frame % 2 else 1.14  # and flickers on two samples near the limit
@@ -923,7 +924,7 @@ def test_an_arm_moving_along_the_border_is_never_taken_for_the_light() -> None:
 
 def test_an_arm_resting_on_the_border_is_not_taken_in_while_the_cells_beside_it_changed(
 ) -> None:
-    from vision.pipeline import _BORDER_SETTLE_FRAMES, LIGHT, REACH
+    from vision.pipeline import BORDER_SETTLE_FRAMES, LIGHT, REACH
 
     reader, m = _border_reader()
     sampling = reader._plan.sampling
@@ -935,7 +936,7 @@ def test_an_arm_resting_on_the_border_is_not_taken_in_while_the_cells_beside_it_
     reader._clear_codes = np.zeros(100, np.int64)  # the board as read before it came: bare
     reader._last_codes = reader._clear_codes.copy()
     reader._last_codes[beside] = LIGHT  # its sleeve, read as a tile next to where it crosses
-    for _ in range(3 * _BORDER_SETTLE_FRAMES):
+    for _ in range(3 * BORDER_SETTLE_FRAMES):
         assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 3
     reader._last_codes[beside] = 0
     reader._last_codes[far] = LIGHT  # a tile put down across the board is no arm's doing
@@ -944,7 +945,7 @@ def test_an_arm_resting_on_the_border_is_not_taken_in_while_the_cells_beside_it_
 
 def test_without_a_clear_frame_a_still_difference_is_taken_in_only_where_cells_are_readable(
 ) -> None:
-    from vision.pipeline import _BORDER_SETTLE_FRAMES, LIGHT, REACH, UNKNOWN
+    from vision.pipeline import BORDER_SETTLE_FRAMES, LIGHT, REACH, UNKNOWN
 
     reader, m = _border_reader()
     sampling = reader._plan.sampling
@@ -956,20 +957,20 @@ def test_without_a_clear_frame_a_still_difference_is_taken_in_only_where_cells_a
     assert reader._clear_codes is None  # nothing read clear yet
     reader._last_codes = np.zeros(100, np.int64)
     reader._last_codes[[beside, far]] = LIGHT, UNKNOWN  # a tile there, a cell far away unread
-    for _ in range(_BORDER_SETTLE_FRAMES):
+    for _ in range(BORDER_SETTLE_FRAMES):
         assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 3
     assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 0  # a lamp's light
     reader, m = _border_reader()
     reader._last_codes = np.zeros(100, np.int64)
     reader._last_codes[beside] = UNKNOWN  # a hand resting over the border hides that cell
-    for _ in range(3 * _BORDER_SETTLE_FRAMES):
+    for _ in range(3 * BORDER_SETTLE_FRAMES):
         assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 3
 
 
 def test_a_hand_still_over_the_board_from_the_first_frame_is_never_read_as_the_board(
 ) -> None:
     from lab.synth import random_spec
-    from vision.pipeline import _BORDER_SETTLE_FRAMES
+    from vision.pipeline import BORDER_SETTLE_FRAMES
 
     rng = np.random.default_rng([2, 15])  # a hand scene whose border a reader took in
     spec = random_spec(rng, "hands")
@@ -977,20 +978,20 @@ def test_a_hand_still_over_the_board_from_the_first_frame_is_never_read_as_the_b
                     hands=())
     reader = BoardReader(make_calibration(render(empty).image, empty=True))
     clear, hand = render(replace(spec, hands=())), render(spec)
-    for _ in range(_BORDER_SETTLE_FRAMES + 10):  # with the camera's noise, then its JPEG
+    for _ in range(BORDER_SETTLE_FRAMES + 10):  # with the camera's noise, then its JPEG
         noisy = np.clip(hand.image.astype(np.float32) + rng.normal(0.0, 2.0, hand.image.shape),
                         0, 255)
         obs = reader.read(cv2.imencode(".jpg", noisy.astype(np.uint8),
                                        [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes())
         assert obs.occluded or (obs.board_rows() == list(clear.board)
                                 and _bridges(obs.bridge_names()) == set(clear.bridges))
-    assert reader._clear_codes is None and reader._steady >= _BORDER_SETTLE_FRAMES
+    assert reader._clear_codes is None and reader._steady >= BORDER_SETTLE_FRAMES
 
 
 def test_a_hand_resting_still_over_the_board_is_never_read_as_the_board() -> None:
     from lab.evaluate import tracker_for
     from lab.synth import random_spec
-    from vision.pipeline import _BORDER_SETTLE_FRAMES
+    from vision.pipeline import BORDER_SETTLE_FRAMES
 
     rng = np.random.default_rng([4242, 24])  # a hand scene the border flags at once
     spec = random_spec(rng, "hands")
@@ -1004,12 +1005,12 @@ def test_a_hand_resting_still_over_the_board_is_never_read_as_the_board() -> Non
 
     for _ in range(10):
         assert not reader.read(frame(clear.image)).occluded
-    for _ in range(_BORDER_SETTLE_FRAMES + 20):
+    for _ in range(BORDER_SETTLE_FRAMES + 20):
         obs = reader.read(frame(hand.image))
         assert obs.occluded or (obs.board_rows() == list(clear.board)
                                 and _bridges(obs.bridge_names()) == set(clear.bridges))
     # still for longer than a lamp's light needs to be taken in, and not taken in
-    assert reader._steady >= _BORDER_SETTLE_FRAMES
+    assert reader._steady >= BORDER_SETTLE_FRAMES
 
 
 def test_a_dark_hand_over_a_border_of_its_colour_is_not_taken_for_a_tiles_shadow() -> None:
@@ -1102,7 +1103,7 @@ def test_cells_a_hand_surely_hides_are_not_read_as_tiles() -> None:
 
 def test_tile_colours_are_refit_from_the_cells_the_network_is_sure_of() -> None:
     from contracts.calibration import ColourModel, default_thresholds
-    from vision.pipeline import _refined
+    from vision.pipeline import refined_colours
 
     rng = np.random.default_rng(8)
     sub = np.tile(np.array([60.0, 5.0, 20.0]), (100, 9, 1)) + rng.normal(0, 0.5, (100, 9, 3))
@@ -1113,11 +1114,11 @@ def test_tile_colours_are_refit_from_the_cells_the_network_is_sure_of() -> None:
     probs[:6] = (0.02, 0.95, 0.02, 0.01)
     glare = ColourModel(empty=(60.0, 5.0, 20.0), ring=(40.0, 0.0, 0.0),
                         light=(72.0, 1.0, 8.0), dark=(30.0, 20.0, 15.0))
-    better = _refined(default_thresholds(), glare, m, probs)  # type: ignore[arg-type]
+    better = refined_colours(default_thresholds(), glare, m, probs)  # type: ignore[arg-type]
     assert better is not None and better.dark == glare.dark
     assert better.light is not None and abs(better.light[0] - 88.0) < 1.0
     # colours the sure cells agree with stay as they are
-    assert _refined(default_thresholds(), better, m, probs) is None  # type: ignore[arg-type]
+    assert refined_colours(default_thresholds(), better, m, probs) is None  # type: ignore[arg-type]
 
 
 def _empty_board_read(
@@ -1149,7 +1150,7 @@ def _saying(p: float) -> Network:
 def test_a_doubtful_bridge_counts_when_both_ends_are_surely_tiles_of_one_colour(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from vision.pipeline import BRIDGE_MIN_P, BRIDGE_MIN_P_SURE_ENDS, _learned_bridges
+    from vision.pipeline import BRIDGE_MIN_P, BRIDGE_MIN_P_SURE_ENDS, learned_bridges
 
     reader, plan, m, model = _empty_board_read(monkeypatch)
     doubt = (BRIDGE_MIN_P + BRIDGE_MIN_P_SURE_ENDS) / 2  # the network says this everywhere
@@ -1159,7 +1160,7 @@ def test_a_doubtful_bridge_counts_when_both_ends_are_surely_tiles_of_one_colour(
     for f, r, p in ((0, 0, (0.0, 0.97, 0.0, 0.03)), (2, 0, (0.0, 0.95, 0.05, 0.0)),  # a1, c1
                     (6, 5, (0.0, 0.6, 0.4, 0.0)), (8, 5, (0.0, 0.55, 0.45, 0.0))):  # g6, i6
         probs[r * 10 + f] = p
-    found = _learned_bridges(reader.settings, plan, m, model, probs, net)
+    found = learned_bridges(reader.settings, plan, m, model, probs, net)
     assert found is not None
     assert found[0] == [((0, 0), (2, 0))]  # a1-c1 sure light at both ends; g6-i6 unsure
 
@@ -1171,7 +1172,7 @@ def test_a_bridge_whose_foot_hides_its_tile_counts_only_when_the_network_is_sure
     pair is asked about, and counts as a light bridge only from `FOOT_P`."""
     from vision.classify import LIGHT
     from vision.learned import FOOT_CHANGE, FOOT_P
-    from vision.pipeline import BRIDGE_MIN_P, _learned_bridges
+    from vision.pipeline import BRIDGE_MIN_P, learned_bridges
 
     reader, plan, m, model = _empty_board_read(monkeypatch)
     probs = np.zeros((100, 4))
@@ -1180,21 +1181,21 @@ def test_a_bridge_whose_foot_hides_its_tile_counts_only_when_the_network_is_sure
     change = np.zeros(100)
     change[2] = FOOT_CHANGE * 2  # ... but is not the bare board seen there before
     doubt = (BRIDGE_MIN_P + FOOT_P) / 2
-    assert _learned_bridges(reader.settings, plan, m, model, probs, _saying(doubt), None,
+    assert learned_bridges(reader.settings, plan, m, model, probs, _saying(doubt), None,
                             change) == ([], [])
     # The false pair of tuning seed 11 (a bare end in a tile's shadow) came to 0.76.
-    assert _learned_bridges(reader.settings, plan, m, model, probs, _saying(0.76), None,
+    assert learned_bridges(reader.settings, plan, m, model, probs, _saying(0.76), None,
                             change) == ([], [])
     sure = (FOOT_P + 1.0) / 2
-    found = _learned_bridges(reader.settings, plan, m, model, probs, _saying(sure), None, change)
+    found = learned_bridges(reader.settings, plan, m, model, probs, _saying(sure), None, change)
     assert found == ([((0, 0), (2, 0))], [LIGHT])
-    assert _learned_bridges(reader.settings, plan, m, model, probs, _saying(sure)) == ([], [])
+    assert learned_bridges(reader.settings, plan, m, model, probs, _saying(sure)) == ([], [])
 
 
 def test_the_background_follows_bare_cells_and_learns_cells_no_longer_covered() -> None:
     from contracts.calibration import default_thresholds
     from vision.classify import EMPTY, LIGHT
-    from vision.pipeline import _follow_background
+    from vision.pipeline import follow_background
 
     settings = default_thresholds()
     background = np.full((100, 9, 3), 50.0)
@@ -1207,7 +1208,7 @@ def test_the_background_follows_bare_cells_and_learns_cells_no_longer_covered() 
                         for f in range(10)) for r in range(10))
     obs = SimpleNamespace(cells=cells, occluded_cells=frozenset({(9, 9)}), bridges=())
     m = SimpleNamespace(sub_lab=sub_lab)
-    out = _follow_background(settings, background, m, obs, reading)  # type: ignore[arg-type]
+    out = follow_background(settings, background, m, obs, reading)  # type: ignore[arg-type]
     assert out is not None
     rate = settings.adapt_rate
     assert np.allclose(out[0], 50.0 + 10.0 * rate)  # bare: follows the light slowly
@@ -1600,8 +1601,8 @@ def test_the_border_print_is_compared_beside_samples_that_kept_their_colour() ->
         PRINT_LIKENESS,
         PRINT_QUIET_LEVELS,
         PRINT_REACH,
-        _print_hidden,
         beyond_boxes,
+        print_hidden,
         print_likeness,
     )
 
@@ -1647,11 +1648,11 @@ def test_the_border_print_is_compared_beside_samples_that_kept_their_colour() ->
     narrow[y0:y1, x0:x1] = 180  # the print just beside it is found by moving
     assert likeness(printed, narrow)[box] > PRINT_LIKENESS
     m = SimpleNamespace(print_likeness=found)
-    assert _print_hidden(m)  # type: ignore[arg-type]
+    assert print_hidden(m)  # type: ignore[arg-type]
     m.print_likeness = likeness(printed, printed)
-    assert not _print_hidden(m)  # type: ignore[arg-type]
+    assert not print_hidden(m)  # type: ignore[arg-type]
     m.print_likeness = None  # not worked out (no reader)
-    assert not _print_hidden(m)  # type: ignore[arg-type]
+    assert not print_hidden(m)  # type: ignore[arg-type]
     changed = np.zeros(n)
     changed[box] = PRINT_QUIET_LEVELS  # the sample changed colour: other rules judge it
     assert likeness(printed, hand, changed)[box] == 1.0
@@ -1672,10 +1673,10 @@ def _held(reader: BoardReader, image: np.ndarray, frames: int) -> list[Observati
 def test_something_set_down_against_the_board_stops_flagging_once_it_lies_still() -> None:
     """Something put down on the table against the board's edge, over the print just
     outside the border (a box lid, a cup), flags the frames while it is new; once it has lain
-    still for `_BORDER_SETTLE_FRAMES` frames, the cells near it reading as before, its
+    still for `BORDER_SETTLE_FRAMES` frames, the cells near it reading as before, its
     print is the one compared with, and the board reads unflagged again."""
     from lab.evaluate import tracker_for
-    from vision.pipeline import _BORDER_SETTLE_FRAMES, PRINT_LEAST_SPREAD, print_likeness
+    from vision.pipeline import BORDER_SETTLE_FRAMES, PRINT_LEAST_SPREAD, print_likeness
 
     spec = replace(random_spec(np.random.default_rng([1313, 28]), "hands"), hands=())
     frame = render(spec)
@@ -1707,7 +1708,7 @@ def test_something_set_down_against_the_board_stops_flagging_once_it_lies_still(
     at_y = np.round(sampling.map_y[rows, cols] / reader._scale).astype(int).ravel()
     lid = image.copy()
     lid[mask > 0] = np.median(image[at_y, at_x], axis=0)
-    seen = _held(reader, lid, _BORDER_SETTLE_FRAMES + 5)
+    seen = _held(reader, lid, BORDER_SETTLE_FRAMES + 5)
     assert seen[0].occluded and seen[0].board_rows() == list(frame.board)
     assert not seen[-1].occluded and seen[-1].board_rows() == list(frame.board)
     m = reader.measure_frame(lid)[1]
@@ -1720,7 +1721,7 @@ def test_a_hand_hiding_the_print_stays_flagged_however_still_it_is() -> None:
     the hand makes of j2 keeps the hand from being taken for something put down beside
     the board, and every frame stays flagged."""
     from lab.evaluate import tracker_for
-    from vision.pipeline import _BORDER_SETTLE_FRAMES
+    from vision.pipeline import BORDER_SETTLE_FRAMES
 
     spec = random_spec(np.random.default_rng([1313, 28]), "hands")
     hand = render(spec)
@@ -1728,4 +1729,4 @@ def test_a_hand_hiding_the_print_stays_flagged_however_still_it_is() -> None:
     reader = tracker_for(spec, hand)
     assert reader is not None
     assert not reader.read(clear.image).occluded
-    assert all(obs.occluded for obs in _held(reader, hand.image, _BORDER_SETTLE_FRAMES + 5))
+    assert all(obs.occluded for obs in _held(reader, hand.image, BORDER_SETTLE_FRAMES + 5))

@@ -130,10 +130,10 @@ def test_cell_names_round_trip_and_bridge_shapes() -> None:
 
 
 def test_the_conflict_table_says_what_the_bridge_layout_allows() -> None:
-    from vision.bridges import _OFFSETS, BridgeLayout, pair_conflicts
+    from vision.bridges import BRIDGE_OFFSETS, BridgeLayout, pair_conflicts
 
     pairs = tuple(((f, r), (f + df, r + dr)) for r in range(10) for f in range(10)
-                  for df, dr in _OFFSETS if 0 <= f + df < 10 and 0 <= r + dr < 10)
+                  for df, dr in BRIDGE_OFFSETS if 0 <= f + df < 10 and 0 <= r + dr < 10)
     table = pair_conflicts(pairs)
     assert table.shape == (len(pairs), len(pairs)) and (table == table.T).all()
     for j, placed in enumerate(pairs):

@@ -33,7 +33,9 @@ from vision.features import (
 )
 from vision.geometry import SIZE
 
-_OFFSETS = ((0, 2), (2, 0), (2, 2), (2, -2), (1, 2), (2, 1), (2, -1), (1, -2))
+BRIDGE_OFFSETS = ((0, 2), (2, 0), (2, 2), (2, -2), (1, 2), (2, 1), (2, -1), (1, -2))
+"""(files, ranks) from a bridge's one end to its other, one way round: straight, diagonal
+and knight's-move bridges."""
 _T = np.array([0.36, 0.43, 0.5, 0.57, 0.64])
 _HALF = 0.07
 
@@ -88,7 +90,7 @@ def plan_bridges(settings: Thresholds, plan: SamplingPlan) -> BridgePlan:
     pairs: list[tuple[Cell, Cell]] = []
     for f in range(SIZE):
         for r in range(SIZE):
-            for df, dr in _OFFSETS:
+            for df, dr in BRIDGE_OFFSETS:
                 g, s = f + df, r + dr
                 if 0 <= g < SIZE and 0 <= s < SIZE:
                     pairs.append(((f, r), (g, s)))

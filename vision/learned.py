@@ -223,15 +223,15 @@ def bridge_network() -> Network | None:
     return _load(BRIDGE_MODEL)
 
 
-def _against(lab: np.ndarray, model: ColourModel) -> np.ndarray:
+def against_colours(lab: np.ndarray, model: ColourModel) -> np.ndarray:
     """Per colour sample (..., 3), where it lies between the learned colours -> (..., 16);
-    see `_against_rows`."""
-    result: np.ndarray = _against_rows(lab, model).T.astype(np.float64).reshape(
+    see `against_colours_rows`."""
+    result: np.ndarray = against_colours_rows(lab, model).T.astype(np.float64).reshape(
         *lab.shape[:-1], AGAINST)
     return result
 
 
-def _against_rows(lab: np.ndarray, model: ColourModel) -> np.ndarray:
+def against_colours_rows(lab: np.ndarray, model: ColourModel) -> np.ndarray:
     """(AGAINST, n) float32, per colour sample ((..., 3), n in all), where it lies between
     the learned colours.
 
@@ -297,7 +297,7 @@ def _against_rows(lab: np.ndarray, model: ColourModel) -> np.ndarray:
 
 
 AGAINST = 16
-"""Features per colour sample from `_against`."""
+"""Features per colour sample from `against_colours`."""
 
 
 def _column(values: list[float]) -> np.ndarray:
@@ -318,7 +318,7 @@ def cell_features(m: Measured, model: ColourModel) -> np.ndarray:
     outline, and the neighbours' colours."""
     sub_lab, rim_lab = m.sub_lab, m.rim_lab
     boxes = np.concatenate([sub_lab, rim_lab], axis=1)  # (100, 17, 3)
-    rel = _against(boxes, model)  # (100, 17, AGAINST)
+    rel = against_colours(boxes, model)  # (100, 17, AGAINST)
     # The nine sub-boxes sorted once give the median, least and most (as np.median and
     # min and max would, for half the cost of the three).
     ranked = np.sort(rel[:, :9], axis=1)
@@ -330,9 +330,9 @@ def cell_features(m: Measured, model: ColourModel) -> np.ndarray:
     spread = np.sqrt(squared_lengths(off)).max(axis=1, keepdims=True) / _span(
         model)
     neighbours = _neighbour_context(med)
-    local = _local_contrast(middle)
+    local = local_contrast(middle)
     # The frame's shade when it has one worked out (`vision.pipeline.Measurement.shade`).
-    changed = _against_background(sub_lab, m.background, getattr(m, "shade", None))
+    changed = against_background(sub_lab, m.background, getattr(m, "shade", None))
     out: np.ndarray = np.concatenate(
         [rel.reshape(len(rel), -1), med, lo, hi, spread, neighbours, local, changed, m.texture,
          np.sort(m.edges[:, :4], axis=1), m.edges[:, 4:]], axis=1)
@@ -341,7 +341,7 @@ def cell_features(m: Measured, model: ColourModel) -> np.ndarray:
 
 BACKGROUND_FEATURES = 10
 BACKGROUND_AT = 17 * AGAINST + 3 * AGAINST + 1 + AGAINST + 48
-"""Where `_against_background`'s features start in a row of `cell_features`."""
+"""Where `against_background`'s features start in a row of `cell_features`."""
 
 
 def background_change(feats: np.ndarray) -> np.ndarray:
@@ -353,7 +353,7 @@ def background_change(feats: np.ndarray) -> np.ndarray:
     return result
 
 
-def _against_background(sub_lab: np.ndarray, background: np.ndarray | None,
+def against_background(sub_lab: np.ndarray, background: np.ndarray | None,
                         made: Shade | None = None) -> np.ndarray:
     """(100, 10) per cell, how its sample boxes differ from the bare board seen there before.
 
@@ -394,7 +394,7 @@ _AROUND_INDEX = np.array([[_mirrored(r + dr) * SIZE + _mirrored(f + df) for dr, 
 board's edge."""
 
 
-def _local_contrast(cells_lab: np.ndarray) -> np.ndarray:
+def local_contrast(cells_lab: np.ndarray) -> np.ndarray:
     """(100, 48) per cell, how its eight neighbours differ from it, in order.
 
     For each neighbour (mirrored at the board's edge): the Lab difference (in units of 30)
@@ -456,7 +456,7 @@ def bridge_features(
     """
     n = paths.shape[1]
     # (AGAINST, P*H, n): the mean over a row's samples along contiguous memory
-    mean = row_mean(_against_rows(paths, model).reshape(AGAINST, len(paths), n)).T
+    mean = row_mean(against_colours_rows(paths, model).reshape(AGAINST, len(paths), n)).T
     centre = row_mean(paths.transpose(0, 2, 1))  # (P*H, 3) each row's mean colour
     off = paths - centre[:, None, :]
     spread = np.sqrt(squared_lengths(off)) / _span(model)
@@ -502,19 +502,19 @@ def bridge_features(
     shade = shade_free_change(paths[pick], then[pick])
     share = (count[pick] / n)[:, None]
     steps = deck_edges(pick) if deck_edges is not None else None
-    outline = np.zeros((len(rows), DECK_OUTLINE)) if steps is None else _deck_outline(steps)
+    outline = np.zeros((len(rows), DECK_OUTLINE)) if steps is None else deck_outline(steps)
     out: np.ndarray = np.concatenate(
-        [rows.reshape(len(rows), -1), flat_best, _against(chosen, model), pairs_kind,
+        [rows.reshape(len(rows), -1), flat_best, against_colours(chosen, model), pairs_kind,
          ends_p.reshape(len(ends_p), -1), under_p.reshape(len(under_p), -1),
          middle, share, shade, beside, outline], axis=1)
     return out
 
 
 DECK_OUTLINE = 8
-"""Features from `_deck_outline`."""
+"""Features from `deck_outline`."""
 
 
-def _deck_outline(edges: np.ndarray) -> np.ndarray:
+def deck_outline(edges: np.ndarray) -> np.ndarray:
     """(pairs, 8) from a path's two long edges ((pairs, samples, 2 sides, 2): the grey
     level's rise into the deck and the edge's darkening, see `bridges.measure_deck_edges`):
     per side, the mean rise, the mean size of the rise, the share of samples rising the way

@@ -54,7 +54,7 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
         # to the table's, so no contour is the board's quadrilateral; the grid's own cells
         # still are small quadrilaterals side by side. In a dim, noisy photo they are
         # closed only in the smoother edge maps.
-        seen: list[tuple[Corners, _Grid]] = []
+        seen: list[tuple[Corners, GridFit]] = []
         for edges in maps:
             rough = [_around(g, 0.5) for g in _grids_from_cells(gray, edges, settings)]
             graded = _graded(gray, [o for o in rough if _inside(fence, o)], settings)
@@ -64,7 +64,7 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
             seen += graded
         if found is None:
             # A grid printed in a dark colour next to a dark border: its outermost lines
-            # stand out on one side only (`_faint_rim`).
+            # stand out on one side only (`faint_rimmed`).
             found = _best_grid(seen, image=small, faint_rim=True)
         for edges in maps if found is None else []:
             # Tiles left on the table beside the board are quadrilaterals of a cell's size
@@ -91,7 +91,7 @@ def _inside(fence: np.ndarray | None, quad: np.ndarray) -> bool:
 
 
 def _graded(gray: np.ndarray, outlines: list[Corners], settings: Thresholds
-            ) -> list[tuple[Corners, _Grid]]:
+            ) -> list[tuple[Corners, GridFit]]:
     """The outlines that hold a grid (`_MIN_GRID_SHARE`), each with the grid found in it."""
     graded = []
     for outline in outlines:
@@ -102,7 +102,7 @@ def _graded(gray: np.ndarray, outlines: list[Corners], settings: Thresholds
 
 
 def _best_grid(
-    graded: list[tuple[Corners, _Grid]], *, image: np.ndarray | None = None,
+    graded: list[tuple[Corners, GridFit]], *, image: np.ndarray | None = None,
     faint_rim: bool = False,
 ) -> Corners | None:
     """The grid corners of the outline whose grid ranks best (`graded`: see `_graded`), or
@@ -114,12 +114,12 @@ def _best_grid(
     lines each way must stand out (no border tells the board from a smaller grid or a
     chessboard), and the border must look as a shadow could leave it (see
     `_border_is_bare`): the outline failed because of a shadow, not a hand. With
-    `faint_rim`, the two outermost lines each way may be fainter, alike (`_faint_rim`).
+    `faint_rim`, the two outermost lines each way may be fainter, alike (`faint_rimmed`).
     """
     best: tuple[float, Corners] | None = None
     for outline, grid in graded:
         if image is not None and (
-            not (_faint_rim(grid) if faint_rim else grid.weakest >= _MIN_LINE_SHARE)
+            not (faint_rimmed(grid) if faint_rim else grid.weakest >= _MIN_LINE_SHARE)
             or not _border_is_bare(image, grid.corners)
         ):
             continue
@@ -130,7 +130,7 @@ def _best_grid(
     return None if best is None else best[1]
 
 
-def _faint_rim(grid: _Grid) -> bool:
+def faint_rimmed(grid: GridFit) -> bool:
     """Whether every line of a grid stands out but its outermost ones, which stand out less,
     about alike: a grid printed in a dark colour beside a dark border, whose outermost lines
     have an edge on their inner side only (such outermost lines can come to about a third
@@ -229,7 +229,7 @@ def _grids_from_cells(
     in it; that rough grid numbers the cells, and the perspective that best maps their
     numbers to their centres gives the grid's corners, searched again around them.
     With `lattice`, only cells with two others of about their size beside them, as a
-    grid's cells have, are grouped (`_in_lattice`), and none when that keeps every cell
+    grid's cells have, are grouped (`in_lattice`), and none when that keeps every cell
     (the grids are those found without).
     """
     h, w = edges.shape
@@ -257,7 +257,7 @@ def _grids_from_cells(
     centres = np.array([_centroid(c) for c in cells])
     sizes = np.sqrt([cv2.contourArea(c) for c in cells])
     if lattice:
-        keep = _in_lattice(centres, sizes)
+        keep = in_lattice(centres, sizes)
         if keep.all() or keep.sum() < _MIN_CELLS:
             return []
         cells = [c for c, k in zip(cells, keep, strict=True) if k]
@@ -289,7 +289,7 @@ def _grids_from_cells(
     return grids
 
 
-def _in_lattice(centres: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+def in_lattice(centres: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """(n,) the cells with at least two others beside them (centres within `_LATTICE_NEAR`
     times the larger one's size, sizes alike): in a grid, every cell has two or more.
     Loose tiles on the table beside the board would otherwise join the group of its
@@ -522,7 +522,7 @@ def _refine_quad(edges: np.ndarray, quad: np.ndarray) -> Corners:
     return refined
 
 
-class _Grid(NamedTuple):
+class GridFit(NamedTuple):
     """A 10 x 10 grid found inside an outline: how well it fits and where it is."""
 
     sharpness: float
@@ -540,7 +540,7 @@ class _Grid(NamedTuple):
 
 def _find_grid(
     gray: np.ndarray, outline: Corners, settings: Thresholds, *, centred: bool = True
-) -> _Grid | None:
+) -> GridFit | None:
     """Find the 10 x 10 grid inside a board outline (`centred`: about its middle)."""
     square = np.array(
         [[0, 0], [_SQUARE, 0], [_SQUARE, _SQUARE], [0, _SQUARE]], dtype=np.float64
@@ -567,7 +567,7 @@ def _find_grid(
     back = np.linalg.inv(to_square)
     pts = cv2.perspectiveTransform(grid_sq.reshape(-1, 1, 2), back).reshape(4, 2)
     share = min(float(np.median(sx)), float(np.median(sy)))
-    return _Grid(min(hx, hy), share, min(float(sx.min()), float(sy.min())), pts, (sx, sy))
+    return GridFit(min(hx, hy), share, min(float(sx.min()), float(sy.min())), pts, (sx, sy))
 
 
 def _robust_profile(grad: np.ndarray, axis: int) -> np.ndarray:
@@ -583,9 +583,9 @@ def _fit_lines(
     profile: np.ndarray, min_span: float, *, centred: bool = True
 ) -> tuple[float, np.ndarray, float, float] | None:
     """The 11 evenly spaced lines that collect the most edge strength: (sharpness, each
-    line's share, offset, pitch), see `_Grid`. A printed board's border is as wide on both sides, so
-    `centred` keeps the lines within half a pitch of the middle of an outline that is the
-    board's; a rough outline lets them lie anywhere inside."""
+    line's share, offset, pitch), see `GridFit`. A printed board's border is as wide on both
+    sides, so `centred` keeps the lines within half a pitch of the middle of an outline that
+    is the board's; a rough outline lets them lie anywhere inside."""
     n = len(profile)
     xs = np.arange(n, dtype=np.float64)
     best: tuple[float, float, float] | None = None

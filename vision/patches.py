@@ -81,12 +81,12 @@ class Conv:
     rows: np.ndarray = field(init=False, repr=False, compare=False)
     """`flat_weight(weight).T`, kept: the layout is made once, not at every call."""
     tiled: np.ndarray = field(init=False, repr=False, compare=False)
-    """The bias repeated for `_BIAS_ROWS` output pixels, flat (see `__call__`)."""
+    """The bias repeated for `BIAS_ROWS` output pixels, flat (see `__call__`)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rows", flat_weight(self.weight).T)
         object.__setattr__(self, "tiled",
-                           np.tile(np.asarray(self.bias, np.float32), _BIAS_ROWS))
+                           np.tile(np.asarray(self.bias, np.float32), BIAS_ROWS))
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """(n, h, w, in) -> (n, h', w', out)."""
@@ -102,7 +102,7 @@ class Conv:
         return result
 
 
-_BIAS_ROWS = 2048
+BIAS_ROWS = 2048
 """Output pixels a convolution's bias is laid out for at once (see `Conv.__call__`)."""
 
 

@@ -162,7 +162,7 @@ class Measurement:
     """(n,) border samples off the bare border by the relative limit but by fewer grey levels
     than make them outliers or shadows (at least `FAINT_LEVELS`) ..."""
     ring_clear: np.ndarray | None = None
-    """... and the outliers off it by at least `CLEAR_LEVELS` (see `_fading_arm`; None when
+    """... and the outliers off it by at least `CLEAR_LEVELS` (see `fading_arm`; None when
     not worked out: no outlier, or no reference)."""
     background: np.ndarray | None = None
     """(100, 9, 3) the bare board's Lab per sample box as seen before (the calibration's,
@@ -287,7 +287,7 @@ def observe(
     if cells_net is not None and bridges_net is not None and feats is not None:
         probs, model, reading, ends = looked_cells(settings, plan, m, model, reading,
                                                    cells_net, feats)
-        learned = _learned_bridges(settings, plan, m, model, probs, bridges_net, ends,
+        learned = learned_bridges(settings, plan, m, model, probs, bridges_net, ends,
                                    background_change(feats))
     if learned is not None:
         reading = replace(reading, codes=probs.argmax(axis=1),
@@ -316,8 +316,8 @@ def observe(
             spanned[r * SIZE + f] = True
     unknown = (codes == UNKNOWN).reshape(SIZE, SIZE)
     ring_codes, ring_spanned = border_excuses(codes, spanned, reading.codes, bridges)
-    odd = _odd_boxes(settings, plan, m, ring_codes, ring_spanned, model)
-    ring_hit = _ring_hit(settings, odd)
+    odd = odd_boxes(settings, plan, m, ring_codes, ring_spanned, model)
+    ring_hit = border_crossed(settings, odd)
     # Tiles lie in groups of a few; a wide patch of one "tile colour" is a hand or a sleeve.
     too_wide = _wide_groups(codes, settings.tile_max_group)
     unknown |= too_wide
@@ -335,19 +335,19 @@ def observe(
     # A fingertip further in is joined to the edge by the cells the finger lies over, which
     # the network half takes for hidden.
     # So may a cell at the edge that the network half takes for hidden, where the border
-    # beside it changed (`_finger_on_border`), and a hidden cell next to an edge cell whose
-    # border changed, however the change may be excused (`_beside_changed_border`).
+    # beside it changed (`finger_on_border`), and a hidden cell next to an edge cell whose
+    # border changed, however the change may be excused (`beside_changed_border`).
     # An arm over a border of its own colour may change one border sample clearly and the
-    # next only faintly (`_fading_arm`): that too flags the frame, read as it is.
+    # next only faintly (`fading_arm`): that too flags the frame, read as it is.
     flagged_strays = faint or (not occluded and (
         (EDGE_HIDDEN and (bool((unknown & _EDGE).any())
-                          or _beside_changed_border(plan, unknown, m.ring_outliers)
+                          or beside_changed_border(plan, unknown, m.ring_outliers)
                           or (learned is not None
-                              and (_reaches_edge(unknown, probs[:, UNKNOWN])
-                                   or _finger_on_border(plan, odd, probs[:, UNKNOWN])))))
-        or _fading_arm(settings, plan, m, odd)
-        or _tile_apart_on_border(plan, m, model, ring_codes, ring_spanned)
-        or _print_hidden(m)))
+                              and (reaches_edge(unknown, probs[:, UNKNOWN])
+                                   or finger_on_border(plan, odd, probs[:, UNKNOWN])))))
+        or fading_arm(settings, plan, m, odd)
+        or tile_apart_on_border(plan, m, model, ring_codes, ring_spanned)
+        or print_hidden(m)))
     if occluded:
         # Next to what is hidden, a cell read without conviction is hidden too (a sleeve's
         # edge, a finger's shadow).
@@ -410,7 +410,7 @@ def cell_probabilities(
     mislead the clustering, less so the network. Returns the probabilities and the colour
     model and reading they go with."""
     probs = _overrule(net.proba(feats), reading)
-    better = _refined(settings, model, m, probs)
+    better = refined_colours(settings, model, m, probs)
     if better is not None:
         model = better
         # Without the rim boxes' votes: only the thresholds' bridge finding reads them, and
@@ -429,7 +429,7 @@ def looked_cells(
     end (`end_chance`), before the look or after it, whichever is higher: the look can take
     a tile whose top a bridge's foot hides for bare board."""
     probs, model, reading = cell_probabilities(settings, m, model, reading, net, feats)
-    looked = _overrule(_second_look(settings, plan, m, model, probs, background_change(feats)),
+    looked = _overrule(second_look(settings, plan, m, model, probs, background_change(feats)),
                        reading)
     return looked, model, reading, np.maximum(end_chance(probs), end_chance(looked))
 
@@ -438,7 +438,7 @@ _REFINE_P = 0.9  # the network's probability for a cell to count in the refit co
 _REFINE_MOVE = 6.0  # Lab units a tile colour must move by to be replaced
 
 
-def _refined(
+def refined_colours(
     settings: Thresholds, model: ColourModel, m: Measurement, probs: np.ndarray
 ) -> ColourModel | None:
     """The tile colours again, as the median of the uniform cells the network is sure of
@@ -456,7 +456,7 @@ def _refined(
     return replace(model, **changes) if changes else None
 
 
-def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
+def second_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
                  probs: np.ndarray, change: np.ndarray | None = None) -> np.ndarray:
     """The cell probabilities with those the cell network is unsure of replaced by the patch
     network's (`vision.patches`), when it is there. A cell the cell network takes for
@@ -492,7 +492,7 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
         # one, every unsure cell is looked at: a lamp can make most of a board unsure.
         unsure = unsure[np.argsort(top[unsure], kind="stable")[:SECOND_LOOKS]]
     out = probs.copy()
-    _look_at(settings, plan, m, model, net, unsure, out)
+    look_at_cells(settings, plan, m, model, net, unsure, out)
     if change is not None and NEIGHBOUR_CHANGED is not None:
         # The cell network sure of bare board where the look sees a tile: a shadow (a
         # hand's, held high) can make a light tile look like the board to it. The bare
@@ -506,7 +506,7 @@ def _second_look(settings: Thresholds, plan: Plan, m: Measurement, model: Colour
             more = np.flatnonzero(near & bare & (change > NEIGHBOUR_CHANGED)
                                   & (probs[:, UNKNOWN] < 0.5) & ~_maybe_spanned(plan, probs))
             if len(more):
-                _look_at(settings, plan, m, model, net, more, out)
+                look_at_cells(settings, plan, m, model, net, more, out)
     return out
 
 
@@ -525,10 +525,10 @@ from their bare board are looked at too. Few frames take the extra look (a few p
 more of them with a hand)."""
 
 
-def _look_at(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
+def look_at_cells(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
              net: PatchNetwork, cells: np.ndarray, out: np.ndarray) -> None:
     """The patch network's probabilities for `cells` written into `out` (the cell
-    network's, whose rows of `cells` it steadies; see `_second_look`)."""
+    network's, whose rows of `cells` it steadies; see `second_look`)."""
     patches = cell_patches(settings, plan.sampling, m.topdown, m.light_coef, model, cells)
     if net.channels == 6:
         patches = with_reference(settings, plan.sampling, patches, m.bare_view, model, cells)
@@ -573,7 +573,7 @@ def _maybe_spanned(plan: Plan, probs: np.ndarray) -> np.ndarray:
 CHANGED_BARE = 15.0
 """Lab units (the median over a cell's sample boxes) by which a cell read as bare board must
 differ from the bare board seen there before to get a second look however sure the cell
-network is (see `_second_look`). A light tile in a window's or a dim room's light can look
+network is (see `second_look`). A light tile in a window's or a dim room's light can look
 like the board to the box means yet not like the board that was there. Cells a bridge
 could pass over (`_maybe_spanned`) are left out: a deck changes them too. It costs about
 half a look more a frame, most of them in window light, where the light has moved since
@@ -656,7 +656,7 @@ def bridge_probabilities(
     return net.proba(feats), keep
 
 
-def _learned_bridges(
+def learned_bridges(
     settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel, probs: np.ndarray,
     net: Network, ends: np.ndarray | None = None, change: np.ndarray | None = None,
 ) -> tuple[list[tuple[Cell, Cell]], list[int]] | None:
@@ -683,7 +683,7 @@ def _learned_bridges(
     # taken where it could not count.
     tile = tile_chance(probs, ends)
     unfounded = (p < needed) & (tile[pair_cells].max(axis=1) < DECK_END)
-    p = _deck_look(settings, plan, m, model, p, keep, sure >= SURE_ENDS, unfounded)
+    p = deck_look(settings, plan, m, model, p, keep, sure >= SURE_ENDS, unfounded)
     # Best first, each where it fits among those taken (`BridgeLayout`'s rules, by the
     # plan's table of pairs that cannot both stand).
     conflicts = plan_conflicts(bridge_plan)
@@ -705,7 +705,7 @@ def _learned_bridges(
     return found, colours
 
 
-def _deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
+def deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
                p: np.ndarray, keep: np.ndarray, sure: np.ndarray,
                unfounded: np.ndarray | None = None) -> np.ndarray:
     """The candidates' bridge probabilities `p` with those the bridge network is unsure of
@@ -748,7 +748,7 @@ def border_excuses(
     bridges: list[tuple[Cell, Cell]],
 ) -> tuple[np.ndarray, np.ndarray]:
     """The cell codes and the cells under or at the end of a bridge, (100,) each, that may
-    excuse a change of the border beside them (see `_ring_hit`), given the codes with the
+    excuse a change of the border beside them (see `border_crossed`), given the codes with the
     bridges' colours and spans (`codes`, `spanned`) and the cells' own reading (`read`).
 
     A bridge the cells' reading sees no tile of, one end hidden and the other bare board,
@@ -772,15 +772,15 @@ def border_excuses(
     return ring_codes, ring_spanned
 
 
-def _ring_hit(settings: Thresholds, odd: np.ndarray) -> bool:
+def border_crossed(settings: Thresholds, odd: np.ndarray) -> bool:
     """Whether something lies across the board's border: enough border samples off the
-    bare border (`odd`, see `_odd_boxes`)."""
+    bare border (`odd`, see `odd_boxes`)."""
     return bool(odd.sum() > settings.ring_occlusion_fraction * len(odd))
 
 
-def _fading_arm(settings: Thresholds, plan: Plan, m: Measurement, odd: np.ndarray) -> bool:
-    """Whether the border samples that count (`odd`, see `_odd_boxes`), too few for
-    `_ring_hit`, are enough with the samples next to one that changed clearly, by
+def fading_arm(settings: Thresholds, plan: Plan, m: Measurement, odd: np.ndarray) -> bool:
+    """Whether the border samples that count (`odd`, see `odd_boxes`), too few for
+    `border_crossed`, are enough with the samples next to one that changed clearly, by
     `CLEAR_LEVELS` or more, that changed faintly (`Measurement.ring_faint`): an arm's
     picture fades out at its edges. Those count whatever else might explain them, as a
     shadow beside a change that counts does."""
@@ -797,7 +797,7 @@ def _fading_arm(settings: Thresholds, plan: Plan, m: Measurement, odd: np.ndarra
 
 FAINT_LEVELS = 10.0
 """Grey levels a border sample must differ by, beside one changed by `CLEAR_LEVELS`, to
-count (see `_fading_arm`): two thirds of `MIN_ODD_LEVELS`, which alone counts. A hand over
+count (see `fading_arm`): two thirds of `MIN_ODD_LEVELS`, which alone counts. A hand over
 a border of its own colour may change one box clearly and the next just under what counts,
 and one box alone is not enough. Such a frame is flagged and read as it would be
 otherwise, as `EDGE_HIDDEN` does."""
@@ -809,7 +809,7 @@ FAINT_BESIDE = 1.5
 each way."""
 
 
-def _odd_boxes(
+def odd_boxes(
     settings: Thresholds, plan: Plan, m: Measurement, codes: np.ndarray, spanned: np.ndarray,
     model: ColourModel,
 ) -> np.ndarray:
@@ -877,7 +877,7 @@ def _odd_boxes(
         for cls, centre in ((LIGHT, model.light), (DARK, model.dark)):
             if centre is not None:
                 mine = beside[leaned] == cls
-                like_tile |= mine & _between(lab, border, np.asarray(centre, np.float64),
+                like_tile |= mine & between_tiles(lab, border, np.asarray(centre, np.float64),
                                              plan.sampling.ring_lean_share[leaned])
         if m.ring_outer_odd is not None:
             # An arm covers the border's outer half too, where a tile rarely reaches.
@@ -928,7 +928,7 @@ def _around(mask: np.ndarray) -> np.ndarray:
 DECK_LIGHTER = 10.0
 """Lab lightness above the border's beyond which a change of both halves of a border sample
 beside the end of a bridge is not excused as the bridge's where its deck cannot reach the
-outer half (`_odd_boxes`). A pale hand over a pale border beside a bridge's end makes the
+outer half (`odd_boxes`). A pale hand over a pale border beside a bridge's end makes the
 border much lighter there; a deck's shadow changes both halves too, but darkens them. A
 window's light over a whole side can lighten them as well, and then the rest of that side
 flags the frame."""
@@ -937,7 +937,7 @@ UNLIKE_TILE = 30.0
 """Lab units (`colour_distance`) from its colour's learned tile colour beyond which a cell
 read as a tile may be something else: skin, a sleeve. Such a tile beside a changed border
 sample is not excused as leaning over it nor as casting a tinted shadow on it, and a change
-of the outer half alone beside it counts (see `_ring_hit`). Lower, more frames with
+of the outer half alone beside it counts (see `border_crossed`). Lower, more frames with
 nothing over the board are flagged."""
 
 
@@ -955,7 +955,7 @@ def _unlike_tiles(m: Measurement, model: ColourModel, beside: np.ndarray,
     return out
 
 
-def _between(
+def between_tiles(
     lab: np.ndarray, border: np.ndarray, tile: np.ndarray, share: np.ndarray
 ) -> np.ndarray:
     """(n,) Lab samples on the way from the border's colour to a tile's: the tile's top or
@@ -976,7 +976,7 @@ def _between(
 
 SHADOW_BESIDE = 1.5
 """Cells along the border from a changed border box within which a shadow on the border
-counts as that change's shadow (see `_ring_hit`): the boxes next to it, a cell apart.
+counts as that change's shadow (see `border_crossed`): the boxes next to it, a cell apart.
 An arm casts its shadow right beside where it crosses the border; a tile's long shadow in
 window light can lie on the border far from any change, and counting every shadow once any
 box had changed would flag frames with nothing over the board.
@@ -1017,12 +1017,12 @@ _EDGE = np.ones((SIZE, SIZE), bool)
 _EDGE[1:-1, 1:-1] = False
 REACHING_HIDDEN = 0.3
 """The cell network's chance of being hidden at which the cells between a hidden cell and
-the board's edge count as a finger reaching it (see `_reaches_edge`). A fingertip one cell
+the board's edge count as a finger reaching it (see `reaches_edge`). A fingertip one cell
 in is a stray cell to `EDGE_HIDDEN`, but the finger over the edge cell beside it gives that
 cell a fair chance of being hidden (about a half), where on boards with nothing over them
 the cells between a hidden cell and the edge stay well below this.
 An edge cell this likely hidden beside a border sample that counts is a finger too (see
-`_finger_on_border`)."""
+`finger_on_border`)."""
 
 
 def _ring_cells(plan: Plan) -> np.ndarray:
@@ -1032,11 +1032,11 @@ def _ring_cells(plan: Plan) -> np.ndarray:
     return result
 
 
-def _finger_on_border(plan: Plan, odd: np.ndarray, hidden: np.ndarray) -> bool:
-    """Whether a border sample that counts (`odd`, see `_odd_boxes`) lies beside an edge
+def finger_on_border(plan: Plan, odd: np.ndarray, hidden: np.ndarray) -> bool:
+    """Whether a border sample that counts (`odd`, see `odd_boxes`) lies beside an edge
     cell with at least `REACHING_HIDDEN` chance of being hidden (`hidden`, (100,)): a
     finger over the cell, its hand across the border beside it. A hand of the border's own
-    colour may change a single sample, which alone is too little for `_ring_hit`, while
+    colour may change a single sample, which alone is too little for `border_crossed`, while
     the finger's cell is read as the tile it holds. With nothing over the board, an edge
     cell beside a changed sample is hardly ever taken for hidden at all."""
     if not odd.any():
@@ -1044,7 +1044,7 @@ def _finger_on_border(plan: Plan, odd: np.ndarray, hidden: np.ndarray) -> bool:
     return bool((hidden[_ring_cells(plan)[odd]] >= REACHING_HIDDEN).any())
 
 
-def _beside_changed_border(plan: Plan, unknown: np.ndarray, changed: np.ndarray) -> bool:
+def beside_changed_border(plan: Plan, unknown: np.ndarray, changed: np.ndarray) -> bool:
     """Whether a hidden cell ((10, 10) mask) is an edge cell, or next to one (side by side
     or corner to corner), beside which the border changed (`changed`, (n,): the border
     samples off the bare border, `Measurement.ring_outliers`, whatever may excuse them).
@@ -1064,14 +1064,14 @@ APART_TILE = 15.0
 """Lab units (`colour_distance`) from its colour's learned tile colour from which a cell
 read as a tile at the edge, beside a border sample whose outer half alone changed, flags
 the frame when it is also `APART_RATIO` times as far as any other tile of its colour (see
-`_tile_apart_on_border`)."""
+`tile_apart_on_border`)."""
 APART_RATIO = 3.0
 """How many times further than every other tile of its colour from the learned colour."""
 
 
-def _tile_apart_on_border(plan: Plan, m: Measurement, model: ColourModel, codes: np.ndarray,
+def tile_apart_on_border(plan: Plan, m: Measurement, model: ColourModel, codes: np.ndarray,
                           spanned: np.ndarray) -> bool:
-    """Whether a border sample whose outer half alone changed (`_odd_boxes` counts such a
+    """Whether a border sample whose outer half alone changed (`odd_boxes` counts such a
     change beside a cell read as hidden or as a tile unlike every tile) lies beside a cell
     read as a tile that stands apart from the other tiles of its colour: at least
     `APART_TILE` from the learned colour and `APART_RATIO` times as far as any other.
@@ -1118,7 +1118,7 @@ PRINT_REACH = 2
 camera drifts by a pixel or two, which the reading allows, `SHIFT_PX`) ..."""
 
 PRINT_LIKENESS = 0.35
-"""... and `_print_hidden` flags the frame when the print's correlation with the photo's
+"""... and `print_hidden` flags the frame when the print's correlation with the photo's
 falls below this beside one of them. A pale hand over a pale border may change no border
 sample's colour while its fingers over an edge cell read as a tile; the print they hide
 correlates far below this with the photo's (0.2 or less), where a border nothing covers
@@ -1223,7 +1223,7 @@ def _correlations(a: np.ndarray, aa: np.ndarray, b: np.ndarray) -> np.ndarray:
     return result
 
 
-def _print_hidden(m: Measurement) -> bool:
+def print_hidden(m: Measurement) -> bool:
     """Whether the border's print just outside a border sample that kept its colour no
     longer looks as in the calibration photo (`Measurement.print_likeness` below
     `PRINT_LIKENESS`). A pale hand over a pale border of its own colour changes no colour
@@ -1231,7 +1231,7 @@ def _print_hidden(m: Measurement) -> bool:
     return m.print_likeness is not None and bool((m.print_likeness < PRINT_LIKENESS).any())
 
 
-def _reaches_edge(unknown: np.ndarray, hidden: np.ndarray) -> bool:
+def reaches_edge(unknown: np.ndarray, hidden: np.ndarray) -> bool:
     """Whether a hidden cell ((10, 10) mask) is joined to the board's edge, 8-connected,
     through cells with at least `REACHING_HIDDEN` chance of being hidden (`hidden`, (100,);
     a bridge's end or a cell under one counts too: fingers can be read as a bridge)."""
@@ -1528,7 +1528,7 @@ class BoardReader:
         if self._reference is None and not obs.occluded and self.bumps == bumps:
             # The border as the first frame nothing hides shows it: the bump check's
             # strips and the grey levels `_look_again` lines the border up with.
-            self._reference = _ring_strips(plan, m.topdown, m.slopes)
+            self._reference = ring_strips(plan, m.topdown, m.slopes)
             self._reference_grey = None if m.slopes is None else m.slopes.image
             self._lines = lines
         if not obs.occluded:
@@ -1538,7 +1538,7 @@ class BoardReader:
             self.model = model
         elif not obs.occluded:
             self.model = blend_colours(self.settings, self.model, model)
-            self._background = _follow_background(self.settings, self._background, m, obs,
+            self._background = follow_background(self.settings, self._background, m, obs,
                                                   reading)
         scaled = tuple((x / self._scale, y / self._scale) for x, y in obs.corners)
         obs = replace(obs, corners=scaled)
@@ -1740,7 +1740,7 @@ class BoardReader:
     def _moved(self, m: Measurement) -> bool:
         if self._reference is None:
             return False
-        now = _ring_strips(self._plan, m.topdown, m.slopes)
+        now = ring_strips(self._plan, m.topdown, m.slopes)
         score = _strip_correlation(self._reference, now)
         misaligned = float((score < 0.5).mean())
         return misaligned > self.settings.bump_misaligned_fraction
@@ -1792,7 +1792,7 @@ class BoardReader:
                 self._still = seen.copy()
             if outer_odd is not None:
                 changed = changed | outer_odd
-            if self._steady >= _BORDER_SETTLE_FRAMES and self._unchanged_near(changed):
+            if self._steady >= BORDER_SETTLE_FRAMES and self._unchanged_near(changed):
                 self._border = m.ring_bgr.copy()
                 self._outer = None if outer is None else outer.copy()
                 self._steady = 0
@@ -1808,7 +1808,7 @@ class BoardReader:
     def _settle_print(self, m: Measurement) -> None:
         """Take the border's print as this frame shows it for the one to compare later
         frames with once it has differed from it beside the same border samples for
-        `_BORDER_SETTLE_FRAMES` frames running, nothing moving, and the cells near them
+        `BORDER_SETTLE_FRAMES` frames running, nothing moving, and the cells near them
         read as on the last frame nothing hid (`_unchanged_near`). Something put down on
         the table against the board's edge (the box, a cup, the tiles not yet played)
         changes the print's surroundings there for good and would flag every frame after;
@@ -1822,7 +1822,7 @@ class BoardReader:
         same = self._print_odd is not None and np.array_equal(unlike, self._print_odd)
         self._print_steady = self._print_steady + 1 if same and self._view_still else 0
         self._print_odd = unlike
-        if self._print_steady >= _BORDER_SETTLE_FRAMES and self._unchanged_near(unlike):
+        if self._print_steady >= BORDER_SETTLE_FRAMES and self._unchanged_near(unlike):
             self._print = _grey_view(m).copy()
             self._print_odd, self._print_steady = None, 0
 
@@ -2202,7 +2202,7 @@ def _border_changed(settings: Thresholds, m: Measurement, border: np.ndarray,
     return count
 
 
-_BORDER_SETTLE_FRAMES = 90  # frames (3 s at 30 fps) of one unchanging border difference
+BORDER_SETTLE_FRAMES = 90  # frames (3 s at 30 fps) of one unchanging border difference
 REACH = 2.5
 """Board units (the larger of across and along) from a changed border sample within which
 the cells must read as on the last clear frame (without one: must all be readable) before
@@ -2260,7 +2260,7 @@ BACKGROUND_SURE = 0.95
 """How sure a reading must be that a cell is bare for the background to follow it."""
 
 
-def _follow_background(
+def follow_background(
     settings: Thresholds, background: np.ndarray, m: Measurement, obs: Observation,
     reading: CellReading,
 ) -> np.ndarray:
@@ -2366,7 +2366,7 @@ def strip_pixels(squares: np.ndarray, side: int) -> np.ndarray | None:
     return index.reshape(len(squares) * int(high[0]), int(wide[0]))
 
 
-def _ring_strips(plan: Plan, topdown: np.ndarray, slopes: Slopes | None = None) -> np.ndarray:
+def ring_strips(plan: Plan, topdown: np.ndarray, slopes: Slopes | None = None) -> np.ndarray:
     """Grey strips across the grid's outer line and the board edge, one per ring segment
     (the grey image from `slopes` when it has it)."""
     squares = plan.strips if plan.strips is not None else strip_squares(plan.sampling)
