@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from calibration.make import make_calibration
-from contracts.calibration import CalibrationError, ColourModel, Thresholds
+from contracts.calibration import Calibration, CalibrationError, ColourModel, Thresholds
 from lab.synth import CameraSpec, Frame, HandSpec, SceneSpec, random_spec, render
 from lab.synth.position import random_game
 from vision.cells import CellState, parse_cell
@@ -21,6 +21,8 @@ from vision.geometry import topdown_matrix
 from vision.learned import Network
 from vision.observation import Observation
 from vision.pipeline import (
+    BORDER_SETTLE_FRAMES,
+    REACH,
     REUSE_AFTER,
     SHIFT_STILL_FRAMES,
     STIR_REST_S,
@@ -842,6 +844,13 @@ def test_a_border_change_counts_by_the_grey_levels_asked_for() -> None:
     assert list(np.flatnonzero(faint)) == [3, 7]
 
 
+def _judged_against_a_bare_border(reader: BoardReader, frame: np.ndarray) -> bool:
+    """Whether `reader` judges the first frame it sees against a bare border it was given
+    (the calibration's, at its own sampling plan): only then are the border's change
+    levels worked out for that frame."""
+    return reader.measure_frame(frame)[1].ring_levels is not None
+
+
 def test_a_calibration_photo_with_a_hard_shadow_on_the_border_still_keeps_it() -> None:
     spec = _spec(elevation_deg=70.0, azimuth_deg=-15.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
@@ -855,10 +864,12 @@ def test_a_calibration_photo_with_a_hard_shadow_on_the_border_still_keeps_it() -
     calibration = make_calibration(barred(render(empty).image))
     assert calibration.ring is not None
     reader = BoardReader(calibration)
-    assert reader._border is not None
-    ok, data = cv2.imencode(".png", barred(render(spec).image))
+    frame = barred(render(spec).image)
+    assert _judged_against_a_bare_border(reader, frame)
+    ok, data = cv2.imencode(".png", frame)
     assert ok
     assert not reader.read(data.tobytes()).occluded
+    assert not _judged_against_a_bare_border(BoardReader(replace(calibration, ring=None)), frame)
 
 
 def test_calibration_keeps_the_bare_border_and_the_tracker_uses_it() -> None:
@@ -867,9 +878,9 @@ def test_calibration_keeps_the_bare_border_and_the_tracker_uses_it() -> None:
     calibration = make_calibration(render(empty).image)
     assert calibration.ring is not None and len(calibration.ring) >= 30
     reader = BoardReader(calibration)
-    assert reader._border is not None  # matched to the reader's own sampling plan
     frame = render(spec)
     assert frame.encoded is not None
+    assert _judged_against_a_bare_border(reader, frame.image)  # matched to its sampling plan
     assert not reader.read(frame.encoded).occluded
     hand = HandSpec(target=(4.5, 0.5), from_deg=270.0, height=1.5)
     over = render(replace(spec, hands=(hand,)))
@@ -877,100 +888,140 @@ def test_calibration_keeps_the_bare_border_and_the_tracker_uses_it() -> None:
     assert reader.read(over.encoded).occluded
 
 
-def _border_reader() -> tuple[BoardReader, Measurement]:
-    """A reader calibrated on an empty board, and a measurement of the same board by it
-    (before the border is judged), whose border samples a test may replace."""
-    from vision.pipeline import measure
-
+def _empty_border_scene() -> tuple[SceneSpec, Calibration, np.ndarray]:
+    """An empty board seen from above, a calibration made on it and its photo."""
     spec = _spec(elevation_deg=90.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
     image = render(empty).image
-    reader = BoardReader(make_calibration(image))
-    assert reader._border is not None and reader._outer is not None
-    return reader, measure(reader.settings, reader._plan, reader._image(image, "frame"), even=False)
+    return empty, make_calibration(image), image
 
 
-def _lit(m: Measurement, gain: np.ndarray) -> Measurement:
-    """`m` with its border's samples (and their outer halves) brightened by `gain`, one
+def _at_reader_size(reader: BoardReader, image: np.ndarray) -> np.ndarray:
+    """A full-size photo reduced as the reader reduces frames (it reads such frames as
+    they are, so a test can change the very pixels it samples)."""
+    w, h = reader.calibration.image_size
+    return cv2.resize(image, (w // reader.reduce, h // reader.reduce),
+                      interpolation=cv2.INTER_AREA)
+
+
+def _lit(plan: Plan, image: np.ndarray, gain: np.ndarray) -> np.ndarray:
+    """`image` (at the reader's size) with the pixels each border sample of `plan` is
+    measured from (whole boxes, so their outer halves too) brightened by `gain`, one
     factor a sample."""
-    assert m.ring_outer_bgr is not None
-    return replace(m, ring_bgr=m.ring_bgr * gain[:, None],
-                   ring_outer_bgr=m.ring_outer_bgr * gain[:, None])
+    sampling = plan.sampling
+    h, w = image.shape[:2]
+    out = image.astype(np.float64)
+    for i in np.flatnonzero(gain != 1.0):
+        x0, y0, x1, y1 = sampling.ring_boxes[i]
+        xs = np.floor(sampling.map_x[y0:y1, x0:x1]).astype(int).ravel()
+        ys = np.floor(sampling.map_y[y0:y1, x0:x1]).astype(int).ravel()
+        mask = np.zeros((h, w), bool)
+        for dx, dy in ((0, 0), (1, 0), (0, 1), (1, 1)):  # what the warp interpolates from
+            mask[np.clip(ys + dy, 0, h - 1), np.clip(xs + dx, 0, w - 1)] = True
+        out[mask] *= gain[i]
+    return np.clip(np.round(out), 0, 255).astype(np.uint8)
+
+
+def _odd_on_border(reader: BoardReader, frame: np.ndarray) -> int:
+    """How many of the border's samples `reader` finds changed from its bare border in
+    `frame` (`Measurement.ring_outliers`)."""
+    return int(reader.measure_frame(frame)[1].ring_outliers.sum())
+
+
+def _with_tile(spec: SceneSpec, cell: int) -> np.ndarray:
+    """`spec`'s empty board rendered with a light tile on cell `cell` (rank * 10 + file)."""
+    rows = [list(row) for row in spec.board]
+    rows[9 - cell // 10][cell % 10] = "L"
+    return render(replace(spec, board=tuple("".join(row) for row in rows))).image
+
+
+def _beside_and_far(plan: Plan, samples: slice) -> tuple[int, int]:
+    """The cell nearest to these border samples, and the one farthest from them."""
+    sampling = plan.sampling
+    apart = np.abs(sampling.cell_xy[:, None] - sampling.ring_xy[None, samples]).max(axis=2)
+    nearest = apart.min(axis=1)
+    beside, far = int(np.argmin(nearest)), int(np.argmax(nearest))
+    assert nearest[far] > REACH
+    return beside, far
 
 
 def test_a_light_change_on_the_border_is_taken_in_even_when_samples_near_the_limit_flicker(
 ) -> None:
-    from vision.pipeline import BORDER_SETTLE_FRAMES
-
-    reader, m = _border_reader()
-    counts = []
-    for frame in range(BORDER_SETTLE_FRAMES + 10):
-        gain = np.ones(len(m.ring_bgr))
-        gain[:3] = 1.3  # a lamp turned on lights part of one side
-        gain[3:5] = 1.11 if frame % 2 else 1.14  # and flickers on two samples near the limit
-        counts.append(int(reader._against_border(_lit(m, gain)).ring_outliers.sum()))
+    _, calibration, image = _empty_border_scene()
+    reader = BoardReader(calibration)
+    bare = _at_reader_size(reader, image)
+    plan = reader.measure_frame(bare)[0]
+    n = len(plan.sampling.ring_xy)
+    lamp, flicker = np.ones(n), np.ones(n)
+    lamp[:3] = flicker[:3] = 1.3  # a lamp turned on lights part of one side
+    lamp[3:5], flicker[3:5] = 1.14, 1.11  # and flickers on two samples near the limit
+    frames = _lit(plan, bare, lamp), _lit(plan, bare, flicker)
+    counts = [_odd_on_border(reader, frames[k % 2]) for k in range(BORDER_SETTLE_FRAMES + 10)]
     assert counts[:4] == [5, 3, 5, 3]  # the set of changed samples never settles ...
     assert counts[-9:] == [0] * 9  # ... yet nothing moved: the border is taken as it is now
 
 
 def test_an_arm_moving_along_the_border_is_never_taken_for_the_light() -> None:
-    reader, m = _border_reader()
-    for frame in range(300):
-        gain = np.ones(len(m.ring_bgr))
-        start = (frame // 20) % (len(gain) - 4)  # it moves on every 20 frames
+    _, calibration, image = _empty_border_scene()
+    reader = BoardReader(calibration)
+    bare = _at_reader_size(reader, image)
+    plan = reader.measure_frame(bare)[0]
+    n = len(plan.sampling.ring_xy)
+    for start in range(6):  # it moves on every 20 frames, for longer than a lamp's light
+        gain = np.ones(n)
         gain[start:start + 4] = 1.6
-        assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 4
+        arm = _lit(plan, bare, gain)
+        for _ in range(20):
+            assert _odd_on_border(reader, arm) == 4
 
 
 def test_an_arm_resting_on_the_border_is_not_taken_in_while_the_cells_beside_it_changed(
 ) -> None:
-    from vision.pipeline import BORDER_SETTLE_FRAMES, LIGHT, REACH
-
-    reader, m = _border_reader()
-    sampling = reader._plan.sampling
-    gain = np.ones(len(m.ring_bgr))
+    empty, calibration, image = _empty_border_scene()
+    reader = BoardReader(calibration)
+    bare = _at_reader_size(reader, image)
+    plan = reader.measure_frame(bare)[0]
+    gain = np.ones(len(plan.sampling.ring_xy))
     gain[:3] = 1.6  # an arm resting across the border: as still as a lamp's light
-    apart = np.abs(sampling.cell_xy[:, None] - sampling.ring_xy[None, :3]).max(axis=2).min(axis=1)
-    beside, far = int(np.argmin(apart)), int(np.argmax(apart))
-    assert apart[far] > REACH
-    reader._clear_codes = np.zeros(100, np.int64)  # the board as read before it came: bare
-    reader._last_codes = reader._clear_codes.copy()
-    reader._last_codes[beside] = LIGHT  # its sleeve, read as a tile next to where it crosses
-    for _ in range(3 * BORDER_SETTLE_FRAMES):
-        assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 3
-    reader._last_codes[beside] = 0
-    reader._last_codes[far] = LIGHT  # a tile put down across the board is no arm's doing
-    assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 0
+    beside, far = _beside_and_far(plan, slice(0, 3))
+    assert not reader.read(bare).occluded  # the board as read before it came: bare
+    # its sleeve, read as a tile next to where it crosses
+    sleeve = _lit(plan, _at_reader_size(reader, _with_tile(empty, beside)), gain)
+    assert reader.read(sleeve).occluded
+    for _ in range(BORDER_SETTLE_FRAMES + 10):  # still for longer than a lamp's light needs
+        assert _odd_on_border(reader, sleeve) == 3
+    # a tile put down across the board is no arm's doing
+    tile = _lit(plan, _at_reader_size(reader, _with_tile(empty, far)), gain)
+    assert reader.read(tile).occluded
+    assert _odd_on_border(reader, tile) == 0
 
 
 def test_without_a_clear_frame_a_still_difference_is_taken_in_only_where_cells_are_readable(
 ) -> None:
-    from vision.pipeline import BORDER_SETTLE_FRAMES, LIGHT, REACH, UNKNOWN
-
-    reader, m = _border_reader()
-    sampling = reader._plan.sampling
-    gain = np.ones(len(m.ring_bgr))
+    empty, calibration, image = _empty_border_scene()
+    reader = BoardReader(calibration)
+    plan = reader.measure_frame(_at_reader_size(reader, image))[0]
+    gain = np.ones(len(plan.sampling.ring_xy))
     gain[:3] = 1.6  # the border changed since calibration, and stays so
-    apart = np.abs(sampling.cell_xy[:, None] - sampling.ring_xy[None, :3]).max(axis=2).min(axis=1)
-    beside, far = int(np.argmin(apart)), int(np.argmax(apart))
-    assert apart[far] > REACH
-    assert reader._clear_codes is None  # nothing read clear yet
-    reader._last_codes = np.zeros(100, np.int64)
-    reader._last_codes[[beside, far]] = LIGHT, UNKNOWN  # a tile there, a cell far away unread
-    for _ in range(BORDER_SETTLE_FRAMES):
-        assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 3
-    assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 0  # a lamp's light
-    reader, m = _border_reader()
-    reader._last_codes = np.zeros(100, np.int64)
-    reader._last_codes[beside] = UNKNOWN  # a hand resting over the border hides that cell
-    for _ in range(3 * BORDER_SETTLE_FRAMES):
-        assert reader._against_border(_lit(m, gain)).ring_outliers.sum() == 3
+    beside, _ = _beside_and_far(plan, slice(0, 3))
+    lamp = _lit(plan, _at_reader_size(reader, _with_tile(empty, beside)), gain)
+    assert reader.read(lamp).occluded  # nothing read clear yet; a tile there, readable
+    for _ in range(BORDER_SETTLE_FRAMES - 1):  # the frame read was the first of them
+        assert _odd_on_border(reader, lamp) == 3
+    assert _odd_on_border(reader, lamp) == 0  # a lamp's light
+    # a hand resting over the border hides the cell beside it
+    hand = HandSpec(target=(0.5, 0.5), from_deg=270.0, height=1.5)
+    reader = BoardReader(calibration)
+    resting = _at_reader_size(reader, render(replace(empty, hands=(hand,))).image)
+    obs = reader.read(resting)
+    assert obs.occluded and (0, 0) in obs.occluded_cells
+    for _ in range(BORDER_SETTLE_FRAMES + 10):
+        assert _odd_on_border(reader, resting) > 0
 
 
 def test_a_hand_still_over_the_board_from_the_first_frame_is_never_read_as_the_board(
 ) -> None:
     from lab.synth import random_spec
-    from vision.pipeline import BORDER_SETTLE_FRAMES
 
     rng = np.random.default_rng([2, 15])  # a hand scene whose border a reader took in
     spec = random_spec(rng, "hands")
@@ -985,13 +1036,14 @@ def test_a_hand_still_over_the_board_from_the_first_frame_is_never_read_as_the_b
                                        [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes())
         assert obs.occluded or (obs.board_rows() == list(clear.board)
                                 and _bridges(obs.bridge_names()) == set(clear.bridges))
-    assert reader._clear_codes is None and reader._steady >= BORDER_SETTLE_FRAMES
+        assert obs.occluded  # never read clear: no reading the border could go by
+    # still for longer than a lamp's light needs to be taken in, and not taken in
+    assert reader.measure_frame(hand.image)[1].ring_outliers.any()
 
 
 def test_a_hand_resting_still_over_the_board_is_never_read_as_the_board() -> None:
     from lab.evaluate import tracker_for
     from lab.synth import random_spec
-    from vision.pipeline import BORDER_SETTLE_FRAMES
 
     rng = np.random.default_rng([4242, 24])  # a hand scene the border flags at once
     spec = random_spec(rng, "hands")
@@ -1010,7 +1062,7 @@ def test_a_hand_resting_still_over_the_board_is_never_read_as_the_board() -> Non
         assert obs.occluded or (obs.board_rows() == list(clear.board)
                                 and _bridges(obs.bridge_names()) == set(clear.bridges))
     # still for longer than a lamp's light needs to be taken in, and not taken in
-    assert reader._steady >= BORDER_SETTLE_FRAMES
+    assert reader.measure_frame(frame(hand.image))[1].ring_outliers.any()
 
 
 def test_a_dark_hand_over_a_border_of_its_colour_is_not_taken_for_a_tiles_shadow() -> None:
@@ -1406,8 +1458,9 @@ def test_the_board_lines_are_found_where_they_moved_and_a_hand_does_not_move_the
 
 def test_the_grid_is_nudged_by_the_lines_shifts_and_turned_by_their_difference() -> None:
     spec = replace(_spec(elevation_deg=70.0), hands=())
-    reader = BoardReader(make_calibration(render(spec).image))
-    plan, settings = reader._plan, reader.settings
+    image = render(spec).image
+    reader = BoardReader(make_calibration(image))
+    plan, settings = reader.measure_frame(image)[0], reader.settings
     to_top = topdown_matrix(plan.sampling.geometry, settings.cell_px, settings.margin_cells)
 
     def in_view(corners: np.ndarray) -> np.ndarray:
@@ -1665,6 +1718,13 @@ def test_the_border_print_is_compared_beside_samples_that_kept_their_colour() ->
     assert (likeness(printed, hand, None) == 1.0).all()  # no bare border seen
 
 
+def _scale_of(reader: BoardReader) -> float:
+    """What `reader` scales full-size image coordinates by: it reads frames at 1/`reduce`
+    of the calibration's size, in whole pixels."""
+    w = reader.calibration.image_size[0]
+    return (w // reader.reduce) / w
+
+
 def _held(reader: BoardReader, image: np.ndarray, frames: int) -> list[Observation]:
     """`reader`'s readings of the same picture `frames` times running (held still)."""
     return [reader.read(image) for _ in range(frames)]
@@ -1676,27 +1736,31 @@ def test_something_set_down_against_the_board_stops_flagging_once_it_lies_still(
     still for `BORDER_SETTLE_FRAMES` frames, the cells near it reading as before, its
     print is the one compared with, and the board reads unflagged again."""
     from lab.evaluate import tracker_for
-    from vision.pipeline import BORDER_SETTLE_FRAMES, PRINT_LEAST_SPREAD, print_likeness
+    from vision.pipeline import PRINT_LEAST_SPREAD
 
     spec = replace(random_spec(np.random.default_rng([1313, 28]), "hands"), hands=())
     frame = render(spec)
     reader = tracker_for(spec, frame)
-    assert reader is not None and reader._print is not None
+    assert reader is not None
     image = frame.image
     first = reader.read(image)
     assert not first.occluded and first.board_rows() == list(frame.board)
+    plan, m, _ = reader.measure_frame(image)
+    assert m.bare_view is not None  # the print compared with: the calibration photo's
+    calibrated = cv2.cvtColor(m.bare_view.image, cv2.COLOR_BGR2GRAY)
+    scale = _scale_of(reader)
     # the first border sample whose outside the photo shows print, and where that lies in
     # the camera image
-    sampling = reader._plan.sampling
-    for ids, flat in reader._plan.beyond:
-        grey = reader._print.reshape(-1)[flat].astype(np.float64)
+    sampling = plan.sampling
+    for ids, flat in plan.beyond:
+        grey = calibrated.reshape(-1)[flat].astype(np.float64)
         printed = ids[grey.std(axis=1) >= PRINT_LEAST_SPREAD]
         if len(printed):
             box = int(printed[0])
             pixels = flat[list(ids).index(box)]
             break
-    xs = sampling.map_x.reshape(-1)[pixels] / reader._scale
-    ys = sampling.map_y.reshape(-1)[pixels] / reader._scale
+    xs = sampling.map_x.reshape(-1)[pixels] / scale
+    ys = sampling.map_y.reshape(-1)[pixels] / scale
     hull = cv2.convexHull(np.c_[xs, ys].astype(np.float32)).reshape(-1, 2)
     mask = np.zeros(image.shape[:2], np.uint8)
     cv2.fillConvexPoly(mask, np.round(hull * 16).astype(np.int32), 255, cv2.LINE_8, 4)
@@ -1704,16 +1768,15 @@ def test_something_set_down_against_the_board_stops_flagging_once_it_lies_still(
     # a lid the colour of the border beside it (the border samples' colour stays)
     x0, y0, x1, y1 = sampling.ring_outer_boxes[box]
     rows, cols = np.mgrid[y0:y1, x0:x1]
-    at_x = np.round(sampling.map_x[rows, cols] / reader._scale).astype(int).ravel()
-    at_y = np.round(sampling.map_y[rows, cols] / reader._scale).astype(int).ravel()
+    at_x = np.round(sampling.map_x[rows, cols] / scale).astype(int).ravel()
+    at_y = np.round(sampling.map_y[rows, cols] / scale).astype(int).ravel()
     lid = image.copy()
     lid[mask > 0] = np.median(image[at_y, at_x], axis=0)
     seen = _held(reader, lid, BORDER_SETTLE_FRAMES + 5)
     assert seen[0].occluded and seen[0].board_rows() == list(frame.board)
     assert not seen[-1].occluded and seen[-1].board_rows() == list(frame.board)
     m = reader.measure_frame(lid)[1]
-    # its print is the one compared now
-    assert print_likeness(reader._plan, m, reader._print)[box] > 0.99
+    assert m.print_likeness is not None and m.print_likeness[box] > 0.99  # its print now
 
 
 def test_a_hand_hiding_the_print_stays_flagged_however_still_it_is() -> None:
@@ -1721,7 +1784,6 @@ def test_a_hand_hiding_the_print_stays_flagged_however_still_it_is() -> None:
     the hand makes of j2 keeps the hand from being taken for something put down beside
     the board, and every frame stays flagged."""
     from lab.evaluate import tracker_for
-    from vision.pipeline import BORDER_SETTLE_FRAMES
 
     spec = random_spec(np.random.default_rng([1313, 28]), "hands")
     hand = render(spec)
