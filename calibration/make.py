@@ -114,7 +114,7 @@ def make_calibration(
             np.concatenate([m.ring_bgr, m.ring_outer_bgr]), strict=True)
     )
     made = Calibration(
-        board=_bare_board(settings, plan, m, colours, empty, most_tiles),
+        board=bare_board_colours(settings, plan, m, colours, empty, most_tiles),
         image_size=(w, h),
         corners=tuple((float(x), float(y)) for x, y in corners),
         a1=a1,
@@ -263,7 +263,7 @@ def load_lens(path: str | Path) -> Lens:
         raise CalibrationError(f"{path}: {exc}") from exc
 
 
-def _bare_board(
+def bare_board_colours(
     settings: Thresholds, plan: Any, m: Any, colours: ColourModel, empty: bool = False,
     most_tiles: int = EMPTY_MOST_TILES,
 ) -> tuple[tuple[float, ...] | None, ...] | None:

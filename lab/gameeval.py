@@ -175,7 +175,7 @@ def _pieces(truth: Any) -> set[str]:
     return cells | {"-".join(sorted(b, key=cell_key)) for b in truth.bridges}
 
 
-class _Dropping:
+class DroppingReader:
     """A reader that loses pieces: each piece put down is, with chance `share`, left out of
     the readings for a random time of up to `turn_s` seconds from when it was put down."""
 
@@ -210,7 +210,7 @@ class _Watched(CameraReader):
     `dropping`, losing pieces after they were counted)."""
 
     def __init__(self, frames: _Frames, calibration: Any | None = None,
-                 dropping: _Dropping | None = None) -> None:
+                 dropping: DroppingReader | None = None) -> None:
         super().__init__(calibration)
         self._frames = frames
         self._dropping = dropping
@@ -278,7 +278,7 @@ def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
         photo, lens = empty_photo(spec)
         calibration = make_calibration(photo, lens=lens, empty=True)
     frames = _Frames(render_sequence(positions, spec, timing, hand), fps, skip)
-    dropping = _Dropping(drop, turn_s, [seed, list(SETUPS).index(setup)]) if drop else None
+    dropping = DroppingReader(drop, turn_s, [seed, list(SETUPS).index(setup)]) if drop else None
     camera = _Watched(frames, calibration, dropping)
     result = transcribe(frames, camera, settle_window=DEFAULT_WINDOW)
     read = [str(m.move) for m in result.table.game.moves if not m.withdrawn]

@@ -122,7 +122,7 @@ def render_script(beats: Sequence[Beat], fps: float = FPS,
                 hands=(HandSpec(target=target, height=1.5 + 0.3 * (k % 3)),),
             )
             frame = render(hand_spec)
-            yield frame.image, _truth(index, fps, frame)
+            yield frame.image, frame_truth(index, fps, frame)
             index += 1
         key = (spec.board, spec.bridges, bumped)
         still = cache.get(key)
@@ -130,12 +130,14 @@ def render_script(beats: Sequence[Beat], fps: float = FPS,
             still = render(spec)
             cache[key] = still
         for _ in range(beat.still_frames):
-            yield still.image, _truth(index, fps, still)  # type: ignore[attr-defined]
+            yield still.image, frame_truth(index, fps, still)  # type: ignore[attr-defined]
             index += 1
         previous = beat.board
 
 
-def _truth(index: int, fps: float, frame: object) -> Truth:
+def frame_truth(index: int, fps: float, frame: object) -> Truth:
+    """The truth of a rendered frame (its board, bridges and what hides it), the `index`th
+    of a video at `fps`."""
     board: tuple[str, ...] = frame.board  # type: ignore[attr-defined]
     size = len(board)
     tiles = {}
@@ -298,7 +300,7 @@ def write_demo_video(path: Path, fps: float = FPS) -> list[Truth]:
     spec = SceneSpec(board=positions[0][0], camera=camera)
     timing = SequenceTiming(fps=fps, **DEMO_TIMING)
     sequence = synth_write(path, render_sequence(positions, spec, timing), fps)
-    return [_truth(k, fps, item.frame) for k, item in enumerate(sequence)]
+    return [frame_truth(k, fps, item.frame) for k, item in enumerate(sequence)]
 
 
 if __name__ == "__main__":

@@ -132,9 +132,9 @@ def synth_video(
 
 
 def _sequence_truth(index: int, fps: float, frame: object) -> Truth:
-    from lab.scenes import _truth
+    from lab.scenes import frame_truth
 
-    return _truth(index, fps, frame)
+    return frame_truth(index, fps, frame)
 
 
 class MjpegCamera:

@@ -243,7 +243,7 @@ def test_an_empty_board_leaves_out_only_what_an_arm_over_it_hides(
     ring_outliers = np.zeros(40, bool)
     ring_outliers[5] = arm
     m = SimpleNamespace(sub_lab=np.full((100, 9, 3), 50.0), ring_outliers=ring_outliers)
-    board = make._bare_board(default_thresholds(), None, m, None, empty=True)
+    board = make.bare_board_colours(default_thresholds(), None, m, None, empty=True)
     assert board is not None
     unknown = {(i % 10, i // 10) for i, cell in enumerate(board) if cell is None}
     assert unknown == (flagged if left_out else set())

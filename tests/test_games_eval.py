@@ -98,7 +98,7 @@ def test_a_wide_angle_webcam_with_no_lens_file_is_read_right(
 def test_the_dropping_reader_loses_each_new_piece_for_up_to_one_turn() -> None:
     from types import SimpleNamespace
 
-    from lab.gameeval import _Dropping
+    from lab.gameeval import DroppingReader
 
     empty = tuple("." * 10 for _ in range(10))
     placed = ("LL" + "." * 8, *empty[1:])
@@ -107,14 +107,19 @@ def test_the_dropping_reader_loses_each_new_piece_for_up_to_one_turn() -> None:
     def frame(t: float, rows: tuple[str, ...]) -> SimpleNamespace:
         return SimpleNamespace(time_s=t, board=rows, bridges=())
 
-    never = _Dropping(0.0, 3.0, [1])
+    never = DroppingReader(0.0, 3.0, [1])
     assert never.apply(frame(1.0, placed), Reading(1.0, seen)).board == seen
-    always = _Dropping(1.0, 3.0, [1])
+    always = DroppingReader(1.0, 3.0, [1])
     always.apply(frame(0.0, empty), Reading(0.0, BoardView()))
     assert always.apply(frame(1.0, placed), Reading(1.0, seen)).board.tiles == {}
     assert always.dropped == 2
-    ends = sorted(always._until.values())
-    assert 1.0 <= ends[0] <= ends[1] <= 4.0  # up to one turn (3 s here) after put down
+    back: dict[str, float] = {}  # when each piece is read again
+    for step in range(1, 63):
+        t = 1.0 + 0.05 * step
+        for cell in always.apply(frame(t, placed), Reading(t, seen)).board.tiles:
+            back.setdefault(cell, t)
+    assert set(back) == {"a10", "b10"}
+    assert max(back.values()) <= 4.05  # up to one turn (3 s here) after put down
     assert always.apply(frame(4.1, placed), Reading(4.1, seen)).board == seen
 
 

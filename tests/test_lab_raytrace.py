@@ -14,7 +14,7 @@ from lab.raytrace import camera as camera_mod
 from lab.raytrace.camera import Camera, a1_corner, lens_folds
 from lab.raytrace.model import SETUPS, random_scene, random_table
 from lab.raytrace.povray import camera_block, render_scene, vec
-from lab.raytrace.render import DRAFT, Quality, _canvas, render
+from lab.raytrace.render import DRAFT, Quality, render, traced_canvas
 from lab.raytrace.stills import write_stills
 from referee import Bridge, Cell, Colour, Position, Tiles
 
@@ -56,7 +56,7 @@ def test_the_lens_bends_the_traced_image_as_opencv_models_it() -> None:
     cam = Camera(elevation_deg=75, azimuth_deg=10, roll_deg=0, distance=13, hfov_deg=80,
                  width=400, height=300, k1=-0.2, k2=0.02)
     assert not lens_folds(cam)
-    cw, ch, maps = _canvas(cam)
+    cw, ch, maps = traced_canvas(cam)
     assert maps is not None and cw > cam.width and ch > cam.height
     traced = render_scene(_spheres(POINTS, cam, cw, ch), cw, ch, antialias=None)
     bent = cv2.remap(traced, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR)

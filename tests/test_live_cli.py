@@ -68,7 +68,7 @@ def test_transcribe_cli_with_the_ground_truth_stand_in(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     path, reader = video
-    monkeypatch.setattr(live_commands, "_camera", lambda args: reader)
+    monkeypatch.setattr(live_commands, "camera_reader", lambda args: reader)
     out = tmp_path / "game.pdd"
     assert main(["transcribe", str(path), "--out", str(out), "--json", "--quiet"]) == 0
     captured = capsys.readouterr()
@@ -92,7 +92,7 @@ def test_transcribe_checks_its_out_file_before_reading_the_video(
     read: list[float] = []
     original = reader.read
     monkeypatch.setattr(reader, "read", lambda image, t: read.append(t) or original(image, t))
-    monkeypatch.setattr(live_commands, "_camera", lambda args: reader)
+    monkeypatch.setattr(live_commands, "camera_reader", lambda args: reader)
     a_file = tmp_path / "a-file"
     a_file.write_text("")
     for out in (tmp_path / "no" / "such" / "g.pdd", tmp_path, a_file / "g.pdd"):
@@ -106,7 +106,7 @@ def test_transcribe_draws_its_progress_bar_only_on_a_terminal(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     path, reader = video
-    monkeypatch.setattr(live_commands, "_camera", lambda args: reader)
+    monkeypatch.setattr(live_commands, "camera_reader", lambda args: reader)
     out = tmp_path / "g.pdd"
     assert main(["transcribe", str(path), "--out", str(out)]) == 0
     err = capsys.readouterr().err
@@ -199,7 +199,7 @@ def test_watch_prints_a_line_for_each_move_and_flag(
     capsys: pytest.CaptureFixture[str]
 ) -> None:
     path, reader = video
-    monkeypatch.setattr(live_commands, "_camera", lambda args: reader)
+    monkeypatch.setattr(live_commands, "camera_reader", lambda args: reader)
     args = ["watch", "--source", str(path), "--no-web", "--data", str(tmp_path)]
     assert main(args) == 0
     lines = [line for line in capsys.readouterr().err.splitlines()
@@ -311,7 +311,8 @@ def test_transcribe_reads_a_pass_from_the_board_and_ends_the_game(
     path = tmp_path / "passed.avi"
     truths = write_video(path, render_script([Beat(b, hand_frames=3, still_frames=6)
                                               for b in boards]))
-    monkeypatch.setattr(live_commands, "_camera", lambda args: GroundTruthReader(path, truths))
+    monkeypatch.setattr(live_commands, "camera_reader",
+                        lambda args: GroundTruthReader(path, truths))
     out = tmp_path / "passed.pdd"
     assert main(["transcribe", str(path), "--out", str(out), "--json", "--quiet"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

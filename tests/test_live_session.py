@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,10 +17,10 @@ from referee import read_record
 
 
 def still(session: LiveSession, board: BoardView, t0: float, seconds: float = 0.6,
-          fps: float = 30) -> list:
+          fps: float = 30, snapshot: Callable[[], bytes] = lambda: b"\xff\xd8jpeg") -> list:
     events = []
     for k in range(int(seconds * fps)):
-        events += session.feed(Reading(t0 + k / fps, board), snapshot=lambda: b"\xff\xd8jpeg")
+        events += session.feed(Reading(t0 + k / fps, board), snapshot=snapshot)
     return events
 
 
@@ -374,7 +375,10 @@ def test_a_reader_does_not_wait_for_the_frame_loop(store: Store) -> None:
     session.state()
     busy, done = threading.Event(), threading.Event()
 
-    def slow_frame() -> None:  # the frame loop holding its lock, e.g. judging a board
+    # The frame loop holding its lock, e.g. judging a board. The lock is taken directly:
+    # every public call that holds it for long also changes the state (which a reader then
+    # rightly waits for), so none can hold it still while a reader asks.
+    def slow_frame() -> None:
         with session._lock:
             busy.set()
             done.wait(5)
@@ -421,12 +425,13 @@ def test_the_camera_picture_is_served_while_the_frame_loop_is_busy(store: Store)
     session.set_camera_picture(b"\xff\xd8 picture")
     busy, done = threading.Event(), threading.Event()
 
-    def slow_frame() -> None:
-        with session._lock:
-            busy.set()
-            done.wait(5)
+    def slow_snapshot() -> bytes:  # made while the frame loop holds its lock for a move
+        busy.set()
+        done.wait(5)
+        return b"\xff\xd8jpeg"
 
-    loop = threading.Thread(target=slow_frame)
+    loop = threading.Thread(target=still, args=(session, B1, 0.0),
+                            kwargs={"snapshot": slow_snapshot})
     loop.start()
     try:
         assert busy.wait(5)

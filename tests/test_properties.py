@@ -41,10 +41,10 @@ def test_the_order_of_the_two_tiles_never_matters(seed: int, turns: int) -> None
     for _ in range(60):
         if len(free) < 2:
             break
-        a, b = rng.sample(free, 2)
+        a, b = (position.geo.cell(i) for i in rng.sample(free, 2))
         for colour in Colour:
-            forward = position._placement_problem(colour.code, (a, b))
-            backward = position._placement_problem(colour.code, (b, a))
+            forward = position.tiles_verdict(colour, Tiles(a, b))
+            backward = position.tiles_verdict(colour, Tiles(b, a))
             assert (forward is None) == (backward is None)
 
 

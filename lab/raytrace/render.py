@@ -70,7 +70,7 @@ def changed_box(scene: Scene, balls: Array, margin_px: float = 6.0) -> Box | Non
     What changes between two frames of a game (the hand and the pieces put down since)
     is covered by such balls, so only this box needs tracing again."""
     cam = scene.camera
-    cw, ch, _ = _canvas(cam)
+    cw, ch, _ = traced_canvas(cam)
     right, down, forward = cam.axes()
     rot = np.stack([right, down, forward])
     centre = cam.position()
@@ -102,7 +102,7 @@ def changed_box(scene: Scene, balls: Array, margin_px: float = 6.0) -> Box | Non
     return x0, y0, x1, y1
 
 
-def _canvas(camera: Camera) -> tuple[int, int, Array | None]:
+def traced_canvas(camera: Camera) -> tuple[int, int, Array | None]:
     """The traced canvas and, with a bending lens, the output -> canvas pixel maps."""
     if not camera.distorted:
         return camera.width, camera.height, None
@@ -201,7 +201,7 @@ def render(scene: Scene, quality: Quality = Quality(), *,
         scene = dataclasses.replace(scene, camera=cam)
     cam = scene.camera
     rng = np.random.default_rng([*scene.seed, 7])
-    cw, ch, maps = _canvas(cam)
+    cw, ch, maps = traced_canvas(cam)
     assets = {PRINT_NAME: board_print(scene.edition, np.random.default_rng(
         [*(scene.seed if print_seed is None else print_seed), 3]))}
     if over is None:

@@ -74,7 +74,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fps", type=float, help="frame rate of a folder of images (default 30)")
 
 
-def _camera(args: argparse.Namespace) -> Any:
+def camera_reader(args: argparse.Namespace) -> Any:
+    """The camera reader `transcribe` and `watch` read frames with: one calibrated from
+    `--calibration`, else one that calibrates itself on the first clear frame."""
     from ponte.live.camera import CameraError, CameraReader
 
     if not args.calibration:
@@ -198,7 +200,7 @@ def run_transcribe(args: argparse.Namespace) -> int:
     if not Path(args.video).exists():
         raise CommandError(f"no such video file or folder: {args.video}")
     _check_out(Path(args.out))
-    camera = _camera(args)
+    camera = camera_reader(args)
     try:
         source = open_source(args.video, args.fps)
     except SourceError as exc:
@@ -374,7 +376,7 @@ def run_watch(args: argparse.Namespace) -> int:
     _check_settle(args.settle)
     if args.leds:
         _check_leds_url(args.leds)
-    camera = _camera(args)
+    camera = camera_reader(args)
     store = _store(args.data, exclusive=True)
     live = is_live(args.source)
     first = None
