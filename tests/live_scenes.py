@@ -159,7 +159,7 @@ class MjpegCamera:
                         self.wfile.write(b"--frame\r\nContent-Type: image/jpeg\r\n"
                                          b"Content-Length: %d\r\n\r\n" % len(data))
                         self.wfile.write(data + b"\r\n")
-                        time.sleep(pause)
+                        time.sleep(pause)  # paced as a camera at `fps`
                     if hold_open is not None:
                         self.wfile.flush()
                         hold_open.wait(60)

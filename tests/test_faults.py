@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
@@ -57,15 +57,6 @@ def ponte(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 
 def no_traceback(proc: subprocess.CompletedProcess[str]) -> None:
     assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout, proc.stderr
-
-
-def wait_for(condition: Callable[[], object], seconds: float, step: float = 0.05) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(step)
-    return bool(condition())
 
 
 @contextlib.contextmanager
@@ -108,7 +99,7 @@ def test_a_second_watch_on_a_data_folder_is_told_who_holds_it_and_exits_2(
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     try:
         lock = data / "ponte.lock"
-        assert wait_for(lambda: lock.is_file() and str(first.pid) in lock.read_text(), 20)
+        assert wait_until(lambda: lock.is_file() and str(first.pid) in lock.read_text(), 20)
         second = ponte("watch", "--source", "/dev/ponte-no-such-camera", "--no-web",
                        "--data", str(data), "--duration", "1")
         no_traceback(second)
@@ -204,8 +195,8 @@ def test_a_full_tmpfs_keeps_the_game_going_and_saves_every_move_once_space_is_ba
         assert [m["move"] for m in state["moves"]] == ["e5,f6", "c3,c4", "h8,h9"]
         filler.unlink()
         t = 10.0
-        assert wait_for(lambda: (feed(session, B3, t), session.state())[1]["storage"]["saving"],
-                        5, 0.2)
+        assert wait_until(lambda: (feed(session, B3, t), session.state())[1]["storage"]["saving"],
+                          5, 0.2)
         assert "saving again" in said[-1]
         notices = []
         while (event := sub.get(timeout=0)) is not None:
@@ -276,7 +267,7 @@ class _Stream:
                         self.wfile.write(b"--frame\r\nContent-Type: image/jpeg\r\n"
                                          b"Content-Length: %d\r\n\r\n" % len(data))
                         self.wfile.write(data + b"\r\n")
-                        time.sleep(1 / fps)
+                        time.sleep(1 / fps)  # paced as a camera at `fps`
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/video"
@@ -315,7 +306,7 @@ def test_a_stream_that_comes_back_at_another_size_is_read_again_with_the_calibra
         runner = threading.Thread(target=run_live, args=(source, camera, session),
                                   kwargs={"stop": stop, "on_frame": seen}, daemon=True)
         runner.start()
-        assert wait_for(lambda: (1280, 720) in sizes and readable[-1], 30)
+        assert wait_until(lambda: (1280, 720) in sizes and readable[-1], 30)
     finally:
         stop.set()
         runner.join(20)
@@ -519,7 +510,7 @@ def test_a_stream_back_after_seconds_away_is_read_within_two_seconds() -> None:
     again: list[_Stream] = []
 
     def restart() -> None:
-        time.sleep(5.0)
+        time.sleep(5.0)  # away this long is the case tested (the retries back off meanwhile)
         again.append(_Stream([[photo] * 40], port=port))
         back.append(time.monotonic())
 
@@ -576,7 +567,7 @@ def test_a_noisy_led_line_keeps_its_port_and_a_vanished_controller_is_reported()
             assert bridge.wait_shown(5)
         assert bridge.connections == 1  # never reopened (opening resets an Arduino)
         device.unplug()
-        assert wait_for(lambda: any(not ok for ok, _ in told), 5)
+        assert wait_until(lambda: any(not ok for ok, _ in told), 5)
         assert any(device.url in text and "retrying" in text for ok, text in told if not ok)
     finally:
         bridge.close()
@@ -594,9 +585,9 @@ def test_the_led_controller_going_away_is_said_on_the_console_and_the_page(
     sub = session.bus.subscribe()
     link = LedLink.start(session, device.url)
     try:
-        assert wait_for(lambda: any("LED controller connected" in s for s in said), 10)
+        assert wait_until(lambda: any("LED controller connected" in s for s in said), 10)
         device.unplug()
-        assert wait_for(lambda: any("retrying" in s for s in said), 10)
+        assert wait_until(lambda: any("retrying" in s for s in said), 10)
     finally:
         link.close()
         store.close()

@@ -9,10 +9,8 @@ import json
 import logging
 import socket
 import struct
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,6 +20,7 @@ from ponte.live.settle import BoardView, Reading
 from ponte.live.store import Store
 from referee.playout import heuristic_game
 from tests.raw_http import Answer, exchange, get, post_json
+from tests.waiting import wait_until
 from web import WebServer, serve
 from web.context import streams
 
@@ -224,15 +223,6 @@ def _open_stream(port: int, path: str, source: str) -> tuple[socket.socket, int]
     return conn, int(head.split()[1])
 
 
-def _wait_for(check: Any, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def test_one_client_cannot_take_every_stream_and_its_slots_free_when_it_goes(
     session: LiveSession, server: WebServer, no_tracebacks: None
 ) -> None:
@@ -257,7 +247,7 @@ def test_one_client_cannot_take_every_stream_and_its_slots_free_when_it_goes(
                 conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             conn.close()
         hog.clear()
-        assert _wait_for(lambda: registry.count == 0, 3.0), registry.count
+        assert wait_until(lambda: registry.count == 0, 3.0), registry.count
         assert session.bus.subscriber_count == 0
         again, status = _open_stream(server.port, "/events", "127.0.4.1")
         assert status == 200

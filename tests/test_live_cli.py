@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +19,7 @@ from ponte.live.session import LiveSession
 from ponte.live.settle import BoardView, Reading
 from ponte.live.store import Store
 from referee import read_record
+from tests import waiting
 from tests.live_scenes import Beat, GroundTruthReader, boards_of_moves, render_script, write_video
 
 MOVES = ["a1,a2", "j9,j10", "a3,b3", "h2,h3"]
@@ -377,14 +380,11 @@ def test_watch_waits_for_a_camera_that_is_not_there_yet(tmp_path: Path) -> None:
     reader = threading.Thread(target=lambda: lines.extend(proc.stderr or []), daemon=True)
     reader.start()
 
-    def wait_for(what: str, check: object, timeout: float = 40) -> object:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            value = check()  # type: ignore[operator]
-            if value:
-                return value
-            time.sleep(0.2)
-        raise AssertionError(f"timed out waiting for {what}; stderr: {''.join(lines)}")
+    def wait_for(what: str, check: Callable[[], Any], timeout: float = 40) -> Any:
+        try:
+            return waiting.wait_for(check, timeout, what, interval=0.2)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; stderr: {''.join(lines)}") from None
 
     def state() -> dict | None:
         try:
@@ -399,7 +399,7 @@ def test_watch_waits_for_a_camera_that_is_not_there_yet(tmp_path: Path) -> None:
         seen = wait_for("the web page", state)
         assert seen["camera"]["status"] == "unavailable"  # type: ignore[index]
         assert "cannot open" in seen["camera"]["message"]  # type: ignore[index]
-        time.sleep(1.0)  # a few more failed attempts: still one message
+        time.sleep(1.0)  # time for a few more failed attempts, to show still one message
         camera = MjpegCamera(cam_port, jpegs, fps=10)  # the camera comes
         wait_for("the move through the camera",
                  lambda: [m["move"] for m in (state() or {}).get("moves", [])] == ["e5,f6"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from firmware_bridge.protocol import ButtonEvent, ButtonKind
@@ -11,6 +10,7 @@ from ponte.live.leds import LedLink, led_view
 from ponte.live.session import LiveSession
 from ponte.live.settle import BoardView, Reading
 from ponte.live.store import Store
+from tests.waiting import wait_until
 
 
 class RecordingBridge:
@@ -32,15 +32,6 @@ def settle(session: LiveSession, board: BoardView, t0: float) -> None:
         session.feed(Reading(t0 + k / 30, board))
 
 
-def wait_for(predicate, timeout: float = 3.0) -> bool:  # type: ignore[no-untyped-def]
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False
-
-
 def test_led_view_of_states() -> None:
     assert led_view({"turn": "light", "flags": [], "board": {"size": 10}}) == LedView(
         Turn.LIGHT, frozenset(), Status.PLAYING)
@@ -57,9 +48,9 @@ def test_the_leds_follow_the_game_and_the_button_passes_and_confirms(tmp_path: P
     link = LedLink(session, bridge)
     assert bridge.views[-1].turn is Turn.LIGHT
     settle(session, BoardView.of({"e5": "light", "f6": "light"}), 0.0)
-    assert wait_for(lambda: bridge.views[-1].turn is Turn.DARK)
+    assert wait_until(lambda: bridge.views[-1].turn is Turn.DARK, 3)
     settle(session, BoardView.of({"e5": "light", "f6": "light", "a1": "light"}), 1.0)
-    assert wait_for(lambda: bridge.views[-1].status is Status.FLAGGED)
+    assert wait_until(lambda: bridge.views[-1].status is Status.FLAGGED, 3)
     assert bridge.views[-1].flagged == {(0, 0)}
     link.press(ButtonEvent(1, ButtonKind.SHORT, 100))  # pass: not allowed, said as a notice
     assert [m["move"] for m in session.state()["moves"]] == ["e5,f6"]
@@ -84,12 +75,12 @@ def test_turns_seen_at_once_show_on_the_leds_until_the_long_press_confirms_them(
     settle(session, BoardView.of(three), 2.0)
     unsure = session.state()["unsure"]
     assert unsure is not None and unsure["message"].startswith("three turns seen at once")
-    assert wait_for(lambda: bridge.views[-1].status is Status.FLAGGED)
+    assert wait_until(lambda: bridge.views[-1].status is Status.FLAGGED, 3)
     assert bridge.views[-1].flagged == {(4, 4), (5, 5), (6, 7), (8, 5), (2, 6), (2, 7)}
     assert len(session.state()["moves"]) == 2
     link.press(ButtonEvent(1, ButtonKind.LONG, 1200))  # confirm: record the proposal
     moves = [m["move"] for m in session.state()["moves"]]
     assert moves == ["a1,a2", "j9,j10", *unsure["proposal"]]
-    assert wait_for(lambda: bridge.views[-1].status is Status.PLAYING)
+    assert wait_until(lambda: bridge.views[-1].status is Status.PLAYING, 3)
     assert session.state()["unsure"] is None
     link.close()

@@ -7,7 +7,6 @@ docs/game-page.png, the README's picture."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from ponte.live.session import LiveSession
 from ponte.live.settle import BoardView, Reading
 from ponte.live.store import Store
 from referee import Colour, Game, Move
+from tests import waiting
 from tests.live_double import CalibratableFake
 from web import WebServer, serve
 
@@ -106,14 +106,14 @@ def no_script_errors(driver: WebDriver) -> Iterator[None]:
 
 
 def wait_for(check: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or check}")
-        time.sleep(0.05)
+    return waiting.wait_for(check, timeout, what, interval=0.05)
+
+
+def phone_sized(driver: WebDriver) -> None:
+    """The window as narrow as a phone's, once the page is laid out at that width."""
+    driver.set_window_size(390, 1400)
+    wait_for(lambda: driver.execute_script("return window.innerWidth") <= 390,
+             what="the phone-sized layout")
 
 
 def shot(driver: WebDriver, name: str) -> None:
@@ -174,8 +174,7 @@ def test_a_move_arrives_by_sse_and_is_drawn(driver: WebDriver, server: WebServer
              what="placeable cells")
     shot(driver, "game")
     save_readme_picture(driver)
-    driver.set_window_size(390, 1400)
-    time.sleep(0.3)
+    phone_sized(driver)
     shot(driver, "game-phone")
     driver.set_window_size(1280, 1000)
 
@@ -463,8 +462,7 @@ def test_after_the_end_the_controls_that_cannot_act_are_disabled(
     assert status == [409, "the game was ended from the controls, so its moves are final: "
                       "start a new game"]
     shot(driver, "game-ended")
-    driver.set_window_size(390, 1400)
-    time.sleep(0.3)
+    phone_sized(driver)
     shot(driver, "game-ended-phone")
     driver.set_window_size(1280, 1000)
 

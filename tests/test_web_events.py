@@ -19,6 +19,7 @@ from flask.testing import FlaskClient
 
 from contracts.live import EventBus, EventType
 from tests.live_double import FakeLive
+from tests.waiting import wait_until
 from web import create_app, serve
 from web.context import streams
 from web.events import parse_last_event_id
@@ -239,13 +240,6 @@ def _open_raw_stream(port: int, path: str) -> socket.socket:
     return conn
 
 
-def _wait_for(check: Any, seconds: float) -> float:
-    start = time.monotonic()
-    while not check() and time.monotonic() - start < seconds:
-        time.sleep(0.02)
-    return time.monotonic() - start
-
-
 @pytest.mark.parametrize("path", ["/events", "/camera.mjpg"])
 def test_a_stream_whose_client_left_frees_its_slot_at_once(path: str) -> None:
     live = FakeLive()
@@ -254,9 +248,11 @@ def test_a_stream_whose_client_left_frees_its_slot_at_once(path: str) -> None:
                 config={"SSE_HEARTBEAT": 30.0, "STREAM_POLL": 0.1})
     try:
         conn = _open_raw_stream(web.port, path)
-        assert _wait_for(lambda: streams(web.app).count == 1, 5) < 5
+        assert wait_until(lambda: streams(web.app).count == 1, 5)
         conn.close()
-        took = _wait_for(lambda: streams(web.app).count == 0, 5)
+        left = time.monotonic()
+        assert wait_until(lambda: streams(web.app).count == 0, 5)
+        took = time.monotonic() - left
         assert took < 1.5, f"the slot was held {took:.1f} s after the client left"
         assert live.bus.subscriber_count == 0
     finally:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def wait_until(condition: Callable[[], object], timeout: float, interval: float = 0.01) -> bool:
@@ -15,3 +18,18 @@ def wait_until(condition: Callable[[], object], timeout: float, interval: float 
             return bool(condition())
         time.sleep(interval)
     return True
+
+
+def wait_for(check: Callable[[], T], timeout: float, what: str = "",
+             interval: float = 0.01) -> T:
+    """The first true value `check()` returns within `timeout` seconds (as `wait_until`
+    waits); AssertionError naming `what` if it returns none."""
+    seen: list[T] = []
+
+    def true() -> bool:
+        seen[:] = [check()]
+        return bool(seen[0])
+
+    if not wait_until(true, timeout, interval):
+        raise AssertionError(f"timed out waiting for {what or check}")
+    return seen[0]
