@@ -138,7 +138,7 @@ def test_example_calibrations_load() -> None:
             assert load_calibration(path).image_size[0] > 0
 
 
-def _chessboard_views(count: int) -> list[np.ndarray]:
+def chessboard_views(count: int) -> list[np.ndarray]:
     """Photos of a flat 10 x 7 chessboard (9 x 6 inner corners) through a barrel lens."""
     square = 40
     board = np.full((7 * square + 80, 10 * square + 80), 255, np.uint8)
@@ -173,7 +173,7 @@ def _chessboard_views(count: int) -> list[np.ndarray]:
 
 
 def test_lens_calibration_recovers_barrel_distortion(tmp_path: Path) -> None:
-    lens, used = calibrate_lens(_chessboard_views(6), (9, 6))
+    lens, used = calibrate_lens(chessboard_views(6), (9, 6))
     assert used >= 5
     assert lens.rms_error < 0.5
     assert lens.distortion[0] < -0.1

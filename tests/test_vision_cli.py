@@ -77,10 +77,10 @@ def test_hidden_cells_have_their_own_character_in_json_as_in_the_picture(
     from dataclasses import replace
 
     from lab.synth import HandSpec, render
-    from tests.test_vision_reading import _spec
+    from tests.test_vision_reading import board_scene
 
     hand = HandSpec(target=(4.5, 4.5), from_deg=270.0, height=1.5)
-    frame = render(replace(_spec(elevation_deg=90.0), hands=(hand,)))
+    frame = render(replace(board_scene(elevation_deg=90.0), hands=(hand,)))
     shot = tmp_path / "hand.png"
     cv2.imwrite(str(shot), frame.image)
     assert ponte.cli.main(["read", "--json", str(shot)]) == 0
@@ -263,10 +263,10 @@ def test_eval_scene_refuses_what_it_cannot_draw_or_write(
 def test_calibrate_lens_writes_a_lens_file_calibrate_can_use(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.test_calibration import _chessboard_views
+    from tests.test_calibration import chessboard_views
 
     paths = []
-    for i, view in enumerate(_chessboard_views(5)):
+    for i, view in enumerate(chessboard_views(5)):
         path = tmp_path / f"chess{i}.png"
         cv2.imwrite(str(path), view)
         paths.append(str(path))

@@ -10,7 +10,7 @@ import pytest
 
 from lab.train_decks import augment, main, train
 from lab.train_patches import LAYERS
-from tests.test_vision_patches import _scene, run_training
+from tests.test_vision_patches import measured_scene, run_training
 from vision.cells import parse_cell
 from vision.decks import (
     DECK_LOOKS,
@@ -35,7 +35,7 @@ def _pairs(*names: tuple[str, str]) -> np.ndarray:
 
 
 def test_a_deck_patch_lies_along_the_bridge_and_shows_its_deck() -> None:
-    reader, plan, m, model = _scene()
+    reader, plan, m, model = measured_scene()
     # bridges a1-c1 (straight), c5-d7 (knight), e2-g4 (diagonal); a3-c3 is bare board
     pairs = _pairs(("a1", "c1"), ("c5", "d7"), ("e2", "g4"), ("a3", "c3"), ("c1", "a1"))
     patches = deck_patches(reader.settings, plan.sampling, m.topdown,  # type: ignore[attr-defined]
@@ -56,7 +56,7 @@ def test_a_deck_patch_lies_along_the_bridge_and_shows_its_deck() -> None:
 
 
 def test_the_plan_keeps_every_candidate_s_deck_frame() -> None:
-    reader, plan, m, model = _scene()
+    reader, plan, m, model = measured_scene()
     pairs = np.array(plan.bridges.pairs, np.int64)  # type: ignore[attr-defined]
     frames = plan.decks  # type: ignore[attr-defined]
     assert frames.shape == (len(pairs), 3, 2)
@@ -168,7 +168,7 @@ def test_the_second_look_changes_only_the_candidates_the_bridge_network_is_unsur
 ) -> None:
     from vision import pipeline
 
-    reader, plan, m, model = _scene()
+    reader, plan, m, model = measured_scene()
     keep = np.arange(0, 400, 4)
     p = np.full(len(keep), 0.0001)
     unsure = [3, 10, 50]
@@ -190,7 +190,7 @@ def test_no_look_is_taken_at_a_candidate_that_cannot_stand_beside_a_sure_bridge(
 ) -> None:
     from vision import pipeline
 
-    reader, plan, m, model = _scene()
+    reader, plan, m, model = measured_scene()
     pairs = [tuple(sorted(pair)) for pair in plan.bridges.pairs]  # type: ignore[attr-defined]
 
     def index(a: str, b: str) -> int:

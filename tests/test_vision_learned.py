@@ -97,10 +97,10 @@ def test_model_files_of_another_version_fall_back_to_the_thresholds(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from lab.synth import render
-    from tests.test_vision_reading import BOARD, _spec
+    from tests.test_vision_reading import BOARD, board_scene
     from vision import pipeline
 
-    frame = render(_spec(elevation_deg=90.0))
+    frame = render(board_scene(elevation_deg=90.0))
     assert pipeline.read_board(frame.image).board_rows() == list(BOARD)
     odd = Network(np.zeros(7), np.ones(7), np.zeros((7, 4)), np.zeros(4), np.zeros((4, 4)),
                   np.zeros(4))
@@ -526,7 +526,7 @@ def test_frames_read_from_scratch_get_the_cell_network_made_for_them(
 ) -> None:
     from lab.evaluate import tracker_for
     from lab.synth import render
-    from tests.test_vision_reading import BOARD, _spec
+    from tests.test_vision_reading import BOARD, board_scene
     from vision import pipeline
     from vision.learned import SCRATCH_CELL_MODEL, model_file
 
@@ -545,7 +545,7 @@ def test_frames_read_from_scratch_get_the_cell_network_made_for_them(
         return cell_network(scratch=scratch)
 
     monkeypatch.setattr(pipeline, "cell_network", recorded)
-    spec = _spec(elevation_deg=70.0)
+    spec = board_scene(elevation_deg=70.0)
     frame = render(spec)
     assert pipeline.read_board(frame.image).board_rows() == list(BOARD)
     assert asked == [True]  # no calibration: no bare board known

@@ -204,12 +204,14 @@ def test_going_on_from_a_network_needs_the_torch_trainer(
     assert not list(tmp_path.glob("patches.npz"))
 
 
-def _scene() -> tuple[object, ...]:
+def measured_scene() -> tuple[object, ...]:
+    """An angled view of `board_scene` measured by a reader calibrated on it with the
+    board empty (`tracker_for`): (reader, plan, measurement, colour model)."""
     from lab.evaluate import tracker_for
     from lab.synth import render
-    from tests.test_vision_reading import _spec
+    from tests.test_vision_reading import board_scene
 
-    spec = _spec(elevation_deg=60.0, azimuth_deg=20.0)
+    spec = board_scene(elevation_deg=60.0, azimuth_deg=20.0)
     frame = render(spec)
     reader = tracker_for(spec, frame)
     assert reader is not None
@@ -221,7 +223,7 @@ def test_a_patch_shows_its_cell_against_the_bare_board() -> None:
     from vision.cells import parse_cell
     from vision.patches import cell_patches
 
-    reader, plan, m, model = _scene()
+    reader, plan, m, model = measured_scene()
     names = ["a3", "a9", "h1", "f10"]  # bare board, light, bare, dark (see BOARD)
     cells = [parse_cell(n)[1] * 10 + parse_cell(n)[0] for n in names]
     patches = cell_patches(reader.settings, plan.sampling, m.topdown,  # type: ignore[attr-defined]
@@ -241,7 +243,7 @@ def test_the_second_look_sees_each_cell_beside_its_bare_board_in_the_calibration
     from vision.cells import parse_cell
     from vision.patches import BareView, cell_patches, with_reference
 
-    reader, plan, m, model = _scene()
+    reader, plan, m, model = measured_scene()
     view = m.bare_view  # type: ignore[attr-defined]
     assert view is not None and view.known.all()  # calibrated on the empty board
     names = ["a3", "a9", "h1", "f10"]  # bare board, light, bare, dark (see BOARD)
@@ -287,7 +289,7 @@ def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
     from vision import pipeline
     from vision.patches import SECOND_LOOK_P
 
-    reader, plan, m, model = _scene()
+    reader, plan, m, model = measured_scene()
     probs = np.tile([0.9995, 0.0003, 0.0001, 0.0001], (100, 1))
     unsure = [5, 17, 42]
     probs[unsure] = [[0.6, 0.35, 0.03, 0.02], [0.3, 0.3, 0.3, 0.1], [0.2, 0.7, 0.05, 0.05]]
@@ -316,7 +318,7 @@ def test_a_sure_tile_that_has_not_changed_its_cell_gets_a_second_look(
     from vision import pipeline
     from vision.pipeline import UNCHANGED_TILE
 
-    reader, plan, m, model = _scene()
+    reader, plan, m, model = measured_scene()
     probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))  # sure: bare board
     probs[60:] = [0.00003, 0.9999, 0.00004, 0.00003]  # sure: light tiles
     change = np.full(100, 2.0)
@@ -343,7 +345,7 @@ def test_a_sure_bare_cell_unlike_the_bare_board_seen_there_gets_a_second_look_to
     from vision import pipeline
     from vision.pipeline import CHANGED_BARE
 
-    reader, plan, m, model = _scene()
+    reader, plan, m, model = measured_scene()
     probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))  # sure: bare board
     probs[60:] = [0.00003, 0.9999, 0.00004, 0.00003]  # sure: light tiles
     probs[[10, 12]] = probs[60]  # a2 and c2: light tiles a bridge could join over b2
@@ -368,7 +370,7 @@ def test_a_sure_bare_cell_in_a_burnt_out_picture_gets_a_second_look_too() -> Non
     from vision import pipeline
     from vision.features import cell_colours, integral
 
-    reader, plan, m, model = _scene()
+    reader, plan, m, model = measured_scene()
     probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))  # sure: bare board
     assert np.array_equal(pipeline.second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
                           probs)
@@ -423,7 +425,7 @@ def test_a_looked_at_cell_just_like_its_bare_board_in_the_calibration_photo_is_b
             seen = np.tile([0.1, 0.85, 0.05], (len(patches), 1))
             return np.column_stack([seen * (1 - probs[:, 3:]), probs[:, 3]])
 
-    reader, plan, m, model = _scene()
+    reader, plan, m, model = measured_scene()
     names = ["a3", "a9", "h1", "f10"]  # bare board, light, bare, dark (see BOARD)
     cells = [parse_cell(n)[1] * 10 + parse_cell(n)[0] for n in names]
     probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))
@@ -478,7 +480,7 @@ def test_a_frame_gets_at_most_so_many_second_looks_the_least_sure_first() -> Non
     from vision import pipeline
     from vision.patches import SECOND_LOOKS
 
-    reader, plan, m, model = _scene()
+    reader, plan, m, model = measured_scene()
     rng = np.random.default_rng(5)
     top = rng.uniform(0.4, 0.95, 100)  # an arm over the board: every cell unsure ...
     rest = (1 - top) / 3
@@ -498,7 +500,7 @@ def test_with_nothing_hidden_every_unsure_cell_gets_a_second_look() -> None:
     from vision import pipeline
     from vision.patches import SECOND_LOOKS
 
-    reader, plan, m, model = _scene()
+    reader, plan, m, model = measured_scene()
     top = np.random.default_rng(6).uniform(0.6, 0.98, 100)
     rest = (1 - top) / 3
     probs = np.column_stack([top, rest, rest, rest])

@@ -51,7 +51,9 @@ BOARD = (
 BRIDGES = (("a1", "c1"), ("c5", "d7"), ("e2", "g4"), ("i6", "i8"))
 
 
-def _spec(**camera: float) -> SceneSpec:
+def board_scene(**camera: float) -> SceneSpec:
+    """`BOARD` with `BRIDGES`, seen by a camera with these settings (the vision tests'
+    scene)."""
     return SceneSpec(board=BOARD, bridges=BRIDGES, camera=CameraSpec(**camera), seed=3)
 
 
@@ -95,7 +97,7 @@ def _hand_scene_flagged(seed: int, index: int) -> Observation:
     ids=["overhead", "angled", "turned"],
 )
 def test_generated_frame_is_read_exactly(camera: dict[str, float]) -> None:
-    frame = render(_spec(**camera))
+    frame = render(board_scene(**camera))
     obs = read_board(frame.image)
     assert obs.board_rows() == list(frame.board)
     assert _bridges(obs.bridge_names()) == set(frame.bridges)
@@ -104,7 +106,7 @@ def test_generated_frame_is_read_exactly(camera: dict[str, float]) -> None:
 
 
 def test_all_three_bridge_shapes_are_found() -> None:
-    frame = render(_spec(elevation_deg=90.0))
+    frame = render(board_scene(elevation_deg=90.0))
     found = _bridges(read_board(frame.image).bridge_names())
     assert ("a1", "c1") in found  # straight
     assert ("i6", "i8") in found  # straight
@@ -114,7 +116,7 @@ def test_all_three_bridge_shapes_are_found() -> None:
 
 def test_a_hand_over_the_board_is_flagged_not_read_as_tiles() -> None:
     hand = HandSpec(target=(4.5, 4.5), from_deg=270.0, height=1.5)
-    frame = render(replace(_spec(elevation_deg=90.0), hands=(hand,)))
+    frame = render(replace(board_scene(elevation_deg=90.0), hands=(hand,)))
     assert frame.occluded
     obs = read_board(frame.image)
     assert obs.occluded
@@ -137,7 +139,7 @@ def test_a_bridge_dropped_for_a_hidden_end_leaves_its_cells_to_their_own_reading
     from vision.classify import LIGHT
 
     hand = HandSpec(target=(4.5, 4.5), from_deg=270.0, height=1.5)
-    frame = render(replace(_spec(elevation_deg=90.0), hands=(hand,)))
+    frame = render(replace(board_scene(elevation_deg=90.0), hands=(hand,)))
     hidden = read_board(frame.image).occluded_cells
     bare = {(f, r) for f, r in hidden if frame.board[9 - r][f] == "."}
     a, b = next(((f, r), (f, r + 2)) for f, r in sorted(bare)
@@ -177,7 +179,7 @@ def test_a_cell_taken_for_hidden_at_the_edge_flags_the_frame(
     cell inside the board is a stray cell on a board nothing hides, as before."""
     from vision import pipeline
 
-    frame = render(_spec(elevation_deg=90.0))
+    frame = render(board_scene(elevation_deg=90.0))
     plain = read_board(frame.image)
     assert not plain.occluded
     f, r = parse_cell(cell)
@@ -203,7 +205,7 @@ def test_a_hidden_cell_joined_to_the_edge_by_half_hidden_cells_flags_the_frame(
     """A fingertip one cell in from the edge, the finger over the edge cell half taken for
     hidden (`REACHING_HIDDEN`): the frame is flagged, the fingertip listed as hidden, and
     every cell reads as before (a stray cell nothing joins to the edge is not flagged)."""
-    frame = render(_spec(elevation_deg=90.0))
+    frame = render(board_scene(elevation_deg=90.0))
     plain = read_board(frame.image)
     tip, finger = parse_cell("b6"), parse_cell(between)
     _hide(monkeypatch, {tip: 0.7, finger: hidden})
@@ -431,7 +433,7 @@ def test_an_edge_tile_apart_from_its_colour_counts_beside_a_change_of_the_outer_
 
 
 def test_tracker_reads_jpeg_frames_after_calibrating_on_the_empty_board() -> None:
-    spec = _spec(elevation_deg=70.0, azimuth_deg=-15.0)
+    spec = board_scene(elevation_deg=70.0, azimuth_deg=-15.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
     calibration = make_calibration(render(empty).image)
     reader = BoardReader(calibration)
@@ -454,7 +456,7 @@ def test_tracker_reads_jpeg_frames_after_calibrating_on_the_empty_board() -> Non
 
 
 def test_tracker_notices_a_bump_and_relocates() -> None:
-    spec = _spec(elevation_deg=80.0)
+    spec = board_scene(elevation_deg=80.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
     reader = BoardReader(make_calibration(render(empty).image))
     first = render(spec)
@@ -476,7 +478,7 @@ def test_tracker_notices_a_bump_and_relocates() -> None:
 
 
 def test_tracker_rejects_frames_it_cannot_use() -> None:
-    spec = _spec(elevation_deg=90.0)
+    spec = board_scene(elevation_deg=90.0)
     reader = BoardReader(make_calibration(render(spec).image))
     with pytest.raises(ImageUnreadable):
         reader.read(b"not a jpeg")
@@ -488,7 +490,7 @@ def test_encoded_frames_of_an_odd_size_are_read_and_a_wrong_size_is_named() -> N
     # Decoded at half size, a frame of 1279 x 719 comes out 640 x 360 (JPEG) or 639 x 359
     # (PNG): the reader takes its own size from the calibration's and the error the
     # frame's real size, whatever the rounding.
-    image = render(_spec(elevation_deg=90.0)).image[:719, :1279].copy()
+    image = render(board_scene(elevation_deg=90.0)).image[:719, :1279].copy()
     reader = BoardReader(make_calibration(image))
     for ext in (".jpg", ".png"):
         data = cv2.imencode(ext, image)[1].tobytes()
@@ -499,7 +501,7 @@ def test_encoded_frames_of_an_odd_size_are_read_and_a_wrong_size_is_named() -> N
 
 
 def test_reading_with_a_calibration_for_another_image_size_is_an_error() -> None:
-    frame = render(_spec(elevation_deg=90.0))
+    frame = render(board_scene(elevation_deg=90.0))
     calibration = make_calibration(frame.image)
     small = frame.image[:600, :1000].copy()
     with pytest.raises(CalibrationMismatch, match="1000 x 600"):
@@ -507,7 +509,7 @@ def test_reading_with_a_calibration_for_another_image_size_is_an_error() -> None
 
 
 def test_reading_with_a_calibration_learns_nothing_wrong_from_an_empty_board() -> None:
-    spec = _spec(elevation_deg=80.0)
+    spec = board_scene(elevation_deg=80.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
     calibration = make_calibration(render(empty).image)
     assert calibration.colours is not None
@@ -852,7 +854,7 @@ def _judged_against_a_bare_border(reader: BoardReader, frame: np.ndarray) -> boo
 
 
 def test_a_calibration_photo_with_a_hard_shadow_on_the_border_still_keeps_it() -> None:
-    spec = _spec(elevation_deg=70.0, azimuth_deg=-15.0)
+    spec = board_scene(elevation_deg=70.0, azimuth_deg=-15.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
 
     def barred(image: np.ndarray) -> np.ndarray:
@@ -873,7 +875,7 @@ def test_a_calibration_photo_with_a_hard_shadow_on_the_border_still_keeps_it() -
 
 
 def test_calibration_keeps_the_bare_border_and_the_tracker_uses_it() -> None:
-    spec = _spec(elevation_deg=70.0, azimuth_deg=-15.0)
+    spec = board_scene(elevation_deg=70.0, azimuth_deg=-15.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
     calibration = make_calibration(render(empty).image)
     assert calibration.ring is not None and len(calibration.ring) >= 30
@@ -890,7 +892,7 @@ def test_calibration_keeps_the_bare_border_and_the_tracker_uses_it() -> None:
 
 def _empty_border_scene() -> tuple[SceneSpec, Calibration, np.ndarray]:
     """An empty board seen from above, a calibration made on it and its photo."""
-    spec = _spec(elevation_deg=90.0)
+    spec = board_scene(elevation_deg=90.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
     image = render(empty).image
     return empty, make_calibration(image), image
@@ -1181,7 +1183,7 @@ def _empty_board_read(
     from vision import pipeline
 
     monkeypatch.setattr(pipeline, "deck_network", lambda: None)
-    empty = replace(_spec(elevation_deg=90.0), board=tuple("." * 10 for _ in range(10)),
+    empty = replace(board_scene(elevation_deg=90.0), board=tuple("." * 10 for _ in range(10)),
                     bridges=())
     frame = render(empty)
     reader = BoardReader(make_calibration(frame.image))
@@ -1322,7 +1324,7 @@ def _cell_centre(corners: np.ndarray, f: int, r: int) -> tuple[int, int]:
 
 
 def test_calibrating_on_a_board_said_to_be_empty_learns_every_cell_it_sees() -> None:
-    spec = _spec(elevation_deg=80.0)
+    spec = board_scene(elevation_deg=80.0)
     empty = render(replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=()))
     # A glare spot on e5 that reads as a cream tile: without `empty` its bare board is unknown.
     image = empty.image.copy()
@@ -1346,7 +1348,7 @@ def _neighbours(cells: set[tuple[int, int]]) -> set[tuple[int, int]]:
 
 def test_a_board_with_tiles_said_to_be_empty_is_refused() -> None:
     with pytest.raises(CalibrationError, match=r"1[1-3] cells look like tiles \(a1, c1"):
-        make_calibration(render(_spec(elevation_deg=80.0)).image, empty=True)
+        make_calibration(render(board_scene(elevation_deg=80.0)).image, empty=True)
 
 
 def _noisy(spec: SceneSpec, n: int) -> bytes:
@@ -1442,7 +1444,7 @@ def _knocked(spec: SceneSpec) -> SceneSpec:
 
 
 def test_the_board_lines_are_found_where_they_moved_and_a_hand_does_not_move_them() -> None:
-    spec = replace(_spec(elevation_deg=70.0), hands=())
+    spec = replace(board_scene(elevation_deg=70.0), hands=())
     reader = BoardReader(make_calibration(render(spec).image))
     view = reader.measure_frame(_noisy(spec, 0))[1].topdown
     inner = 24
@@ -1457,7 +1459,7 @@ def test_the_board_lines_are_found_where_they_moved_and_a_hand_does_not_move_the
 
 
 def test_the_grid_is_nudged_by_the_lines_shifts_and_turned_by_their_difference() -> None:
-    spec = replace(_spec(elevation_deg=70.0), hands=())
+    spec = replace(board_scene(elevation_deg=70.0), hands=())
     image = render(spec).image
     reader = BoardReader(make_calibration(image))
     plan, settings = reader.measure_frame(image)[0], reader.settings
@@ -1513,7 +1515,7 @@ def test_a_knock_by_a_fraction_of_a_cell_is_flagged_until_the_grid_follows_it() 
 
 
 def test_a_still_board_is_given_its_last_reading_and_any_change_is_read() -> None:
-    spec = _spec(elevation_deg=80.0)
+    spec = board_scene(elevation_deg=80.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
     calibration = make_calibration(render(empty).image)
     reader, plain = BoardReader(calibration), BoardReader(calibration, reuse=False)
@@ -1546,7 +1548,7 @@ def test_a_cell_that_changes_while_the_picture_moves_is_trusted_once_it_rests() 
     # around it from the frame before: flagged, and read again once the picture near it
     # has rested for STIR_REST_S (an arm's shadow can lie still for a moment).
     fps = 8.0
-    spec = _spec(elevation_deg=80.0)
+    spec = board_scene(elevation_deg=80.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
     reader = BoardReader(make_calibration(render(empty).image, empty=True))
     for n in range(2):
