@@ -15,6 +15,7 @@ def test_bench_referee_reports_three_figures(capsys: pytest.CaptureFixture[str])
     assert len(out.strip().splitlines()) == 3
 
 
+@pytest.mark.slow
 def test_bench_vision_times_the_reader_on_bytes_and_on_frames_decoded_whole(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -499,6 +499,7 @@ def test_a_20000_pixel_square_png_is_refused_from_its_header(tmp_path: Path) -> 
 # ----------------------------------------------------------------- reconnecting
 
 
+@pytest.mark.slow
 def test_a_stream_back_after_seconds_away_is_read_within_two_seconds() -> None:
     photo = _jpeg(cv2.resize(cv2.imread(str(EXAMPLE_IMAGE)), (320, 180)))
     stream = _Stream([[photo] * 3])

@@ -67,6 +67,7 @@ def _play(session: LiveSession, cells: dict[str, str], t: float) -> None:
 # --- pollers and Game pages during a game ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_pollers_and_game_pages_do_not_hold_up_the_verdicts(
     session: LiveSession, server: WebServer, no_tracebacks: None
 ) -> None:

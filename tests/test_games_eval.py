@@ -27,6 +27,7 @@ def test_moves_are_compared_from_the_first_and_the_first_wrong_one_named() -> No
     assert compare_moves([], []) == (0, "")
 
 
+@pytest.mark.slow
 def test_a_generated_game_is_read_through_the_live_loop_into_its_record(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -82,6 +83,7 @@ def test_a_camera_that_misreads_is_caught(tmp_path: Path, monkeypatch: pytest.Mo
     assert "BAD" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_wide_angle_webcam_with_no_lens_file_is_read_right(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -123,6 +125,7 @@ def test_the_dropping_reader_loses_each_new_piece_for_up_to_one_turn() -> None:
     assert always.apply(frame(4.1, placed), Reading(4.1, seen)).board == seen
 
 
+@pytest.mark.slow
 def test_fast_play_with_every_piece_dropped_for_a_while_is_still_recorded_right(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

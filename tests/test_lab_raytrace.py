@@ -129,6 +129,7 @@ def test_a_rendered_frame_carries_its_truth(tmp_path: Path) -> None:
     assert decoded.shape == frame.image.shape
 
 
+@pytest.mark.slow
 def test_a_still_set_is_written_once_and_picked_up_where_it_stopped(tmp_path: Path) -> None:
     out = tmp_path / "set"
     made = write_stills(out, tables=2, per_table=1, seed=9,

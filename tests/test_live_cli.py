@@ -197,6 +197,7 @@ def test_watch_records_into_the_data_folder_and_resumes_there(
     assert len(Store(data).games()) == 1
 
 
+@pytest.mark.slow
 def test_watch_prints_a_line_for_each_move_and_flag(
     video: tuple[Path, GroundTruthReader], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str]

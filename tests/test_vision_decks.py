@@ -122,6 +122,7 @@ def _stripes(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
+@pytest.mark.slow
 def test_training_learns_a_deck_the_bridge_network_cannot_see(tmp_path: Path) -> None:
     rng = np.random.default_rng(2)
     x, y = _stripes(rng, 1000)

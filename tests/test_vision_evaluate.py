@@ -83,6 +83,7 @@ def test_a_scene_is_drawn_as_the_evaluation_draws_it() -> None:
         scene(5, "no-such-setup", 0)
 
 
+@pytest.mark.slow
 def test_the_listing_holds_every_mistake_the_table_counts(tmp_path: Path) -> None:
     """One frame of each setup (tuning seed 2), read both ways: the listed mistakes add up
     to the table's counts, mode by mode. (Read from scratch, the wide-angle frame's far

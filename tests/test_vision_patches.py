@@ -105,6 +105,7 @@ def _squares(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
+@pytest.mark.slow
 def test_training_learns_to_see_a_tile_the_cell_network_cannot(tmp_path: Path) -> None:
     rng = np.random.default_rng(2)
     x, y = _squares(rng, 1200)

@@ -1021,6 +1021,7 @@ def test_without_a_clear_frame_a_still_difference_is_taken_in_only_where_cells_a
         assert _odd_on_border(reader, resting) > 0
 
 
+@pytest.mark.slow
 def test_a_hand_still_over_the_board_from_the_first_frame_is_never_read_as_the_board(
 ) -> None:
     from lab.synth import random_spec
@@ -1043,6 +1044,7 @@ def test_a_hand_still_over_the_board_from_the_first_frame_is_never_read_as_the_b
     assert reader.measure_frame(hand.image)[1].ring_outliers.any()
 
 
+@pytest.mark.slow
 def test_a_hand_resting_still_over_the_board_is_never_read_as_the_board() -> None:
     from lab.evaluate import tracker_for
     from lab.synth import random_spec
