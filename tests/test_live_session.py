@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from contracts.live import ControlError
+from contracts.live import ControlError, Event, EventBus, EventType
 from ponte.live.session import LiveSession
 from ponte.live.settle import BoardView, Reading
 from ponte.live.store import Store
@@ -371,19 +372,21 @@ def test_the_state_is_built_once_per_change_not_per_reader(store: Store) -> None
 
 
 def test_a_reader_does_not_wait_for_the_frame_loop(store: Store) -> None:
-    session = LiveSession(store)
-    session.state()
     busy, done = threading.Event(), threading.Event()
 
-    # The frame loop holding its lock, e.g. judging a board. The lock is taken directly:
-    # every public call that holds it for long also changes the state (which a reader then
-    # rightly waits for), so none can hold it still while a reader asks.
-    def slow_frame() -> None:
-        with session._lock:
-            busy.set()
-            done.wait(5)
+    class SlowBus(EventBus):
+        """Watchers slow to take the camera's news, which the frame loop tells them holding
+        its lock (as it might be busy judging a board)."""
 
-    loop = threading.Thread(target=slow_frame)
+        def publish(self, type: EventType, data: Mapping[str, Any] | None = None) -> Event:
+            if type is EventType.CAMERA:
+                busy.set()
+                done.wait(5)
+            return super().publish(type, data)
+
+    session = LiveSession(store, bus=SlowBus())
+    session.state()
+    loop = threading.Thread(target=session.feed, args=(Reading(0.0, B1),))
     loop.start()
     try:
         assert busy.wait(5)
@@ -392,7 +395,7 @@ def test_a_reader_does_not_wait_for_the_frame_loop(store: Store) -> None:
         reader.start()
         reader.join(1.0)
         assert answered and answered[0]["game"]["id"] == session.game_id
-        assert answered[0]["camera"]["status"] == "waiting"
+        assert answered[0]["camera"]["status"] == "ok"  # made per call: as the frame left it
     finally:
         done.set()
         loop.join()
