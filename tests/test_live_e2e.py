@@ -10,7 +10,6 @@ truth. Everything after the reader is the real live loop.
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import cv2
@@ -21,7 +20,7 @@ from ponte.live.camera import CameraReader
 from ponte.live.loop import run_live, transcribe
 from ponte.live.session import LiveSession
 from ponte.live.settle import BoardView
-from ponte.live.sources import RetryingSource, SourceError, open_source
+from ponte.live.sources import FrameSource, RetryingSource, SourceError, open_source
 from ponte.live.store import Store
 from referee.playout import heuristic_game
 from tests.live_scenes import (
@@ -33,6 +32,7 @@ from tests.live_scenes import (
     synth_video,
     write_video,
 )
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -318,15 +318,22 @@ def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path, reader_k
             assert [m["move"] for m in session.state()["moves"]] == OPENING[:2]
             back.set()
 
+    tries: list[None] = []  # each time the source opens the stream, or tries to
+
+    def opener() -> FrameSource:
+        tries.append(None)
+        return open_source(url)
+
     def restart() -> None:
         back.wait(30)
         camera.close()
-        time.sleep(0.5)  # the camera is away: reconnecting fails for a while
+        away = len(tries)
+        wait_until(lambda: len(tries) >= away + 2, 10)  # the camera is away: two tries fail
         camera.__init__(camera.port, jpegs[1], fps=10)  # type: ignore[misc]
 
     helper = threading.Thread(target=restart)
     helper.start()
-    source = RetryingSource(lambda: open_source(url), listener=listener, first_delay=0.1,
+    source = RetryingSource(opener, listener=listener, first_delay=0.1,
                             max_delay=0.4, should_stop=lambda: statuses.count("no-signal") >= 2)
     run_live(source, reader_for(reader_kind, reader), session, duration=60)  # type: ignore[arg-type]
     helper.join(10)
