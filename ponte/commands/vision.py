@@ -70,8 +70,8 @@ def register(subparsers: Any) -> None:
                         "index), the mode, the cell or bridge, truth and reading")
     v.set_defaults(handler=run_eval)
     v = targets.add_parser(
-        "games", help="whole generated games through the live loop: the record against the "
-                      "game played")
+        "games", help="whole generated games, or recorded game videos (--videos), through the "
+                      "live loop: the record against the game played")
     v.add_argument("--setups", default="all", metavar="NAMES",
                    help="setups, comma-separated (default: all)")
     v.add_argument("--seeds", default="1", metavar="SEEDS",
@@ -87,8 +87,14 @@ def register(subparsers: Any) -> None:
     v.add_argument("--drop", type=float, default=0.0, metavar="SHARE",
                    help="the reader loses this share of the pieces (e.g. 0.2), each from "
                         "when it is put down for up to one turn (default 0)")
+    v.add_argument("--videos", metavar="DIR",
+                   help="instead, read recorded game videos: a folder (or a set in lab/frozen, "
+                        "such as raytrace-games) holding NN.mp4 with NN.jsonl (a truth line a "
+                        "frame) and NN.moves (the moves played)")
     v.add_argument("--jobs", type=int, default=1, help="games played at once (default 1)")
-    v.add_argument("--out", default="results/games_eval.csv", metavar="FILE")
+    v.add_argument("--out", metavar="FILE",
+                   help="CSV table (default results/games_eval.csv; with --videos "
+                        "results/games_DIR.csv)")
     v.set_defaults(handler=run_eval_games)
     v = targets.add_parser(
         "set", help="the camera pipeline on a frozen scene set of either source (lab/frozen): "
@@ -261,7 +267,16 @@ def run_eval(args: argparse.Namespace) -> int:
         raise CommandError(f"cannot write {exc.filename or out}: {exc.strerror}") from None
 
 
+_GENERATED_ONLY = (("--setups", "setups", "all"), ("--seeds", "seeds", "1"),
+                   ("--turns", "turns", 12), ("--knock", "knock", False),
+                   ("--unmeasured-lens", "unmeasured_lens", False), ("--fast", "fast", False),
+                   ("--drop", "drop", 0.0))
+"""The options of `eval games` that say how to generate the games, with their defaults."""
+
+
 def run_eval_games(args: argparse.Namespace) -> int:
+    if args.videos is not None:
+        return _eval_game_videos(args)
     evaluate_games = lab_module("lab.gameeval").evaluate_games
     SETUPS = lab_module("lab.synth").SETUPS
 
@@ -278,7 +293,7 @@ def run_eval_games(args: argparse.Namespace) -> int:
         raise CommandError("--turns and --jobs must be at least 1")
     if not 0.0 <= args.drop <= 1.0:
         raise CommandError(f"--drop is a share between 0 and 1, not {args.drop}")
-    out = Path(args.out)
+    out = Path(args.out or "results/games_eval.csv")
     _check_writable(out)
     try:
         return evaluate_games(setups, seeds, args.turns, out, knock=args.knock, jobs=args.jobs,
@@ -286,6 +301,27 @@ def run_eval_games(args: argparse.Namespace) -> int:
                               drop=args.drop)
     except OSError as exc:
         raise CommandError(f"cannot write {exc.filename or out}: {exc.strerror}") from None
+
+
+def _eval_game_videos(args: argparse.Namespace) -> int:
+    videos = lab_module("lab.gamevideos")
+
+    given = [flag for flag, name, default in _GENERATED_ONLY if getattr(args, name) != default]
+    if given:
+        raise CommandError(f"{given[0]} says how to generate games; --videos reads recorded "
+                           "ones as they are")
+    if args.jobs < 1:
+        raise CommandError("--jobs must be at least 1")
+    try:
+        folder = videos.video_folder(args.videos)
+        out = Path(args.out or f"results/games_{folder.name}.csv")
+        _check_writable(out)
+        return int(videos.evaluate_videos(folder, out, jobs=args.jobs))
+    except videos.GameVideoError as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot read or write {exc.filename or args.videos}: "
+                           f"{exc.strerror}") from None
 
 
 def run_eval_set(args: argparse.Namespace) -> int:
