@@ -79,9 +79,9 @@ def video_folder(name: str) -> Path:
 
 
 def _truth_line(record: Any) -> TruthLine:
-    bridges = tuple((str(a), str(b)) for a, b in record["bridges"])
     return TruthLine(int(record["index"]), float(record["time_s"]), int(record["move"]),
-                     str(record["phase"]), tuple(str(r) for r in record["board"]), bridges,
+                     str(record["phase"]), tuple(str(r) for r in record["board"]),
+                     tuple((str(a), str(b)) for a, b in record["bridges"]),
                      bool(record["bumped"]), str(record.get("setup", "-")))
 
 
