@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from lab.gameeval import COLUMNS
-from lab.gamevideos import GameVideoError, evaluate_videos, load_games
+from lab.gamevideos import GameVideoError, evaluate_videos, load_games, video_folder
 from lab.raytrace.games import write_video
 from lab.scenes import boards_of_moves, demo_moves, position_of
 from ponte.cli import main
@@ -155,6 +155,21 @@ def test_eval_games_refuses_a_missing_folder_and_generator_options_with_videos(
     assert main(["eval", "games", "--videos", folder, "--fast", "--out", out]) == 2
     assert "--fast says how to generate games" in capsys.readouterr().err
     assert not Path(out).exists()
+
+
+def test_a_frozen_folder_of_game_videos_is_found_by_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import lab.gamevideos
+
+    frozen = tmp_path / "frozen"
+    frozen.mkdir()
+    folder = _blank_game(frozen / "tiny-games")
+    monkeypatch.setattr(lab.gamevideos, "FROZEN", frozen)
+    assert video_folder("tiny-games") == folder
+    assert video_folder(str(folder)) == folder
+    with pytest.raises(GameVideoError, match="or one of tiny-games$"):
+        video_folder("other-games")
 
 
 @pytest.mark.slow
