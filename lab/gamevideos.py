@@ -23,7 +23,6 @@ row a game: `seed` is the game's number `NN`, `knock` whether any of its frames 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -160,6 +159,7 @@ class _VideoFrames:
         self.truth: TruthLine | None = None
         self.put_down = PutDown()
         self.frames = 0
+        """Frames of the video passed so far (read, or skipped as undecodable)."""
 
     def read(self) -> Frame | None:
         frame = self._source.read()
@@ -207,5 +207,4 @@ def evaluate_videos(folder: Path, out: Path, *, jobs: int = 1) -> int:
     `ponte eval games` to `out` (one row a game, then the total) and print a summary.
     Returns 0 when every game is good, else 1; raises GameVideoError, before any game is
     read, when the folder is not one of game videos."""
-    games: Sequence[GameVideo] = load_games(folder)
-    return write_games(run_all(read_game, games, jobs), out)
+    return write_games(run_all(read_game, load_games(folder), jobs), out)
