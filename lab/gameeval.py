@@ -37,15 +37,15 @@ import csv
 import dataclasses
 import statistics
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from contracts.live import EventType
 from lab.scenes import boards_of_moves, demo_moves, position_of, rows_of
 from ponte.live.camera import CameraReader
-from ponte.live.loop import transcribe
+from ponte.live.loop import Transcript, transcribe
 from ponte.live.settle import DEFAULT_WINDOW, BoardView, Reading, cell_key
 from ponte.live.sources import Frame
 
@@ -128,6 +128,26 @@ def _same(board: BoardView, rows: Sequence[str], bridges: Sequence[tuple[str, st
             and set(board.bridges) == {tuple(sorted(b, key=cell_key)) for b in bridges})
 
 
+class PutDown:
+    """When the last piece of each move was put down (seconds), from a game's frame truths
+    in order: the time the board last changed before the count of moves done went up."""
+
+    def __init__(self, skip: int = 0) -> None:
+        self._skip = skip
+        """Positions shown before the first move only to keep the empty board in view."""
+        self.times: list[float] = []
+        self._changed = 0.0
+        self._seen: tuple[Any, Any] | None = None
+
+    def see(self, truth: Any) -> None:
+        """Take the next frame's truth (its `board`, `bridges`, `move` and `time_s`)."""
+        seen = (truth.board, truth.bridges)
+        if seen != self._seen:
+            self._seen, self._changed = seen, truth.time_s
+        if truth.move - self._skip > len(self.times):
+            self.times.append(self._changed)
+
+
 class _Frames:
     """A `FrameSource` over rendered frames, each compressed and decompressed as a webcam's
     video is; keeps the truth of the frame last read."""
@@ -138,13 +158,8 @@ class _Frames:
     def __init__(self, frames: Iterator[tuple[Any, Any]], fps: float, skip: int = 0) -> None:
         self._frames = frames
         self._fps = fps
-        self._skip = skip
-        """Positions shown before the first move only to keep the empty board in view."""
         self.truth: Any = None
-        self.put_down: list[float] = []
-        """When the last piece of each move was put down (seconds)."""
-        self._changed = 0.0
-        self._seen: tuple[Any, Any] | None = None
+        self.put_down = PutDown(skip)
 
     def read(self) -> Frame | None:
         import cv2
@@ -154,11 +169,7 @@ class _Frames:
         if item is None:
             return None
         image, self.truth = item
-        seen = (self.truth.board, self.truth.bridges)
-        if seen != self._seen:
-            self._seen, self._changed = seen, self.truth.time_s
-        if self.truth.move - self._skip > len(self.put_down):
-            self.put_down.append(self._changed)
+        self.put_down.see(self.truth)
         ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
         if not ok:
             raise RuntimeError("cannot JPEG-encode a generated frame")
@@ -205,11 +216,12 @@ class DroppingReader:
         return dataclasses.replace(reading, board=BoardView(tiles, bridges))
 
 
-class _Watched(CameraReader):
-    """The live loop's camera, counting its readings against the frames' truth (and with
-    `dropping`, losing pieces after they were counted)."""
+class Watched(CameraReader):
+    """The live loop's camera, counting its readings against the truth of the frame last
+    read (`frames.truth`, None before the first) and with `dropping`, losing pieces after
+    they were counted."""
 
-    def __init__(self, frames: _Frames, calibration: Any | None = None,
+    def __init__(self, frames: Any, calibration: Any | None = None,
                  dropping: DroppingReader | None = None) -> None:
         super().__init__(calibration)
         self._frames = frames
@@ -279,14 +291,23 @@ def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
         calibration = make_calibration(photo, lens=lens, empty=True)
     frames = _Frames(render_sequence(positions, spec, timing, hand), fps, skip)
     dropping = DroppingReader(drop, turn_s, [seed, list(SETUPS).index(setup)]) if drop else None
-    camera = _Watched(frames, calibration, dropping)
+    camera = Watched(frames, calibration, dropping)
     result = transcribe(frames, camera, settle_window=DEFAULT_WINDOW)
+    return game_result(setup, seed, knock, moves, result, frames.put_down.times, camera,
+                       fast=fast, drop=drop,
+                       dropped=dropping.dropped if dropping else 0)
+
+
+def game_result(setup: str, seed: int, knock: bool, moves: Sequence[str], result: Transcript,
+                put_down: Sequence[float], camera: Watched, *, fast: bool = False,
+                drop: float = 0.0, dropped: int = 0) -> GameResult:
+    """The table's row for a game of `moves` read through the live loop into `result`, its
+    moves' last pieces put down at `put_down` (seconds), read by `camera`."""
     read = [str(m.move) for m in result.table.game.moves if not m.withdrawn]
     right, first_wrong = compare_moves(moves, read)
     committed = [float(data["t"]) for kind, data in result.events
                  if kind is EventType.MOVE and data.get("move") not in ("swap", "pass")]
-    delays = tuple(round(c - t, 3)
-                   for c, t in zip(committed[:right], frames.put_down, strict=False))
+    delays = tuple(round(c - t, 3) for c, t in zip(committed[:right], put_down, strict=False))
     flags = sum(1 for kind, _ in result.events if kind is EventType.ILLEGAL)
     notices = sum(1 for kind, _ in result.events if kind is EventType.NOTICE)
     catch_up = sum(1 for kind, data in result.events
@@ -297,9 +318,8 @@ def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
     return GameResult(setup, seed, knock, len(moves), right, first_wrong, flags, notices,
                       delays, result.frames, c["hand"], c["hand_wrong"], c["still"],
                       c["still_wrong"], c["still_flagged"], c["still_held"], fast, drop,
-                      dropping.dropped if dropping else 0, caught_up, catch_up, len(game.flags),
-                      result.table.result() == "void",
-                      _turn_shifted(game))
+                      dropped, caught_up, catch_up, len(game.flags),
+                      result.table.result() == "void", _turn_shifted(game))
 
 
 def _turn_shifted(game: Any) -> bool:
@@ -335,34 +355,47 @@ def evaluate_games(setups: Sequence[str], seeds: Sequence[int], turns: int, out:
         raise ValueError("the share of pieces dropped must lie between 0 and 1")
     work = [(s, seed, turns, knock, fps, measured_lens, fast, drop)
             for seed in seeds for s in setups]
+    return write_games(run_all(_play, work, jobs), out)
+
+
+_Job = TypeVar("_Job")
+
+
+def run_all(play: Callable[[_Job], GameResult], work: Sequence[_Job],
+            jobs: int = 1) -> list[GameResult]:
+    """`play` each piece of `work`, `jobs` at once (in processes of their own), in order."""
     if jobs > 1:
         import multiprocessing
 
         with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-            results = list(pool.imap(_play, work))
-    else:
-        results = [_play(job) for job in work]
+            return list(pool.imap(play, work))
+    return [play(job) for job in work]
+
+
+def write_games(results: Sequence[GameResult], out: Path) -> int:
+    """Write the CSV table of `results` (one row a game, then the total) and print a
+    summary line a game. Returns 0 when every game is good (`_good`), else 1."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    total = GameResult(
+        "all", -1, any(r.knock for r in results), sum(r.moves for r in results),
+        sum(r.read_right for r in results),
+        f"{sum(1 for r in results if r.first_wrong)} game(s)",
+        sum(r.flags for r in results), sum(r.notices for r in results),
+        tuple(d for r in results for d in r.delays), sum(r.frames for r in results),
+        sum(r.hand_frames for r in results), sum(r.hand_frames_wrong for r in results),
+        sum(r.still_frames for r in results), sum(r.still_frames_wrong for r in results),
+        sum(r.still_frames_flagged for r in results),
+        sum(r.still_frames_held for r in results), any(r.fast for r in results),
+        max((r.drop for r in results), default=0.0),
+        sum(r.pieces_dropped for r in results), sum(r.moves_caught_up for r in results),
+        sum(r.catch_up_notices for r in results),
+        sum(r.flags_up_at_end for r in results), any(r.void for r in results),
+        any(r.turn_shifted for r in results))
     with open(out, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(COLUMNS)
-        for r in results:
+        for r in [*results, total]:
             writer.writerow(r.row())
-        total = GameResult(
-            "all", -1, knock, sum(r.moves for r in results),
-            sum(r.read_right for r in results),
-            f"{sum(1 for r in results if r.first_wrong)} game(s)",
-            sum(r.flags for r in results), sum(r.notices for r in results),
-            tuple(d for r in results for d in r.delays), sum(r.frames for r in results),
-            sum(r.hand_frames for r in results), sum(r.hand_frames_wrong for r in results),
-            sum(r.still_frames for r in results), sum(r.still_frames_wrong for r in results),
-            sum(r.still_frames_flagged for r in results),
-            sum(r.still_frames_held for r in results), fast, drop,
-            sum(r.pieces_dropped for r in results), sum(r.moves_caught_up for r in results),
-            sum(r.catch_up_notices for r in results),
-            sum(r.flags_up_at_end for r in results), any(r.void for r in results),
-            any(r.turn_shifted for r in results))
-        writer.writerow(total.row())
     for r in [*results, total]:
         mark = "ok " if _good(r) else "BAD" if r is not total else "   "
         delay = r.row()[8:10]

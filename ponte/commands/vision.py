@@ -12,6 +12,11 @@ from typing import Any
 
 from ponte.cli import CommandError, lab_module
 
+GENERATED_GAMES = {"setups": "all", "seeds": "1", "turns": 12, "knock": False,
+                   "unmeasured_lens": False, "fast": False, "drop": 0.0}
+"""The options of `eval games` that say how to generate its games, with their defaults
+(with `--videos` the games are recorded ones, and none of these may be given)."""
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -70,13 +75,14 @@ def register(subparsers: Any) -> None:
                         "index), the mode, the cell or bridge, truth and reading")
     v.set_defaults(handler=run_eval)
     v = targets.add_parser(
-        "games", help="whole generated games through the live loop: the record against the "
-                      "game played")
-    v.add_argument("--setups", default="all", metavar="NAMES",
+        "games", help="whole generated games, or recorded game videos (--videos), through the "
+                      "live loop: the record against the game played")
+    v.add_argument("--setups", default=GENERATED_GAMES["setups"], metavar="NAMES",
                    help="setups, comma-separated (default: all)")
-    v.add_argument("--seeds", default="1", metavar="SEEDS",
+    v.add_argument("--seeds", default=GENERATED_GAMES["seeds"], metavar="SEEDS",
                    help="game seeds, comma-separated (default 1)")
-    v.add_argument("--turns", type=int, default=12, help="moves a game (default 12)")
+    v.add_argument("--turns", type=int, default=GENERATED_GAMES["turns"],
+                   help="moves a game (default 12)")
     v.add_argument("--knock", action="store_true",
                    help="knock the camera once in each game (after the first move)")
     v.add_argument("--unmeasured-lens", action="store_true",
@@ -84,11 +90,17 @@ def register(subparsers: Any) -> None:
                         "calibrates itself on the empty board, measuring the lens on its lines")
     v.add_argument("--fast", action="store_true",
                    help="quick players: the next hand reaches in 0.3 s after the last left")
-    v.add_argument("--drop", type=float, default=0.0, metavar="SHARE",
+    v.add_argument("--drop", type=float, default=GENERATED_GAMES["drop"], metavar="SHARE",
                    help="the reader loses this share of the pieces (e.g. 0.2), each from "
                         "when it is put down for up to one turn (default 0)")
+    v.add_argument("--videos", metavar="DIR",
+                   help="instead, read recorded game videos: a folder (or a set in lab/frozen, "
+                        "such as raytrace-games) holding NN.mp4 with NN.jsonl (a truth line a "
+                        "frame) and NN.moves (the moves played)")
     v.add_argument("--jobs", type=int, default=1, help="games played at once (default 1)")
-    v.add_argument("--out", default="results/games_eval.csv", metavar="FILE")
+    v.add_argument("--out", metavar="FILE",
+                   help="CSV table (default results/games_eval.csv; with --videos "
+                        "results/games_<folder>.csv)")
     v.set_defaults(handler=run_eval_games)
     v = targets.add_parser(
         "set", help="the camera pipeline on a frozen scene set of either source (lab/frozen): "
@@ -262,6 +274,8 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def run_eval_games(args: argparse.Namespace) -> int:
+    if args.videos is not None:
+        return _eval_game_videos(args)
     evaluate_games = lab_module("lab.gameeval").evaluate_games
     SETUPS = lab_module("lab.synth").SETUPS
 
@@ -278,7 +292,7 @@ def run_eval_games(args: argparse.Namespace) -> int:
         raise CommandError("--turns and --jobs must be at least 1")
     if not 0.0 <= args.drop <= 1.0:
         raise CommandError(f"--drop is a share between 0 and 1, not {args.drop}")
-    out = Path(args.out)
+    out = Path(args.out or "results/games_eval.csv")
     _check_writable(out)
     try:
         return evaluate_games(setups, seeds, args.turns, out, knock=args.knock, jobs=args.jobs,
@@ -286,6 +300,28 @@ def run_eval_games(args: argparse.Namespace) -> int:
                               drop=args.drop)
     except OSError as exc:
         raise CommandError(f"cannot write {exc.filename or out}: {exc.strerror}") from None
+
+
+def _eval_game_videos(args: argparse.Namespace) -> int:
+    videos = lab_module("lab.gamevideos")
+
+    given = [name for name, default in GENERATED_GAMES.items() if getattr(args, name) != default]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise CommandError(f"{flag} says how to generate games; --videos reads recorded ones "
+                           "as they are")
+    if args.jobs < 1:
+        raise CommandError("--jobs must be at least 1")
+    try:
+        folder = videos.video_folder(args.videos)
+        out = Path(args.out or f"results/games_{folder.name.replace('-', '_')}.csv")
+        _check_writable(out)
+        return int(videos.evaluate_videos(folder, out, jobs=args.jobs))
+    except videos.GameVideoError as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot read or write {exc.filename or args.videos}: "
+                           f"{exc.strerror}") from None
 
 
 def run_eval_set(args: argparse.Namespace) -> int:
