@@ -5,10 +5,11 @@ the ray-traced ones `python -m lab.raytrace.games` writes and `lab/frozen/raytra
 keeps. A folder of game videos holds, per game `NN`:
 
 - `NN.mp4`: the video;
-- `NN.jsonl`: one JSON truth line per video frame, in frame order: `index`, `time_s`,
-  `move` (moves completed so far), `phase` (`still` or `hand`), `board` (rows, top rank
-  first, `.` `L` `D`), `bridges` (pairs of cells), `bumped` (the camera has been knocked),
-  `setup` (and `occluded_cells`, `corners`, which are not read here);
+- `NN.jsonl` (or gzipped, `NN.jsonl.gz`): one JSON truth line per video frame, in frame
+  order: `index`, `time_s`, `move` (moves completed so far), `phase` (`still` or
+  `hand`), `board` (rows, top rank first, `.` `L` `D`), `bridges` (pairs of cells),
+  `bumped` (the camera has been knocked), `setup` (and `occluded_cells`, `corners`,
+  which are not read here);
 - `NN.moves`: the moves played, one a line.
 
 Each video goes through the live loop as `ponte transcribe` runs it: the file opened with
@@ -22,6 +23,7 @@ row a game: `seed` is the game's number `NN`, `knock` whether any of its frames 
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,7 +89,9 @@ def _truth_line(record: Any) -> TruthLine:
 def read_truths(path: Path) -> tuple[TruthLine, ...]:
     """The truth lines of `path`, checked to number the frames 0, 1, 2, ... in order."""
     truths: list[TruthLine] = []
-    with path.open(encoding="utf-8") as handle:
+    opened = (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz"
+              else path.open(encoding="utf-8"))
+    with opened as handle:
         for number, text in enumerate(handle, 1):
             if not text.strip():
                 continue
@@ -132,6 +136,8 @@ def load_games(folder: Path) -> list[GameVideo]:
     games = []
     for video in videos:
         truth_file, moves_file = video.with_suffix(".jsonl"), video.with_suffix(".moves")
+        if not truth_file.is_file() and video.with_suffix(".jsonl.gz").is_file():
+            truth_file = video.with_suffix(".jsonl.gz")
         for needed in (truth_file, moves_file):
             if not needed.is_file():
                 raise GameVideoError(f"{video} has no {needed.name} beside it")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import gzip
 import json
 from pathlib import Path
 
@@ -60,6 +61,9 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 
 def _lines(path: Path) -> int:
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            return len(handle.read().splitlines())
     return len(path.read_text(encoding="utf-8").splitlines())
 
 
@@ -188,7 +192,7 @@ def test_a_small_raytraced_game_is_read_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "games.csv"
     assert evaluate_videos(folder, out) in (0, 1)
     game, total = _rows(out)
-    frames = _lines(folder / "00.jsonl")
+    frames = _lines(folder / "00.jsonl.gz")
     assert (game["setup"], game["seed"], game["moves"]) == (setup, "0", "2")
     assert int(game["frames"]) == frames == int(total["frames"])
     assert 0 < int(game["hand_frames"]) + int(game["still_frames"]) < frames

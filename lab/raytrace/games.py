@@ -13,7 +13,7 @@ exposure). A frame with a hand is traced only inside the box that holds the arm,
 shadows and the pieces put down since the last still board, over that board's trace (the
 rest of the picture cannot have changed); the hand's cells in the truth are those the
 balls that hold the arm cover. Written per game: `NN.mp4` (H.264 where `ffmpeg` is
-installed, else MPEG-4), `NN.jsonl` (one truth line per frame: `index`, `time_s`, `move`
+installed, else MPEG-4), `NN.jsonl.gz` (one truth line per frame: `index`, `time_s`, `move`
 (moves completed), `phase` (`still`/`hand`), `board`, `bridges`, `occluded_cells`, `bumped`)
 and `NN.moves` (the moves played, one a line). Frames already rendered are kept in
 `NN.frames/`, so a stopped run resumes.
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gzip
 import json
 import math
 import random
@@ -383,8 +384,9 @@ def write_game(out: Path, number: int, setup: str, seed: int, turns: int, timing
         truths.append(truth)
     video = out / f"{number:02d}.mp4"
     write_video(images, video, timing.fps)
-    (out / f"{number:02d}.jsonl").write_text(
-        "".join(json.dumps({**t, "setup": setup}) + "\n" for t in truths), encoding="utf-8")
+    lines = "".join(json.dumps({**t, "setup": setup}) + "\n" for t in truths)
+    with gzip.open(out / f"{number:02d}.jsonl.gz", "wt", encoding="utf-8") as handle:
+        handle.write(lines)
     (out / f"{number:02d}.moves").write_text("\n".join(moves) + "\n", encoding="utf-8")
     shutil.rmtree(kept, ignore_errors=True)
     return video
