@@ -29,6 +29,7 @@ VISION_MODES = {
 """The reading modes of `ponte eval vision`, in the order the tables show them."""
 
 GAME_SETS = {
+    "games_raytrace_test.csv": "ray-traced, never tuned on",
     "games_eval.csv": "every setup",
     "games_eval_knock_seed1.csv": "every setup, camera knocked once",
     "games_eval_knock_seed2.csv": "every setup, camera knocked once",
@@ -133,8 +134,23 @@ def _game_set(path: Path, rows: list[Row]) -> str:
     games = [r for r in rows if r["setup"] != "all"]
     seeds = sorted({int(r["seed"]) for r in games})
     what = GAME_SETS.get(path.name, path.stem)
+    if path.name.startswith("games_raytrace"):
+        void = sum(r["void"] in ("1", "True") for r in games)
+        return f"{what}: {len(games)} games, {void} void"
     return f"{what}: {len(games)} games, seed{'s' if len(seeds) > 1 else ''} " \
-        f"{', '.join(map(str, seeds))}"
+        f"{_runs(seeds)}"
+
+
+def _runs(numbers: list[int]) -> str:
+    """Sorted numbers with runs of three or more written as ranges: 1-6, 12, 16."""
+    parts: list[str] = []
+    start = 0
+    for i in range(1, len(numbers) + 1):
+        if i == len(numbers) or numbers[i] != numbers[i - 1] + 1:
+            run = numbers[start:i]
+            parts.append(f"{run[0]}-{run[-1]}" if len(run) >= 3 else ", ".join(map(str, run)))
+            start = i
+    return ", ".join(parts)
 
 
 def game_tables(results: Path) -> list[str]:
@@ -156,8 +172,9 @@ def game_tables(results: Path) -> list[str]:
         ])
         latency.append([label, f"{total['delay_median_s']} s", f"{total['delay_max_s']} s"])
     return [
-        "**Whole games** (`ponte eval games`: 12 moves a game, a hand carrying every piece "
-        "in, 1280 x 720 at 15 fps, through the live loop as `ponte transcribe` runs it):",
+        "**Whole games** (`ponte eval games`, through the live loop, a hand carrying every "
+        "piece in; generated: 12 moves, 720p, 15 fps; ray-traced (`--videos "
+        "raytrace-games`): 24 turns, 0.6 MP, 5 fps):",
         "",
         *_table(["games", "moves recorded right", "false flags",
                  "hand frames read wrong, not flagged",
