@@ -113,6 +113,19 @@ def register(subparsers: Any) -> None:
     v.add_argument("--limit", type=int, metavar="N", help="read only the first N images")
     v.set_defaults(handler=run_eval_set)
     v = targets.add_parser(
+        "protocol", help="every test split of both sources (synth-test, raytrace-test, "
+                         "raytrace-games), with networks trained on one source")
+    v.add_argument("--trained-on", choices=("synth", "raytrace"), default="synth",
+                   help="the source the networks were trained on (default synth: the "
+                        "shipped ones)")
+    v.add_argument("--models", metavar="DIR",
+                   help="with --trained-on raytrace: the folder of those networks")
+    v.add_argument("--only", metavar="SPLITS", default="",
+                   help="comma-separated splits to measure (default all)")
+    v.add_argument("--results", default="results", metavar="DIR",
+                   help="folder for the tables (default results)")
+    v.set_defaults(handler=run_eval_protocol)
+    v = targets.add_parser(
         "scene", help="one frame of `eval vision` (as its --mistakes names it) written out, "
                       "read again, its mistakes drawn")
     v.add_argument("seed", type=int, metavar="SEED")
@@ -322,6 +335,16 @@ def _eval_game_videos(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CommandError(f"cannot read or write {exc.filename or args.videos}: "
                            f"{exc.strerror}") from None
+
+
+def run_eval_protocol(args: argparse.Namespace) -> int:
+    protocol = lab_module("lab.protocol")
+    only = [name.strip() for name in args.only.split(",") if name.strip()]
+    try:
+        return int(protocol.run(args.trained_on, Path(args.models) if args.models else None,
+                                Path(args.results), only))
+    except protocol.ProtocolError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def run_eval_set(args: argparse.Namespace) -> int:
