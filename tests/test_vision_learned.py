@@ -563,3 +563,37 @@ def test_without_its_own_file_a_frame_from_scratch_gets_the_cell_network(
 
     monkeypatch.setattr(vision.learned, "SCRATCH_CELL_MODEL", tmp_path / "missing.npz")
     assert cell_network(scratch=True) is cell_network()
+
+
+def test_ponte_models_names_the_folder_every_network_is_loaded_from(tmp_path: Path) -> None:
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from vision.learned import SHIPPED_MODELS, models_folder
+
+    assert models_folder({}) == SHIPPED_MODELS == CELL_MODEL.parent
+    assert models_folder({"PONTE_MODELS": ""}) == SHIPPED_MODELS
+    assert models_folder({"PONTE_MODELS": str(tmp_path)}) == tmp_path.resolve()
+    shutil.copy(CELL_MODEL, tmp_path / CELL_MODEL.name)  # the only file there
+    code = """if True:
+        import json
+        from vision.decks import DECK_MODEL, deck_network
+        from vision.learned import (BRIDGE_MODEL, CELL_MODEL, SCRATCH_CELL_MODEL,
+                                    bridge_network, cell_network)
+        from vision.patches import PATCH_MODEL, patch_network
+        paths = [CELL_MODEL, SCRATCH_CELL_MODEL, BRIDGE_MODEL, PATCH_MODEL, DECK_MODEL]
+        cells, scratch = cell_network(), cell_network(scratch=True)
+        print(json.dumps({"folders": sorted({str(p.parent) for p in paths}),
+                          "cells": cells is not None and scratch is cells,
+                          "others": [bridge_network(), patch_network(), deck_network()]
+                                    == [None] * 3}))
+    """
+    env = {**os.environ, "PONTE_MODELS": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen == {"folders": [str(tmp_path.resolve())], "cells": True, "others": True}
