@@ -31,6 +31,21 @@ def test_the_train_split_is_kept_in_the_cache_by_version_seed_and_quality(
     assert default_folder({"XDG_CACHE_HOME": str(tmp_path)}, "fine") == (
         tmp_path / "ponte-lab" / name)
     assert default_folder({}, "draft") == Path.home() / ".cache" / "ponte-lab" / f"{name}-draft"
+    assert default_folder({"XDG_CACHE_HOME": str(tmp_path)}, "fine", 9000).name == (
+        f"raytrace-train-v{VERSION}-seed9000")
+
+
+def test_the_train_split_refuses_the_seeds_of_validation_and_test(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lab.raytrace.trainset import main
+
+    with pytest.raises(ValueError, match="1000 and up"):
+        write_train_split(tmp_path / "x", images=1, per_table=1, quality=SMALL, seed=2)
+    with pytest.raises(SystemExit) as stop:
+        main(["--seed", "2", "--out", str(tmp_path / "x")])
+    assert stop.value.code == 2 and "validation's and test's" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
 
 
 def _digests(folder: Path) -> dict[str, str]:
