@@ -4,20 +4,21 @@ Scenes come from `lab.synth` (every setup, round-robin), seeded apart from those
 `ponte eval vision` reads (training uses seed sequences starting at 1000, far from the
 evaluation's), and are read the way the live loop reads them: a
 `BoardReader` calibrated on the same scene with the board empty, fed the frame's JPEG.
+Every cell becomes one example (empty / light / dark, or hidden when a hand covers it in
+the truth) and every candidate pair the cell network's reading allows (see
+`vision.learned.candidate_features`) becomes one bridge example. The networks
+(`vision.learned.Network`) are trained with Adam on a cross-entropy loss, in plain numpy
+(with `--torch`, the cell network in PyTorch: the same training, about ten times quicker),
+and written to `vision/models/` (or `--out`). The cell network may also learn from more
+scenes of the setups nearly all wrong cells are in (`--hard-scenes`), and keep every K-th
+scene out to count how many of its cells it reads wrong (`--hold-out K`).
+
 With `--scenes-from DIR` the scenes are instead the images of a still set (a folder as
 `lab.sets` reads it, such as the `raytrace` train split `python -m lab.raytrace.trainset`
 renders), each read by a reader calibrated on its table's empty photo as `ponte eval set`
 calibrates it: so a network is trained on one source and measured on the other. Every
 trainer (`lab.train_patches`, `lab.train_decks`) takes its scenes through `measure_scene`
 and has the option.
-Every cell becomes one example (empty / light / dark, or hidden when a hand covers it in
-the truth) and every candidate pair the cell network's reading allows (see
-`vision.learned.candidate_features`) becomes one bridge example. The networks
-(`vision.learned.Network`) are trained with Adam on a cross-entropy loss, in plain numpy
-(with `--torch`, the cell network in PyTorch: the same training, about ten times quicker),
-and written to `vision/models/`. The cell network may also learn from more scenes of the
-setups nearly all wrong cells are in (`--hard-scenes`), and keep every K-th scene out to
-count how many of its cells it reads wrong (`--hold-out K`).
 """
 
 from __future__ import annotations

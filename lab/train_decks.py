@@ -13,7 +13,8 @@ and ordinary board. Candidates a hand covers are left out.
 The network (`vision.patches.PatchNetwork`, on `vision.decks` patches) is trained as the
 patch network is (`lab.train_patches.fit`), with the patches mirrored along and across
 at random (a bridge looks alike from either end and either side) and shifted by up to two
-pixels, and written to `vision/models/decks.npz`.
+pixels, and written to `vision/models/decks.npz` (or into `--out`). With `--scenes-from DIR`
+the scenes are a still set's images (see `lab.train`).
 """
 
 from __future__ import annotations

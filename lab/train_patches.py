@@ -12,7 +12,8 @@ chooses among empty, light and dark (see `vision.patches`).
 The network (`vision.patches.PatchNetwork`) is trained with Adam on a weighted
 cross-entropy loss in plain numpy, with the patches turned and mirrored at random (the
 board looks alike from every side) and shifted by up to two pixels, and written to
-`vision/models/patches.npz`. With `--torch` the same training runs in PyTorch
+`vision/models/patches.npz` (or into `--out`). With `--scenes-from DIR` the scenes are a
+still set's images (see `lab.train`). With `--torch` the same training runs in PyTorch
 (`lab.train_torch`; installed apart, only where networks are trained): on two cores an
 epoch over 8,000 scenes' examples (about 300,000) takes about 90 seconds for the shipped
 shape (`PATCH_LAYERS`), several times as long in numpy.
