@@ -60,7 +60,7 @@ def evaluate_set(folder: Path, out: Path, *, listing: Path | None = None,
         setup = str(record["setup"])
         empty = str(record["empty"])
         if empty not in calibrations:
-            calibrations[empty] = _calibration(folder, record)
+            calibrations[empty] = calibration_of(folder, record)
         photos.setdefault(setup, set()).add(empty)
         if calibrations[empty] is None:
             misses.setdefault(setup, set()).add(empty)
@@ -87,7 +87,7 @@ def evaluate_set(folder: Path, out: Path, *, listing: Path | None = None,
     return rows
 
 
-def _calibration(folder: Path, record: dict[str, Any]) -> Any:
+def calibration_of(folder: Path, record: dict[str, Any]) -> Any:
     """What `ponte calibrate --empty` makes of the record's empty photo (with the camera's
     lens where it bends lines, as `ponte calibrate-lens` would have measured it)."""
     photo = cv2.imread(str(folder / record["empty"]), cv2.IMREAD_COLOR)

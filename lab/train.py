@@ -9,9 +9,16 @@ the truth) and every candidate pair the cell network's reading allows (see
 `vision.learned.candidate_features`) becomes one bridge example. The networks
 (`vision.learned.Network`) are trained with Adam on a cross-entropy loss, in plain numpy
 (with `--torch`, the cell network in PyTorch: the same training, about ten times quicker),
-and written to `vision/models/`. The cell network may also learn from more scenes of the
-setups nearly all wrong cells are in (`--hard-scenes`), and keep every K-th scene out to
-count how many of its cells it reads wrong (`--hold-out K`).
+and written to `vision/models/` (or `--out`). The cell network may also learn from more
+scenes of the setups nearly all wrong cells are in (`--hard-scenes`), and keep every K-th
+scene out to count how many of its cells it reads wrong (`--hold-out K`).
+
+With `--scenes-from DIR` the scenes are instead the images of a still set (a folder as
+`lab.sets` reads it, such as the `raytrace` train split `python -m lab.raytrace.trainset`
+renders), each read by a reader calibrated on its table's empty photo as `ponte eval set`
+calibrates it: so a network is trained on one source and measured on the other. Every
+trainer (`lab.train_patches`, `lab.train_decks`) takes its scenes through `measure_scene`
+and has the option.
 """
 
 from __future__ import annotations
@@ -21,8 +28,9 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cache, lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
@@ -45,7 +53,7 @@ from vision.learned import (
 )
 
 if TYPE_CHECKING:
-    from lab.synth import Frame
+    from contracts.calibration import Calibration
     from vision.pipeline import BoardReader, Measurement, Plan
 
 TRAIN_SEED = 1000
@@ -79,12 +87,28 @@ def _model_array(model: ColourModel) -> np.ndarray:
                     np.float64)
 
 
-def measure_scene(seed: int, i: int) -> tuple[Frame, BoardReader, Plan, Measurement,
-                                                  ColourModel] | None:
+@dataclass(frozen=True)
+class Truth:
+    """What the trainers learn of a scene: its board (rows from the top, as `lab.synth`
+    draws them), its bridges (pairs of cell names) and the cells a hand hides."""
+
+    board: tuple[str, ...]
+    bridges: tuple[tuple[str, str], ...]
+    occluded_cells: frozenset[str]
+
+
+def measure_scene(seed: int, i: int, stills: Path | None = None
+                  ) -> tuple[Truth, BoardReader, Plan, Measurement, ColourModel] | None:
     """Generated scene `i` of `seed` (the setups in turn), read the way the live loop reads
-    it up to its measurements: the frame, the reader and what `measure_frame` gives; None
+    it up to its measurements: its truth, the reader and what `measure_frame` gives; None
     when the scene cannot be read. Half the scenes are read with the room's light changed
-    a little since calibration."""
+    a little since calibration.
+
+    With `stills` (a still set's folder), scene `i` is the set's `i`-th image instead, read
+    by a reader calibrated on its empty photo as `ponte eval set` calibrates it
+    (`lab.sets.calibration_of`); `seed` then seeds only the trainers' own random choices."""
+    if stills is not None:
+        return _measure_still(stills, i)
     from lab.evaluate import tracker_for
     from lab.synth import SETUPS, random_spec, render
 
@@ -96,30 +120,97 @@ def measure_scene(seed: int, i: int) -> tuple[Frame, BoardReader, Plan, Measurem
     if reader is None:
         return None
     data = frame.encoded or cv2.imencode(".jpg", frame.image)[1].tobytes()
+    truth = Truth(frame.board, tuple(frame.bridges), frame.occluded_cells)
+    return _measured(truth, reader, data)
+
+
+def _measured(truth: Truth, reader: BoardReader, data: bytes
+              ) -> tuple[Truth, BoardReader, Plan, Measurement, ColourModel] | None:
     try:
         plan, m, model = reader.measure_frame(data)
     except VisionError:
         return None
-    return frame, reader, plan, m, model
+    return truth, reader, plan, m, model
+
+
+@cache
+def still_records(folder: Path) -> tuple[dict[str, Any], ...]:
+    """The truth records of the still set in `folder` (`lab.sets.load_set`), read once a
+    process."""
+    from lab.sets import load_set
+
+    return tuple(load_set(folder))
+
+
+@lru_cache(maxsize=4)
+def _still_calibration(folder: Path, empty: str) -> Calibration | None:
+    """The calibration of one empty photo of the set (its images come table by table, so
+    a few are enough)."""
+    from lab.sets import calibration_of
+
+    record = next(r for r in still_records(folder) if r["empty"] == empty)
+    calibration: Calibration | None = calibration_of(folder, record)
+    return calibration
+
+
+def _measure_still(folder: Path, i: int
+                   ) -> tuple[Truth, BoardReader, Plan, Measurement, ColourModel] | None:
+    from vision.pipeline import BoardReader
+
+    record = still_records(folder)[i]
+    calibration = _still_calibration(folder, str(record["empty"]))
+    if calibration is None:
+        return None
+    truth = Truth(tuple(record["board"]), tuple((a, b) for a, b in record["bridges"]),
+                  frozenset(record.get("occluded_cells", ())))
+    return _measured(truth, BoardReader(calibration), (folder / record["image"]).read_bytes())
 
 
 def scene_options(parser: argparse.ArgumentParser, scenes: int, out: Path,
                   seed: int = TRAIN_SEED) -> None:
-    """The options of every training command: how many scenes, their seed, where the model
-    goes and how many processes read the scenes."""
-    parser.add_argument("--scenes", type=int, default=scenes, help="scenes to generate")
+    """The options of every training command: how many scenes, their seed or the still set
+    they are taken from, where the model goes and how many processes read the scenes
+    (`check_scene_options` completes them once parsed)."""
+    parser.add_argument("--scenes", type=int,
+                        help=f"scenes to generate (default {scenes}); with --scenes-from, "
+                             "the first N of the set's images (default all)")
     parser.add_argument("--seed", type=int, default=seed)
-    parser.add_argument("--out", type=Path, default=out)
+    parser.add_argument("--scenes-from", type=Path, metavar="DIR",
+                        help="take the scenes from this still set (a folder with "
+                             "truth.jsonl, such as python -m lab.raytrace.trainset writes) "
+                             "instead of generating them")
+    parser.add_argument("--out", type=Path, default=out,
+                        help=f"the folder the model is written to (default {out})")
     parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    parser.set_defaults(generated_scenes=scenes)
 
 
-def read_scene(seed: int, i: int, cells: Network | None) -> tuple[object, ...] | None:
-    """One generated scene read up to the classifiers' inputs: the raw cell measurements
-    and labels, and (given the cell network) the bridge candidates' features and labels."""
+def check_scene_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Settle `args.scenes` (the default, or what the still set holds) and refuse options
+    that draw more `lab.synth` scenes alongside a still set."""
+    if args.scenes_from is None:
+        if args.scenes is None:
+            args.scenes = args.generated_scenes
+        return
+    if getattr(args, "more_seeds", None) or getattr(args, "hard_scenes", 0):
+        parser.error("--more-seeds and --hard-scenes generate lab.synth scenes: not with "
+                     "--scenes-from")
+    try:
+        count = len(still_records(args.scenes_from))
+    except FileNotFoundError as exc:
+        parser.error(f"--scenes-from: {exc}")
+    args.scenes = count if args.scenes is None else min(args.scenes, count)
+
+
+def read_scene(seed: int, i: int, cells: Network | None, stills: Path | None = None
+               ) -> tuple[object, ...] | None:
+    """One scene (`measure_scene`) read up to the classifiers' inputs: the raw cell
+    measurements and labels, and (given the cell network) the bridge candidates' features
+    and labels."""
     from vision.cells import cell_name
     from vision.pipeline import bridge_candidates
 
-    read = measure_scene(seed, i)
+    read = measure_scene(seed, i, stills)
     if read is None:
         return None
     frame, _, plan, m, model = read
@@ -220,19 +311,21 @@ def shade_weights(x: np.ndarray, weight: float) -> np.ndarray:
     return np.where(known & darker, weight, 1.0)
 
 
-def _job(task: tuple[int, int, Path | None]) -> tuple[object, ...] | None:
-    seed, i, cell_path = task
+def _job(task: tuple[int, int, Path | None, Path | None]) -> tuple[object, ...] | None:
+    seed, i, cell_path, stills = task
     cells = Network.load(cell_path) if cell_path is not None else None
-    return read_scene(seed, i, cells)
+    return read_scene(seed, i, cells, stills)
 
 
 def collect(count: int, seed: int, jobs: int, cell_path: Path | None = None,
-            log: bool = False, indices: Sequence[int] | None = None) -> list[tuple[object, ...]]:
-    """Read `count` scenes (in `jobs` processes): the first of the seed, or these."""
+            log: bool = False, indices: Sequence[int] | None = None,
+            stills: Path | None = None) -> list[tuple[object, ...]]:
+    """Read `count` scenes (in `jobs` processes): the first of the seed (or of the still
+    set `stills`), or these."""
     import multiprocessing
 
     chosen = range(count) if indices is None else indices
-    tasks = [(seed, i, cell_path) for i in chosen]
+    tasks = [(seed, i, cell_path, stills) for i in chosen]
     out: list[tuple[object, ...]] = []
     started = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
@@ -347,6 +440,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bridges-only", action="store_true",
                         help="train the bridge network only, on the cell network in --out")
     args = parser.parse_args(argv)
+    check_scene_options(parser, args)
     cv2.setNumThreads(1)
     args.out.mkdir(parents=True, exist_ok=True)
     cell_path = args.out / CELL_MODEL.name
@@ -356,7 +450,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--bridges-only needs a cell network in {args.out}")
     if args.cells_only:
         return 0
-    read = collect(args.scenes, args.seed, args.jobs, cell_path, log=True)
+    read = collect(args.scenes, args.seed, args.jobs, cell_path, log=True,
+                   stills=args.scenes_from)
     pairs = [(np.asarray(c[2]), np.asarray(c[3])) for c in read]
     bx = np.concatenate([f for f, labels in pairs if len(labels)])
     by = np.concatenate([labels for _, labels in pairs if len(labels)])
@@ -416,7 +511,8 @@ def _raw_scenes(args: argparse.Namespace, seed: int, name: str,
     raw_path = args.cache / name if args.cache is not None else None
     if raw_path is not None and raw_path.exists():
         return load_raw(raw_path)
-    read = collect(args.scenes, seed, args.jobs, log=True, indices=indices)
+    read = collect(args.scenes, seed, args.jobs, log=True, indices=indices,
+                   stills=args.scenes_from)
     scenes = [(c[0], np.asarray(c[1])) for c in read if isinstance(c[0], Raw)]
     if raw_path is not None:
         save_raw(raw_path, scenes)

@@ -13,7 +13,8 @@ and ordinary board. Candidates a hand covers are left out.
 The network (`vision.patches.PatchNetwork`, on `vision.decks` patches) is trained as the
 patch network is (`lab.train_patches.fit`), with the patches mirrored along and across
 at random (a bridge looks alike from either end and either side) and shifted by up to two
-pixels, and written to `vision/models/decks.npz`.
+pixels, and written to `vision/models/decks.npz` (or into `--out`). With `--scenes-from DIR`
+the scenes are a still set's images (see `lab.train`).
 """
 
 from __future__ import annotations
@@ -22,14 +23,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import cv2
 import numpy as np
 
-from lab.train import NO_BACKGROUND, measure_scene, scene_options
+from lab.train import NO_BACKGROUND, check_scene_options, measure_scene, scene_options
 from lab.train_patches import (
     HIDDEN,
     LAYERS,
+    SceneTask,
     example_options,
     examples,
     fit,
@@ -51,7 +54,7 @@ training."""
 KEYS = ("x", "p", "kind", "y", "pair")
 
 
-def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
+def read_scene(seed: int, i: int, stills: Path | None = None) -> tuple[np.ndarray, ...] | None:
     """One scene's examples: patches (uint8, `(v + 1) * 128` of `deck_patches`' values),
     the bridge network's probabilities, the bridges' kinds (one-hot), the labels (1: a
     bridge) and the candidates' indices in the plan's pair list."""
@@ -67,7 +70,8 @@ def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
     from vision.pipeline import bridge_probabilities, looked_cells
 
     cells, bridges = cell_network(), bridge_network()
-    read = measure_scene(seed, i) if cells is not None and bridges is not None else None
+    read = (measure_scene(seed, i, stills) if cells is not None and bridges is not None
+            else None)
     if cells is None or bridges is None or read is None:
         return None
     frame, reader, plan, m, model = read
@@ -109,7 +113,7 @@ def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
             labels, keep[chosen])
 
 
-def _job(task: tuple[int, int]) -> tuple[np.ndarray, ...] | None:
+def _job(task: SceneTask) -> tuple[np.ndarray, ...] | None:
     return read_scene(*task)
 
 
@@ -160,6 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--torch", action="store_true",
                         help="train in PyTorch (installed apart: pip install torch==2.13.0)")
     args = parser.parse_args(argv)
+    check_scene_options(parser, args)
     cv2.setNumThreads(1)
     data = examples(args, _job, KEYS)
     print(f"decks: {len(data['y'])} examples, {int(data['y'].sum())} bridges",

@@ -12,7 +12,8 @@ chooses among empty, light and dark (see `vision.patches`).
 The network (`vision.patches.PatchNetwork`) is trained with Adam on a weighted
 cross-entropy loss in plain numpy, with the patches turned and mirrored at random (the
 board looks alike from every side) and shifted by up to two pixels, and written to
-`vision/models/patches.npz`. With `--torch` the same training runs in PyTorch
+`vision/models/patches.npz` (or into `--out`). With `--scenes-from DIR` the scenes are a
+still set's images (see `lab.train`). With `--torch` the same training runs in PyTorch
 (`lab.train_torch`; installed apart, only where networks are trained): on two cores an
 epoch over 8,000 scenes' examples (about 300,000) takes about 90 seconds for the shipped
 shape (`PATCH_LAYERS`), several times as long in numpy.
@@ -45,7 +46,14 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from lab.train import HARD_SETUPS, NO_BACKGROUND, hard_scenes, measure_scene, scene_options
+from lab.train import (
+    HARD_SETUPS,
+    NO_BACKGROUND,
+    check_scene_options,
+    hard_scenes,
+    measure_scene,
+    scene_options,
+)
 from vision.patches import (
     PATCH_MODEL,
     Conv,
@@ -78,7 +86,12 @@ PATCH_HIDDEN = 128
 CLASSES = 3  # empty, light, dark
 
 
-def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
+SceneTask = tuple[int, int, Path | None]
+"""A scene to read: the seed, its index and the still set it is taken from (None: a
+generated one; see `lab.train.measure_scene`)."""
+
+
+def read_scene(seed: int, i: int, stills: Path | None = None) -> tuple[np.ndarray, ...] | None:
     """One scene's examples: patches (uint8, `(v + 1) * 128` of `cell_patches`' values),
     the cell network's probabilities, the labels (3: hidden by a hand) and the cells."""
     from vision.cells import parse_cell
@@ -86,7 +99,7 @@ def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
     from vision.learned import cell_features, cell_network
     from vision.pipeline import cell_probabilities
 
-    read = measure_scene(seed, i) if cell_network() is not None else None
+    read = measure_scene(seed, i, stills) if cell_network() is not None else None
     if read is None:
         return None
     frame, reader, plan, m, model = read
@@ -117,17 +130,18 @@ def read_scene(seed: int, i: int) -> tuple[np.ndarray, ...] | None:
     return quantised, probs[cells].astype(np.float32), labels[cells], cells
 
 
-def _job(task: tuple[int, int]) -> tuple[np.ndarray, ...] | None:
+def _job(task: SceneTask) -> tuple[np.ndarray, ...] | None:
     return read_scene(*task)
 
 
 def collect(count: int, seed: int, jobs: int, log: bool = False,
-            job: Callable[[tuple[int, int]], tuple[np.ndarray, ...] | None] = _job,
+            job: Callable[[SceneTask], tuple[np.ndarray, ...] | None] = _job,
             keys: tuple[str, ...] = ("x", "p", "y", "cell"),
-            indices: Sequence[int] | None = None) -> dict[str, np.ndarray]:
-    """Read `count` scenes (in `jobs` processes; scenes 0 to `count` - 1 of `seed`, or
-    those `indices` name) with `job` ((seed, scene) -> a scene's arrays or None): arrays
-    named `keys`, and scene (each example's scene)."""
+            indices: Sequence[int] | None = None,
+            stills: Path | None = None) -> dict[str, np.ndarray]:
+    """Read `count` scenes (in `jobs` processes; scenes 0 to `count` - 1 of `seed` or of
+    the still set `stills`, or those `indices` name) with `job` ((seed, scene, stills) -> a
+    scene's arrays or None): arrays named `keys`, and scene (each example's scene)."""
     import multiprocessing
 
     parts: list[tuple[np.ndarray, ...]] = []
@@ -135,7 +149,7 @@ def collect(count: int, seed: int, jobs: int, log: bool = False,
     started = time.perf_counter()
     chosen = list(range(count)) if indices is None else list(indices)
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        tasks = [(seed, i) for i in chosen]
+        tasks = [(seed, i, stills) for i in chosen]
         for n, result in enumerate(pool.imap(job, tasks, chunksize=4), start=1):
             if result is not None:
                 parts.append(result)
@@ -383,14 +397,15 @@ def example_options(parser: argparse.ArgumentParser, epochs: int) -> None:
 
 
 def examples(args: argparse.Namespace,
-             job: Callable[[tuple[int, int]], tuple[np.ndarray, ...] | None] = _job,
+             job: Callable[[SceneTask], tuple[np.ndarray, ...] | None] = _job,
              keys: tuple[str, ...] = ("x", "p", "y", "cell")) -> dict[str, np.ndarray]:
     """The examples the options ask for: from `--cache` when it exists, else collected
     (see `collect`) and kept there when it is given."""
     if args.cache is not None and args.cache.exists():
         with np.load(args.cache) as stored:
             return {k: stored[k] for k in stored.files}
-    data = collect(args.scenes, args.seed, args.jobs, log=True, job=job, keys=keys)
+    data = collect(args.scenes, args.seed, args.jobs, log=True, job=job, keys=keys,
+                   stills=args.scenes_from)
     extra = getattr(args, "hard_scenes", 0)
     if extra:
         start = getattr(args, "hard_start", None)
@@ -444,6 +459,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the learning rate the cosine schedule starts from (with "
                              "--torch; default 0.001)")
     args = parser.parse_args(argv)
+    check_scene_options(parser, args)
     if (args.start is not None or args.lr != 1e-3) and not args.torch:
         parser.error("--from and --lr need --torch")
     init = None

@@ -57,3 +57,20 @@ def web_app(fake_live: FakeLive) -> Flask:
 @pytest.fixture
 def web_client(web_app: Flask) -> FlaskClient:
     return web_app.test_client()
+
+
+# --- training from a still set (tests/test_vision_learned.py, _patches.py, _decks.py) ----
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+@pytest.fixture(scope="session")
+def synth_still_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A still set of nine `lab.synth` frames of a training seed, one of each setup, each
+    with its empty photo (the format `lab.sets` reads; read-only)."""
+    from lab.sets import write_synth_set
+
+    out = tmp_path_factory.mktemp("still-set")
+    write_synth_set(out, per_setup=1, seed=1001)
+    return out

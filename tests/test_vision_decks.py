@@ -230,3 +230,17 @@ def test_deck_training_from_generated_scenes_writes_a_network_the_pipeline_reads
         assert data["x"].dtype == np.uint8 and len(data["x"]) == len(data["y"]) > 0
         assert data["x"].shape[1:] == (WIDE, LONG, 3)
         assert data["y"].sum() > 0  # the scenes' bridges are among the examples
+
+
+def test_deck_training_from_a_still_set_takes_its_images_and_their_bridges(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], synth_still_set: Path
+) -> None:
+    from lab.sets import load_set
+
+    run_training(main, DECK_MODEL, tmp_path, capsys, ["--scenes-from", str(synth_still_set)])
+    records = load_set(synth_still_set)
+    with np.load(tmp_path / "examples.npz") as data:
+        scenes = data["scene"]
+        assert set(np.unique(scenes)) <= {0, 1, 2, 3} and data["y"].sum() > 0
+        for scene in np.unique(scenes):  # at most the bridges the truth has
+            assert data["y"][scenes == scene].sum() <= len(records[int(scene)]["bridges"])

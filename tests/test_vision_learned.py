@@ -563,3 +563,94 @@ def test_without_its_own_file_a_frame_from_scratch_gets_the_cell_network(
 
     monkeypatch.setattr(vision.learned, "SCRATCH_CELL_MODEL", tmp_path / "missing.npz")
     assert cell_network(scratch=True) is cell_network()
+
+
+def test_ponte_models_names_the_folder_every_network_is_loaded_from(tmp_path: Path) -> None:
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from vision.learned import SHIPPED_MODELS, models_folder
+
+    assert models_folder({}) == SHIPPED_MODELS == CELL_MODEL.parent
+    assert models_folder({"PONTE_MODELS": ""}) == SHIPPED_MODELS
+    assert models_folder({"PONTE_MODELS": str(tmp_path)}) == tmp_path.resolve()
+    shutil.copy(CELL_MODEL, tmp_path / CELL_MODEL.name)  # the only file there
+    code = """if True:
+        import json
+        from vision.decks import DECK_MODEL, deck_network
+        from vision.learned import (BRIDGE_MODEL, CELL_MODEL, SCRATCH_CELL_MODEL,
+                                    bridge_network, cell_network)
+        from vision.patches import PATCH_MODEL, patch_network
+        paths = [CELL_MODEL, SCRATCH_CELL_MODEL, BRIDGE_MODEL, PATCH_MODEL, DECK_MODEL]
+        cells, scratch = cell_network(), cell_network(scratch=True)
+        print(json.dumps({"folders": sorted({str(p.parent) for p in paths}),
+                          "cells": cells is not None and scratch is cells,
+                          "others": [bridge_network(), patch_network(), deck_network()]
+                                    == [None] * 3}))
+    """
+    env = {**os.environ, "PONTE_MODELS": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen == {"folders": [str(tmp_path.resolve())], "cells": True, "others": True}
+
+
+def _truth_labels(folder: Path) -> list[np.ndarray]:
+    """Per image of a still set, its cells' labels as the cell network learns them (cell
+    r * 10 + f: 0 empty, 1 light, 2 dark, 3 hidden by a hand)."""
+    from lab.sets import load_set
+    from vision.cells import parse_cell
+
+    out = []
+    for record in load_set(folder):
+        labels = np.array([".LD".index(ch) for row in record["board"][::-1] for ch in row])
+        for name in record["occluded_cells"]:
+            f, r = parse_cell(name)
+            labels[r * 10 + f] = 3
+        out.append(labels)
+    return out
+
+
+def test_the_networks_can_learn_from_a_still_set_with_its_truth(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], synth_still_set: Path
+) -> None:
+    from lab.train import main
+
+    shipped = CELL_MODEL.read_bytes()
+    cache = tmp_path / "cache"
+    args = ["--scenes-from", str(synth_still_set), "--scenes", "3", "--epochs", "1",
+            "--hidden", "8", "--shade-weights", "3", "--jobs", "1", "--cache", str(cache),
+            "--out", str(tmp_path / "models")]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    raw = load_raw(cache / "raw.npz")
+    wanted = _truth_labels(synth_still_set)
+    assert len(raw) == 3  # the first three of the set's nine images, each read ...
+    for (_, labels), want in zip(raw, wanted, strict=False):
+        assert np.array_equal(labels, want)  # ... with the set's truth
+    counts = np.bincount(np.concatenate(wanted[:3]), minlength=4).tolist()
+    assert f"cells: 300 examples, classes {counts}" in err
+    assert "bridges:" in err and "training examples wrong" in err
+    assert (tmp_path / "models" / CELL_MODEL.name).exists()
+    assert (tmp_path / "models" / BRIDGE_MODEL.name).exists()
+    assert CELL_MODEL.read_bytes() == shipped
+
+
+def test_a_still_set_is_refused_with_options_that_generate_scenes_or_without_truth(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], synth_still_set: Path
+) -> None:
+    from lab.train import main
+
+    for more in (["--scenes-from", str(synth_still_set), "--hard-scenes", "2"],
+                 ["--scenes-from", str(synth_still_set), "--more-seeds", "1002"],
+                 ["--scenes-from", str(tmp_path)]):
+        with pytest.raises(SystemExit) as stop:
+            main([*more, "--out", str(tmp_path / "models")])
+        assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "not with --scenes-from" in err and "holds no truth.jsonl" in err
+    assert not (tmp_path / "models").exists()

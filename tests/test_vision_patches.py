@@ -508,3 +508,17 @@ def test_with_nothing_hidden_every_unsure_cell_gets_a_second_look() -> None:
     got = pipeline.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
     changed = np.flatnonzero(~np.all(np.isclose(got, probs), axis=1))
     assert len(changed) == 100 > SECOND_LOOKS
+
+
+def test_training_from_a_still_set_takes_its_images_and_their_truth(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], synth_still_set: Path
+) -> None:
+    from lab.sets import load_set
+
+    run_training(main, PATCH_MODEL, tmp_path, capsys, ["--scenes-from", str(synth_still_set)])
+    records = load_set(synth_still_set)
+    with np.load(tmp_path / "examples.npz") as data:
+        assert set(np.unique(data["scene"])) <= {0, 1, 2, 3} and len(data["y"]) > 0
+        for scene, cell, label in zip(data["scene"], data["cell"], data["y"], strict=True):
+            row = records[int(scene)]["board"][9 - int(cell) // 10]
+            assert ".LD"[int(label)] == row[int(cell) % 10]

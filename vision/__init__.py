@@ -11,10 +11,11 @@ threshold rules used when the model files are missing) -> a second look through 
 picture at what those networks are unsure of (`patches`: a small convolutional network over
 a cell's patch; `decks`: one over a candidate bridge's deck) -> occlusion (border against
 the bare border, hidden cells) -> `observation.Observation`. The networks' weights are in
-`models/`; the lab (`lab.train`, `lab.train_patches`, `lab.train_decks`) fits them on
-generated scenes. `bend` finds the printed grid's crossings and says how far a grid lies
-from them, and fits a radial lens to them: the calibration uses it to lay a grid that
-misses the lines through them (a shadow across the outline, a wide-angle lens).
+`models/` (or the folder `PONTE_MODELS` names, see `learned`); the lab (`lab.train`,
+`lab.train_patches`, `lab.train_decks`) fits them on generated scenes. `bend` finds the
+printed grid's crossings and says how far a grid lies from them, and fits a radial lens to
+them: the calibration uses it to lay a grid that misses the lines through them (a shadow
+across the outline, a wide-angle lens).
 
 May import numpy, OpenCV and threadpoolctl, and `contracts` for the calibration format.
 Must not import `referee`, `calibration`, `web`, `firmware_bridge`, `ponte` or `lab`:

@@ -23,7 +23,6 @@ without the file the bridge network's answer stands.
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 
 import cv2
 import numpy as np
@@ -31,9 +30,10 @@ import numpy as np
 from contracts.calibration import ColourModel, Thresholds
 from vision.features import SamplingPlan, field_at
 from vision.geometry import SIZE
+from vision.learned import MODELS
 from vision.patches import FLOOR, PatchNetwork, shipped
 
-DECK_MODEL = Path(__file__).with_name("models") / "decks.npz"
+DECK_MODEL = MODELS / "decks.npz"
 LONG = 48
 """Samples along a deck patch ..."""
 WIDE = 24

@@ -14,14 +14,21 @@ So a new edition's colours are learned as before; the networks only learn what t
 They are trained on generated scenes (`python -m lab.train`, seeds apart from those
 `ponte eval vision` reads) and ship as `vision/models/*.npz`. Without the files the
 pipeline falls back to the thresholds alone.
+
+The environment variable `PONTE_MODELS`, when set to a folder, stands for `vision/models/`
+for every model file (`MODELS`, read once at import): that is how the lab measures
+networks trained elsewhere (on another scene source, say) without overwriting the shipped
+ones. A file missing from that folder is missing: the pipeline reads without that network,
+as it does when a shipped file is missing, and never falls back to the shipped one.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 import zipfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
@@ -48,7 +55,20 @@ from vision.classify import (
 )
 
 SIZE = 10
-MODELS = Path(__file__).with_name("models")
+SHIPPED_MODELS = Path(__file__).with_name("models")
+"""Where the shipped networks' weights are."""
+MODELS_VARIABLE = "PONTE_MODELS"
+
+
+def models_folder(environ: Mapping[str, str]) -> Path:
+    """The folder the networks are loaded from: `PONTE_MODELS` when it is set (made
+    absolute), else `SHIPPED_MODELS`."""
+    folder = environ.get(MODELS_VARIABLE, "")
+    return Path(folder).expanduser().resolve() if folder else SHIPPED_MODELS
+
+
+MODELS = models_folder(os.environ)
+"""The folder every model file is loaded from (see the module's docstring)."""
 CELL_MODEL = MODELS / "cells.npz"
 SCRATCH_CELL_MODEL = MODELS / "cells-scratch.npz"
 """The cell network for frames read from scratch, with no bare board known (`ponte read`

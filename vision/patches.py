@@ -39,9 +39,9 @@ import numpy as np
 from contracts.calibration import ColourModel, Thresholds
 from vision.features import SamplingPlan, field_at
 from vision.geometry import SIZE
-from vision.learned import model_file, one_blas_thread
+from vision.learned import MODELS, model_file, one_blas_thread
 
-PATCH_MODEL = Path(__file__).with_name("models") / "patches.npz"
+PATCH_MODEL = MODELS / "patches.npz"
 HALF = 20
 """Half a patch's side in top-down pixels (a cell is `cell_px`, 24, pixels)."""
 SECOND_LOOK_P = 0.99

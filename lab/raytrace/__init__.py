@@ -10,6 +10,8 @@ the rules); needs the `povray` program (Debian package `povray`).
 - `camera`: the camera, its projection and the a1 rule; `povray`: running POV-Ray.
 - `scene`: a scene as POV-Ray text; `render`: trace, lens, exposure, noise, JPEG, truth.
 - `stills`: a resumable set of still scenes with truth (`python -m lab.raytrace.stills`).
+- `trainset`: the train split, a still set kept in the cache for the trainers'
+  `--scenes-from` (`python -m lab.raytrace.trainset`).
 """
 
 VERSION = "1"
