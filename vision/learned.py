@@ -216,8 +216,11 @@ def model_file(load: Callable[[BinaryIO], T], path: Path) -> T | None:
         with path.open("rb") as stream:  # closed whatever numpy makes of it
             return load(stream)
     except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as err:
-        warnings.warn(f"{path} is unreadable ({err}); reading without it. Reinstalling "
-                      "brings the shipped model files back.", RuntimeWarning, stacklevel=2)
+        remedy = ("Reinstalling brings the shipped model files back." if
+                   path.parent == SHIPPED_MODELS else
+                   "Write it again, or unset PONTE_MODELS to read the shipped networks.")
+        warnings.warn(f"{path} is unreadable ({err}); reading without it. {remedy}",
+                      RuntimeWarning, stacklevel=2)
         return None
 
 
