@@ -4,6 +4,7 @@ traced whole, and the hand goes where the move's cells are on a turned board."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 
@@ -54,3 +55,18 @@ def test_the_hand_reaches_for_the_moves_cells_on_a_turned_board() -> None:
         poses = turn_poses("e2,f2", "light", 0.0, timing, 0.3, turns)
         put_down = [p for p, placed in poses if p.holds == "nothing" and placed == 1][0]
         assert (round(put_down.x, 6), round(put_down.y, 6)) == where
+
+
+def test_a_game_already_written_is_left_as_it_is(tmp_path: Path) -> None:
+    from lab.raytrace import VERSION
+    from lab.raytrace.games import write_game
+
+    (tmp_path / "VERSION").write_text(VERSION + "\n", encoding="utf-8")
+    files = {name: f"{name} as written".encode() for name in
+             ("03.mp4", "03.jsonl.gz", "03.moves")}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    video = write_game(tmp_path, 3, "webcam-overhead", 2, 24, Timing(), SMALL)
+    assert video == tmp_path / "03.mp4"
+    assert {name: (tmp_path / name).read_bytes() for name in files} == files
+    assert not (tmp_path / "03.frames").exists()

@@ -353,13 +353,18 @@ def write_video(frames: list[np.ndarray], path: Path, fps: float) -> str:
 
 def write_game(out: Path, number: int, setup: str, seed: int, turns: int, timing: Timing,
                quality: Quality, megapixels: float | None = None) -> Path:
-    """Render game `number` into `out` (resuming from its kept frames); return the video.
-    With `megapixels`, a camera larger than that is filmed at that size (`quality.scale`
-    then set to match)."""
+    """Render game `number` into `out` (resuming from its kept frames; a game whose
+    video, truth and moves are all there is left as it is); return the video. With
+    `megapixels`, a camera larger than that is filmed at that size (`quality.scale` then
+    set to match)."""
     out.mkdir(parents=True, exist_ok=True)
     stamp = out / "VERSION"
     if stamp.exists() and stamp.read_text(encoding="utf-8").strip() != VERSION:
         raise SystemExit(f"error: {out} was made by another raytrace generator version")
+    video = out / f"{number:02d}.mp4"
+    done = [video, out / f"{number:02d}.jsonl.gz", out / f"{number:02d}.moves"]
+    if all(p.exists() for p in done):
+        return video
     stamp.write_text(VERSION + "\n", encoding="utf-8")
     table = random_table((seed, 1000 + number), setup)
     if megapixels is not None:
@@ -382,7 +387,6 @@ def write_game(out: Path, number: int, setup: str, seed: int, turns: int, timing
                                     kept):
         images.append(image)
         truths.append(truth)
-    video = out / f"{number:02d}.mp4"
     write_video(images, video, timing.fps)
     lines = "".join(json.dumps({**t, "setup": setup}) + "\n" for t in truths)
     with gzip.open(out / f"{number:02d}.jsonl.gz", "wt", encoding="utf-8") as handle:
