@@ -108,7 +108,8 @@ def register(subparsers: Any) -> None:
     v.add_argument("set", metavar="SET",
                    help="a set in lab/frozen (synth-test, raytrace-test, ...) or a folder "
                         "holding truth.jsonl")
-    v.add_argument("--out", metavar="FILE", help="CSV table (default results/set_SET.csv)")
+    v.add_argument("--out", metavar="FILE",
+                   help="CSV table (default results/set_SET.csv, dashes made underscores)")
     v.add_argument("--mistakes", metavar="FILE", help="also list every mistake (CSV)")
     v.add_argument("--limit", type=int, metavar="N", help="read only the first N images")
     v.set_defaults(handler=run_eval_set)
@@ -359,7 +360,7 @@ def run_eval_set(args: argparse.Namespace) -> int:
                            f"one of {', '.join(known) or '(none frozen yet)'}")
     if args.limit is not None and args.limit < 1:
         raise CommandError("--limit must be at least 1")
-    out = Path(args.out or f"results/set_{folder.name}.csv")
+    out = Path(args.out or f"results/set_{folder.name.replace('-', '_')}.csv")
     listing = None if args.mistakes is None else Path(args.mistakes)
     for path in (out, listing):
         if path is not None:
