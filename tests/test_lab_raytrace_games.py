@@ -10,7 +10,7 @@ import numpy as np
 
 from lab.raytrace.games import Timing, turn_poses
 from lab.raytrace.model import Hand, random_scene, random_table
-from lab.raytrace.render import DRAFT, changed_box, render
+from lab.raytrace.render import DRAFT, changed_box, render, traced_canvas
 from lab.raytrace.scene import hand_balls
 
 SMALL = dataclasses.replace(DRAFT, scale=0.2)
@@ -39,7 +39,8 @@ def test_a_hand_traced_over_the_still_board_matches_the_frame_traced_whole() -> 
     small = dataclasses.replace(with_hand, camera=dataclasses.replace(
         with_hand.camera, width=round(with_hand.camera.width * SMALL.scale),
         height=round(with_hand.camera.height * SMALL.scale)))
-    box = changed_box(small, hand_balls(with_hand.hands[0]))
+    cw, ch, _ = traced_canvas(small.camera)
+    box = changed_box(small, hand_balls(with_hand.hands[0]), (cw, ch))
     assert box is not None
     x0, y0, x1, y1 = box
     moved = np.abs(whole.canvas.astype(int) - still.canvas.astype(int)).max(axis=2) > 24

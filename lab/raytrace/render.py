@@ -62,15 +62,17 @@ Box = tuple[int, int, int, int]
 """A box of canvas pixels: x0, y0, x1, y1, the ends excluded."""
 
 
-def changed_box(scene: Scene, balls: Array, margin_px: float = 6.0) -> Box | None:
+def changed_box(scene: Scene, balls: Array, canvas: tuple[int, int],
+                margin_px: float = 6.0) -> Box | None:
     """The canvas box that holds every ball (N x 4: board-frame x, y, z and radius) and the
     shadow each casts on the table from each of the scene's lights (its penumbra
-    included), as the camera sees them; None when nothing of it is in view.
+    included), as the camera sees them on a `canvas` (width, height) traced for it; None
+    when nothing of it is in view.
 
     What changes between two frames of a game (the hand and the pieces put down since)
     is covered by such balls, so only this box needs tracing again."""
     cam = scene.camera
-    cw, ch, _ = traced_canvas(cam)
+    cw, ch = canvas
     right, down, forward = cam.axes()
     rot = np.stack([right, down, forward])
     centre = cam.position()
@@ -213,7 +215,7 @@ def render(scene: Scene, quality: Quality = Quality(), *,
         if base.shape[:2] != (ch, cw):
             raise ValueError("the canvas traced over is not this scene's canvas")
         traced = base.copy()
-        box = changed_box(scene, balls)
+        box = changed_box(scene, balls, (cw, ch))
         if box is not None:
             x0, y0, x1, y1 = box
             part = render_scene(scene_text(scene, cam, cw, ch), cw, ch,
