@@ -1741,6 +1741,11 @@ class BoardReader:
         if self._reference is None:
             return False
         now = ring_strips(self._plan, m.topdown, m.slopes)
+        if now.shape != self._reference.shape:
+            # Kept from a grid that sampled other border strips (`_follow`): nothing to
+            # compare with, so the next clear frame's strips are taken as the reference.
+            self._reference = None
+            return False
         score = _strip_correlation(self._reference, now)
         misaligned = float((score < 0.5).mean())
         return misaligned > self.settings.bump_misaligned_fraction
