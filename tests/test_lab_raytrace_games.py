@@ -1,12 +1,17 @@
 """Ray-traced game frames: a hand's frame traced over the still board's trace is the frame
-traced whole, and the hand goes where the move's cells are on a turned board."""
+traced whole, the hand goes where the move's cells are on a turned board, and a game shared
+between processes is the game rendered by one."""
 
 from __future__ import annotations
 
 import dataclasses
+import gzip
+import json
 from pathlib import Path
 
+import cv2
 import numpy as np
+import pytest
 
 from lab.raytrace.games import Timing, turn_poses
 from lab.raytrace.model import Hand, random_scene, random_table
@@ -71,3 +76,42 @@ def test_a_game_already_written_is_left_as_it_is(tmp_path: Path) -> None:
     assert video == tmp_path / "03.mp4"
     assert {name: (tmp_path / name).read_bytes() for name in files} == files
     assert not (tmp_path / "03.frames").exists()
+
+
+@pytest.mark.slow
+def test_a_game_rendered_in_two_parts_is_the_game_rendered_in_one(tmp_path: Path) -> None:
+    from lab.raytrace.games import write_game
+
+    tiny = dataclasses.replace(DRAFT, scale=0.12)
+    timing = Timing(fps=2.0)
+    whole = write_game(tmp_path / "one", 0, "webcam-overhead", 3, 2, timing, tiny)
+    shared = tmp_path / "two"
+    for part in ((0, 2), (1, 2)):
+        assert write_game(shared, 0, "webcam-overhead", 3, 2, timing, tiny, part=part) \
+            == shared / "00.mp4"
+        assert not (shared / "00.mp4").exists()
+    kept = sorted(p.name for p in (shared / "00.frames").glob("*.json"))
+    joined = write_game(shared, 0, "webcam-overhead", 3, 2, timing, tiny)
+    assert not (shared / "00.frames").exists()
+    # The parts rendered every frame the sequential run did (a still board held on between
+    # its first frame and the next move is not kept, it is the same trace with new noise).
+    truths = [json.loads(line) for line in gzip.decompress(
+        (tmp_path / "one" / "00.jsonl.gz").read_bytes()).decode().splitlines()]
+    assert truths == [json.loads(line) for line in gzip.decompress(
+        (shared / "00.jsonl.gz").read_bytes()).decode().splitlines()]
+    assert len(kept) < len(truths) and {t["phase"] for t in truths} == {"still", "hand"}
+    assert (tmp_path / "one" / "00.moves").read_text() == (shared / "00.moves").read_text()
+    assert _frames(whole) == _frames(joined)
+
+
+def _frames(video: Path) -> list[bytes]:
+    capture = cv2.VideoCapture(str(video))
+    frames = []
+    while True:
+        ok, frame = capture.read()
+        if not ok:
+            break
+        frames.append(frame.tobytes())
+    capture.release()
+    assert frames
+    return frames

@@ -16,7 +16,10 @@ balls that hold the arm cover. Written per game: `NN.mp4` (H.264 where `ffmpeg` 
 installed, else MPEG-4), `NN.jsonl.gz` (one truth line per frame: `index`, `time_s`, `move`
 (moves completed), `phase` (`still`/`hand`), `board`, `bridges`, `occluded_cells`, `bumped`)
 and `NN.moves` (the moves played, one a line). Frames already rendered are kept in
-`NN.frames/`, so a stopped run resumes.
+`NN.frames/`, so a stopped run resumes. With `--part K/N`, a process renders only the
+frames of the moves whose number is K modulo N, into the same folder, and writes no video:
+N such processes share one game between N cores, and a run without `--part` then puts
+the video together from the kept frames.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import random
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,10 +195,14 @@ def _looks(rng: np.random.Generator, table: Table, tiles: list[tuple[int, int, s
 
 
 def game_frames(table: Table, moves: Sequence[str], timing: Timing, seed: int,
-                quality: Quality, kept: Path | None = None
+                quality: Quality, kept: Path | None = None,
+                part: tuple[int, int] | None = None
                 ) -> Iterator[tuple[np.ndarray, dict[str, Any]]]:
     """Render the game frame by frame: (image, truth) pairs. With `kept`, each rendered
-    frame is kept there and taken from there when the same game is rendered again."""
+    frame is kept there and taken from there when the same game is rendered again. With
+    `part` (K, N) and `kept`, only the frames of the moves whose number is K modulo N are
+    rendered; the others, unless kept already, are given as black frames with an empty
+    truth (of the first frame's size, which the process of part 0 renders)."""
     rng = np.random.default_rng([seed, 77])
     looks: dict[Any, Any] = {}
     sides = {"light": float(rng.uniform(0, 360))}
@@ -204,6 +212,16 @@ def game_frames(table: Table, moves: Sequence[str], timing: Timing, seed: int,
                              ("dark", (0.45, 0.28, 0.18), (0.5, 0.1, 0.1)))}
     camera = table.camera
     index = 0
+    black: np.ndarray | None = None
+
+    def blank() -> np.ndarray:
+        nonlocal black
+        if black is None:
+            assert kept is not None
+            while not (kept / "00000.json").exists():  # written after its image
+                time.sleep(2.0)
+            black = np.zeros_like(cv2.imread(str(kept / "00000.png"), cv2.IMREAD_COLOR))
+        return black
 
     def shot(scene: Scene, phase: str, done: int, bumped: bool,
              over: tuple[np.ndarray, np.ndarray] | None = None
@@ -216,6 +234,9 @@ def game_frames(table: Table, moves: Sequence[str], timing: Timing, seed: int,
             image = cv2.imread(str(image_file), cv2.IMREAD_COLOR)
             canvas = cv2.imread(str(canvas_file), cv2.IMREAD_COLOR)
             truth = json.loads(truth_file.read_text(encoding="utf-8"))
+        elif part is not None and done % part[1] != part[0]:
+            image = canvas = blank()
+            truth = {}
         else:
             frame = render(dataclasses.replace(scene, seed=(*scene.seed, index)), quality,
                            over=over, print_seed=table.seed, traced_mask=False)
@@ -352,11 +373,13 @@ def write_video(frames: list[np.ndarray], path: Path, fps: float) -> str:
 
 
 def write_game(out: Path, number: int, setup: str, seed: int, turns: int, timing: Timing,
-               quality: Quality, megapixels: float | None = None) -> Path:
+               quality: Quality, megapixels: float | None = None,
+               part: tuple[int, int] | None = None) -> Path:
     """Render game `number` into `out` (resuming from its kept frames; a game whose
     video, truth and moves are all there is left as it is); return the video. With
     `megapixels`, a camera larger than that is filmed at that size (`quality.scale` then
-    set to match)."""
+    set to match). With `part` (see `game_frames`), only that part's frames are rendered
+    and kept, and no video is written."""
     out.mkdir(parents=True, exist_ok=True)
     stamp = out / "VERSION"
     if stamp.exists() and stamp.read_text(encoding="utf-8").strip() != VERSION:
@@ -384,9 +407,11 @@ def write_game(out: Path, number: int, setup: str, seed: int, turns: int, timing
     images: list[np.ndarray] = []
     truths: list[dict[str, Any]] = []
     for image, truth in game_frames(table, moves, timing, seed * 1000 + number, quality,
-                                    kept):
+                                    kept, part):
         images.append(image)
         truths.append(truth)
+    if part is not None:
+        return video
     write_video(images, video, timing.fps)
     lines = "".join(json.dumps({**t, "setup": setup}) + "\n" for t in truths)
     with gzip.open(out / f"{number:02d}.jsonl.gz", "wt", encoding="utf-8") as handle:
@@ -394,6 +419,17 @@ def write_game(out: Path, number: int, setup: str, seed: int, turns: int, timing
     (out / f"{number:02d}.moves").write_text("\n".join(moves) + "\n", encoding="utf-8")
     shutil.rmtree(kept, ignore_errors=True)
     return video
+
+
+def _part(text: str) -> tuple[int, int]:
+    """`K/N` -> (K, N), 0 <= K < N."""
+    try:
+        k, n = (int(v) for v in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: K/N, as 0/2") from None
+    if not 0 <= k < n:
+        raise argparse.ArgumentTypeError(f"{text!r}: K/N with 0 <= K < N")
+    return k, n
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -411,6 +447,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--knock-at", type=int,
                         help="knock the camera before this turn in every game (default: "
                              "every third game, a third of the way in)")
+    parser.add_argument("--part", type=_part, metavar="K/N",
+                        help="render only the moves whose number is K modulo N, and no "
+                             "video (N processes share a game; then run without --part)")
     args = parser.parse_args(argv)
     names = list(SETUPS)
     for number in range(args.first, args.first + args.games):
@@ -419,8 +458,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.turns // 3 if number % 3 == 2 else None)
         timing = Timing(fps=args.fps, knock_at_turn=knock)
         video = write_game(args.out, number, setup, args.seed, args.turns, timing, DRAFT,
-                           args.megapixels)
-        print(f"{video}: {setup}", file=sys.stderr)
+                           args.megapixels, args.part)
+        done = f"part {args.part[0]}/{args.part[1]} of " if args.part else ""
+        print(f"{done}{video}: {setup}", file=sys.stderr)
     return 0
 
 
