@@ -11,7 +11,9 @@ sources: the still sets `synth-test` and `raytrace-test`, and the ray-traced gam
   `results/games_raytrace_test.csv`).
 - `--trained-on raytrace --models DIR`: networks trained on the ray-traced train split
   into DIR (see `lab/README.md`); the `synth` figures are then the other direction. The
-  tables get the suffix `_trained_raytrace`.
+  tables get the suffix `_trained_raytrace`. With `--train`, the same command first renders
+  that train split (resumable, in the cache) and fits every network on it into DIR
+  (`training`), so that direction too is one command.
 
 Each split is measured in a process of its own (`python -m ponte eval ...`), with
 `PONTE_MODELS` pointing at the networks' folder where it is not the shipped one, so that
@@ -20,6 +22,7 @@ no reading can see another's networks.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -57,6 +60,51 @@ SPLITS = (Split("synth-test", "set_synth_test", False),
 
 class ProtocolError(ValueError):
     """The protocol cannot run as asked (a missing split or networks folder)."""
+
+
+TRAINERS = (("lab.train", 0), ("lab.train_patches", 1), ("lab.train_decks", 1))
+"""The trainers, in the order each reads the networks the one before it wrote, and the
+part of the train split each learns from: 0, the split's first seed; 1, the next one.
+The patch and deck networks learn from scenes the cell and bridge networks were not fitted
+on (a network is surer of its own training scenes than of new ones), as on `synth`."""
+
+
+def training(models: Path, images: int, quality: str) -> list[list[str]]:
+    """The `python -m` argument lists that render the `raytrace` train split (`images`
+    images of its first seed, half as many of the next, at `quality`) into the cache and
+    fit every network on it into `models`, each run with `PONTE_MODELS` set to `models`."""
+    from lab.raytrace.trainset import TRAIN_SEED, default_folder
+
+    if images < 2:
+        raise ProtocolError("--train-images: at least 2")
+    if importlib.util.find_spec("torch") is None:
+        raise ProtocolError("--train fits the networks in PyTorch, which is not installed: "
+                            "pip install torch==2.13.0")
+    counts = (images, max(1, images // 2))
+    commands: list[list[str]] = []
+    for part, count in enumerate(counts):
+        seed = TRAIN_SEED + part
+        commands.append(["lab.raytrace.trainset", "--images", str(count), "--quality",
+                         quality, "--seed", str(seed)])
+    for module, part in TRAINERS:
+        scenes = default_folder(os.environ, quality, TRAIN_SEED + part)
+        commands.append([module, "--torch", "--scenes-from", str(scenes),
+                         "--out", str(models)])
+    return commands
+
+
+def train(models: Path, images: int, quality: str) -> int:
+    """Run `training`; return 0, or the exit status of the first step that failed (the
+    steps after it are not run: each needs the one before)."""
+    commands = training(models, images, quality)
+    models.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PONTE_MODELS": str(models.resolve())}
+    for args in commands:
+        print(f"== python -m {' '.join(args)}", file=sys.stderr, flush=True)
+        done = subprocess.run([sys.executable, "-m", *args], env=env, check=False)
+        if done.returncode:
+            return done.returncode
+    return 0
 
 
 def plan(trained_on: str, models: Path | None, results: Path,

@@ -73,3 +73,39 @@ def test_the_protocol_measures_a_split_in_a_process_of_its_own(
     totals = [r for r in rows if r["setup"] == "all"]
     assert totals and all(int(r["frames"]) == 3 for r in totals)
     assert (results / "set_synth_test_mistakes.csv").exists()
+
+
+def test_train_renders_two_parts_of_the_train_split_and_fits_each_network_on_its_part(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lab.raytrace.trainset import TRAIN_SEED, default_folder
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(protocol.importlib.util, "find_spec", lambda name: object())
+    models = tmp_path / "models"
+    commands = protocol.training(models, 600, "draft")
+    renders = [c for c in commands if c[0] == "lab.raytrace.trainset"]
+    assert [(c[c.index("--images") + 1], c[c.index("--seed") + 1]) for c in renders] == [
+        ("600", str(TRAIN_SEED)), ("300", str(TRAIN_SEED + 1))]
+    fits = {c[0]: c for c in commands if c not in renders}
+    assert list(fits) == ["lab.train", "lab.train_patches", "lab.train_decks"]
+    assert commands.index(renders[-1]) < commands.index(fits["lab.train"])
+    first, second = (str(default_folder({"XDG_CACHE_HOME": str(tmp_path / "cache")},
+                                        "draft", TRAIN_SEED + k)) for k in (0, 1))
+    scenes = {m: c[c.index("--scenes-from") + 1] for m, c in fits.items()}
+    assert scenes == {"lab.train": first, "lab.train_patches": second,
+                      "lab.train_decks": second}
+    assert all(c[c.index("--out") + 1] == str(models) and "--torch" in c
+               for c in fits.values())
+
+
+def test_train_without_pytorch_says_how_to_install_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(protocol.importlib.util, "find_spec", lambda name: None)
+    args = ["eval", "protocol", "--trained-on", "raytrace", "--models",
+            str(tmp_path / "models"), "--train"]
+    assert main(args) == 2
+    assert "pip install torch==2.13.0" in capsys.readouterr().err
+    assert not (tmp_path / "models").exists()
+    assert main(["eval", "protocol", "--train"]) == 2
+    assert "--trained-on raytrace --models" in capsys.readouterr().err

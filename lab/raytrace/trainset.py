@@ -16,6 +16,7 @@ two cores; it can run in the background: `nice -n 15 python -m lab.raytrace.trai
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -61,20 +62,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "antialiasing: quicker)")
     parser.add_argument("--seed", type=int, default=TRAIN_SEED,
                         help=f"the split's seed (default {TRAIN_SEED}; {TRAIN_SEED} and up)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                        help="POV-Ray's threads for each image (default: one a core)")
     parser.add_argument("--out", type=Path,
                         help="the folder (default: in the cache, named by version, seed and "
                              "quality)")
     args = parser.parse_args(argv)
-    if args.images < 1 or args.per_table < 1:
-        parser.error("--images and --per-table must be at least 1")
+    if args.images < 1 or args.per_table < 1 or args.threads < 1:
+        parser.error("--images, --per-table and --threads must be at least 1")
     if args.seed < TRAIN_SEED:
         parser.error(f"--seed: the train split's seeds are {TRAIN_SEED} and up (the lower "
                      "ones are validation's and test's)")
     out = (args.out if args.out is not None
            else default_folder(os.environ, args.quality, args.seed))
     print(f"train split: {out}", file=sys.stderr)
-    made = write_train_split(out, args.images, args.per_table, QUALITIES[args.quality],
-                             args.seed, log=True)
+    quality = dataclasses.replace(QUALITIES[args.quality], threads=args.threads)
+    made = write_train_split(out, args.images, args.per_table, quality, args.seed, log=True)
     print(f"rendered {made} images; {gather(out)} in {out}/truth.jsonl", file=sys.stderr)
     print(out)
     return 0

@@ -121,6 +121,16 @@ def register(subparsers: Any) -> None:
                         "shipped ones)")
     v.add_argument("--models", metavar="DIR",
                    help="with --trained-on raytrace: the folder of those networks")
+    v.add_argument("--train", action="store_true",
+                   help="with --trained-on raytrace: first render the ray-traced train split "
+                        "(resumable, in the cache) and fit every network on it into --models "
+                        "(hours on two cores; needs PyTorch)")
+    v.add_argument("--train-images", type=int, default=600, metavar="N",
+                   help="with --train: images of the train split (default 600, and half as "
+                        "many more for the patch and deck networks)")
+    v.add_argument("--train-quality", choices=("draft", "fine"), default="draft",
+                   help="with --train: how the train split is rendered (default draft: no "
+                        "antialiasing, quicker; the test split is fine)")
     v.add_argument("--only", metavar="SPLITS", default="",
                    help="comma-separated splits to measure (default all)")
     v.add_argument("--results", default="results", metavar="DIR",
@@ -342,6 +352,14 @@ def run_eval_protocol(args: argparse.Namespace) -> int:
     protocol = lab_module("lab.protocol")
     only = [name.strip() for name in args.only.split(",") if name.strip()]
     try:
+        if args.train:
+            if args.trained_on != "raytrace" or not args.models:
+                raise protocol.ProtocolError("--train is for --trained-on raytrace --models "
+                                             "DIR: the folder the networks are fitted into")
+            status = int(protocol.train(Path(args.models), args.train_images,
+                                        args.train_quality))
+            if status:
+                return status
         return int(protocol.run(args.trained_on, Path(args.models) if args.models else None,
                                 Path(args.results), only))
     except protocol.ProtocolError as exc:
