@@ -30,7 +30,7 @@ VISION_MODES = {
 
 GAME_SETS = {
     "games_raytrace_test.csv": "ray-traced, never tuned on",
-    "games_raytrace_test_trained_raytrace.csv": "ray-traced, networks trained on ray-traced",
+    "games_raytrace_test_trained_raytrace.csv": "ray-traced, trained on ray-traced",
     "games_eval.csv": "every setup",
     "games_eval_knock_seed1.csv": "every setup, camera knocked once",
     "games_eval_knock_seed2.csv": "every setup, camera knocked once",
@@ -230,12 +230,13 @@ def set_tables(results: Path) -> list[str]:
         ("no calibration: no board found", "noboard"))]
     sizes = {f.name.split("_")[1]: totals[f]["tracker"]["frames"] for f in files}
     images = ", ".join(f"{n} `{source}` images" for source, n in sizes.items())
+    trained = ("; networks trained on `raytrace`: `lab/models-raytrace/`"
+               if any("trained_raytrace" in f.name for f in files) else "")
     return [
-        f"**Test splits of both scene sources** (`ponte eval protocol`: frozen in "
-        f"`lab/frozen/`, read only to report; {images}; each column names the source "
-        "measured and the one the networks were trained on, the thresholds always being "
-        "those tuned on `synth`; calibrated on each table's empty photo unless the row says "
-        "otherwise):",
+        f"**Test splits** (`ponte eval protocol`: frozen in "
+        f"`lab/frozen/`, read only to report; {images}; each column: source measured, "
+        "source the networks were trained on; thresholds tuned on `synth`; calibrated on "
+        f"each table's empty photo unless the row says otherwise{trained}):",
         "",
         *_table(["", *(SET_NAMES[f.name] for f in files)], rows),
         "",
