@@ -233,7 +233,7 @@ def set_tables(results: Path) -> list[str]:
     trained = ("; networks trained on `raytrace`: `lab/models-raytrace/`"
                if any("trained_raytrace" in f.name for f in files) else "")
     return [
-        f"**Test splits** (`ponte eval protocol`: frozen in "
+        "**Test splits** (`ponte eval protocol`: frozen in "
         f"`lab/frozen/`, read only to report; {images}; each column: source measured, "
         "source the networks were trained on; thresholds tuned on `synth`; calibrated on "
         f"each table's empty photo unless the row says otherwise{trained}):",
