@@ -72,7 +72,8 @@ def make_calibration(
     """
     from vision.classify import learn_colours
     from vision.imageio import check_image
-    from vision.pipeline import make_plan, measure, with_view
+    from vision.measure import make_plan, measure
+    from vision.tracking import with_view
 
     check_image(image)
     settings = thresholds or default_thresholds()
@@ -280,7 +281,8 @@ def bare_board_colours(
     had a tile on it at calibration, read them as tiles."""
     from vision.cells import SIZE, CellState, cell_name
     from vision.classify import UNKNOWN
-    from vision.pipeline import bare_cells, observe
+    from vision.pipeline import observe
+    from vision.tracking import bare_cells
 
     obs, reading, _ = observe(settings, plan, m, colours)
     if empty:

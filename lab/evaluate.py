@@ -44,7 +44,8 @@ from contracts.calibration import Calibration, CalibrationError, Lens, save_cali
 from vision.cells import SIZE, cell_name, parse_cell
 from vision.errors import VisionError
 from vision.observation import Observation
-from vision.pipeline import BoardReader, read_board
+from vision.pipeline import read_board
+from vision.tracking import BoardReader
 
 if TYPE_CHECKING:
     from lab.synth import Frame, SceneSpec

@@ -54,7 +54,8 @@ from vision.learned import (
 
 if TYPE_CHECKING:
     from contracts.calibration import Calibration
-    from vision.pipeline import BoardReader, Measurement, Plan
+    from vision.measure import Measurement, Plan
+    from vision.tracking import BoardReader
 
 TRAIN_SEED = 1000
 
@@ -155,7 +156,7 @@ def _still_calibration(folder: Path, empty: str) -> Calibration | None:
 
 def _measure_still(folder: Path, i: int
                    ) -> tuple[Truth, BoardReader, Plan, Measurement, ColourModel] | None:
-    from vision.pipeline import BoardReader
+    from vision.tracking import BoardReader
 
     record = still_records(folder)[i]
     calibration = _still_calibration(folder, str(record["empty"]))
@@ -208,7 +209,7 @@ def read_scene(seed: int, i: int, cells: Network | None, stills: Path | None = N
     measurements and labels, and (given the cell network) the bridge candidates' features
     and labels."""
     from vision.cells import cell_name
-    from vision.pipeline import bridge_candidates
+    from vision.read_bridges import bridge_candidates
 
     read = measure_scene(seed, i, stills)
     if read is None:

@@ -67,7 +67,8 @@ def read_scene(seed: int, i: int, stills: Path | None = None) -> tuple[np.ndarra
         cell_network,
         foot_candidates,
     )
-    from vision.pipeline import bridge_probabilities, looked_cells
+    from vision.read_bridges import bridge_probabilities
+    from vision.read_cells import looked_cells
 
     cells, bridges = cell_network(), bridge_network()
     read = (measure_scene(seed, i, stills) if cells is not None and bridges is not None

@@ -97,7 +97,7 @@ def read_scene(seed: int, i: int, stills: Path | None = None) -> tuple[np.ndarra
     from vision.cells import parse_cell
     from vision.classify import classify_cells
     from vision.learned import cell_features, cell_network
-    from vision.pipeline import cell_probabilities
+    from vision.read_cells import cell_probabilities
 
     read = measure_scene(seed, i, stills) if cell_network() is not None else None
     if read is None:

@@ -18,7 +18,7 @@ from calibration.make import make_calibration
 from contracts.calibration import CalibrationError, Lens, default_thresholds
 from vision.bend import Crossings, bend_of, grid_crossings, lens_from_board
 from vision.geometry import board_homography
-from vision.pipeline import STIR_REST_S
+from vision.tracking import STIR_REST_S
 
 ROOT = Path(__file__).resolve().parents[1]
 EMPTY = tuple("." * 10 for _ in range(10))
@@ -139,7 +139,7 @@ def test_a_wide_angle_lens_is_measured_on_the_boards_own_lines() -> None:
 
 
 def test_the_measured_lens_reads_tiles_in_their_cells() -> None:
-    from vision.pipeline import BoardReader
+    from vision.tracking import BoardReader
 
     empty, _ = _wide_angle_scene(EMPTY)
     frame, _ = _wide_angle_scene(TILES)

@@ -167,7 +167,7 @@ def test_the_shipped_deck_network_loads_with_the_layers_training_makes() -> None
 def test_the_second_look_changes_only_the_candidates_the_bridge_network_is_unsure_of(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from vision import pipeline
+    from vision import read_bridges
 
     reader, plan, m, model = measured_scene()
     keep = np.arange(0, 400, 4)
@@ -176,20 +176,20 @@ def test_the_second_look_changes_only_the_candidates_the_bridge_network_is_unsur
     p[unsure] = [0.3, 0.6, 0.95]
     p[[7, 8]] = [0.9999, HIGH]  # sure bridges
     none = np.zeros(len(p), bool)
-    got = pipeline.deck_look(reader.settings, plan, m, model, p, keep, none)  # type: ignore[arg-type, attr-defined]
+    got = read_bridges.deck_look(reader.settings, plan, m, model, p, keep, none)  # type: ignore[arg-type, attr-defined]
     sure = np.setdiff1d(np.arange(len(p)), unsure)
     assert np.array_equal(got[sure], p[sure])
     assert not np.allclose(got[unsure], p[unsure])
     # without the model file the bridge network's answer stands
-    monkeypatch.setattr(pipeline, "deck_network", lambda: None)
-    assert np.array_equal(pipeline.deck_look(reader.settings, plan, m, model, p, keep, none),  # type: ignore[arg-type, attr-defined]
+    monkeypatch.setattr(read_bridges, "deck_network", lambda: None)
+    assert np.array_equal(read_bridges.deck_look(reader.settings, plan, m, model, p, keep, none),  # type: ignore[arg-type, attr-defined]
                           p)
 
 
 def test_no_look_is_taken_at_a_candidate_that_cannot_stand_beside_a_sure_bridge(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from vision import pipeline
+    from vision import read_bridges
 
     reader, plan, m, model = measured_scene()
     pairs = [tuple(sorted(pair)) for pair in plan.bridges.pairs]  # type: ignore[attr-defined]
@@ -202,21 +202,21 @@ def test_no_look_is_taken_at_a_candidate_that_cannot_stand_beside_a_sure_bridge(
                      index("e2", "g4")])
     p = np.array([HIGH, 0.4, 0.4, 0.4])
     looked: list[int] = []
-    shown = pipeline.deck_patches
+    shown = read_bridges.deck_patches
 
     def counted(*args: object) -> np.ndarray:
         looked.append(len(args[5]))  # type: ignore[arg-type]
         return shown(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline, "deck_patches", counted)
-    got = pipeline.deck_look(reader.settings, plan, m, model, p, keep,  # type: ignore[arg-type, attr-defined]
+    monkeypatch.setattr(read_bridges, "deck_patches", counted)
+    got = read_bridges.deck_look(reader.settings, plan, m, model, p, keep,  # type: ignore[arg-type, attr-defined]
                               np.ones(4, bool))
     assert looked == [1]  # e2-g4 alone
     assert np.array_equal(got[:3], p[:3]) and got[3] != p[3]
     # a bridge the bridge network is unsure of settles nothing: all four are looked at
     looked.clear()
     p[0] = 0.4
-    pipeline.deck_look(reader.settings, plan, m, model, p, keep,  # type: ignore[arg-type, attr-defined]
+    read_bridges.deck_look(reader.settings, plan, m, model, p, keep,  # type: ignore[arg-type, attr-defined]
                         np.ones(4, bool))
     assert looked == [4]
 

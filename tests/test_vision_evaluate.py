@@ -27,7 +27,7 @@ from lab.evaluate import (
 from vision.cells import SIZE, CellState, parse_cell
 from vision.imageio import decode_image
 from vision.observation import Observation
-from vision.pipeline import BoardReader
+from vision.tracking import BoardReader
 
 TRUTH = tuple("." * SIZE for _ in range(SIZE))
 

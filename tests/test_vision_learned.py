@@ -187,7 +187,7 @@ def test_merged_networks_give_the_mean_of_their_scores() -> None:
 def test_bridge_candidates_see_how_their_deck_differs_from_the_bare_board_seen_before() -> None:
     from contracts.calibration import default_thresholds
     from vision.learned import candidate_features
-    from vision.pipeline import make_plan
+    from vision.measure import make_plan
 
     settings = default_thresholds()
     corners = np.array([(340.0, 610.0), (940.0, 610.0), (940.0, 10.0), (340.0, 10.0)])
@@ -272,7 +272,7 @@ def test_a_deck_shows_its_outline_along_its_path_and_bare_board_does_not() -> No
     from vision.bridges import measure_deck_edges
     from vision.features import texture
     from vision.learned import deck_outline
-    from vision.pipeline import make_plan
+    from vision.measure import make_plan
 
     settings = default_thresholds()
     corners = np.array([(340.0, 610.0), (940.0, 610.0), (940.0, 10.0), (340.0, 10.0)])
@@ -347,7 +347,7 @@ def _bare_board_paths() -> tuple[BridgePlan, ColourModel,
     """A plan's bridges for a board seen from above, its colours, and path samples that
     show bare board everywhere (what `candidate_features` measures)."""
     from contracts.calibration import default_thresholds
-    from vision.pipeline import make_plan
+    from vision.measure import make_plan
 
     corners = np.array([(340.0, 610.0), (940.0, 610.0), (940.0, 10.0), (340.0, 10.0)])
     bridges = make_plan(default_thresholds(), corners, (1280, 720)).bridges

@@ -27,7 +27,7 @@ from tests.test_vision_reading import BOARD
 from tests.vision_drawing import place_in_scene
 from vision.errors import BoardNotFound
 from vision.locate import locate_board, order_visually
-from vision.pipeline import BoardReader
+from vision.tracking import BoardReader
 
 EMPTY = tuple("." * 10 for _ in range(10))
 

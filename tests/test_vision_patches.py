@@ -287,7 +287,7 @@ def test_a_network_widened_to_more_channels_answers_as_before() -> None:
 def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from vision import pipeline
+    from vision import read_cells
     from vision.patches import SECOND_LOOK_P
 
     reader, plan, m, model = measured_scene()
@@ -295,7 +295,7 @@ def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
     unsure = [5, 17, 42]
     probs[unsure] = [[0.6, 0.35, 0.03, 0.02], [0.3, 0.3, 0.3, 0.1], [0.2, 0.7, 0.05, 0.05]]
     assert (probs[unsure].max(axis=1) < SECOND_LOOK_P).all()
-    got = pipeline.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    got = read_cells.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
     sure = np.setdiff1d(np.arange(100), unsure)
     assert np.array_equal(got[sure], probs[sure])
     assert np.allclose(got[unsure, 3], probs[unsure, 3])
@@ -303,21 +303,21 @@ def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
     # a cell sure of its state in view, unsure only whether it is hidden, is left alone:
     # the look could not change that chance
     probs[[30, 31]] = [[0.9, 0.00002, 0.00002, 0.09996], [0.00003, 0.85, 0.00003, 0.14994]]
-    again = pipeline.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    again = read_cells.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
     assert np.array_equal(again[[30, 31]], probs[[30, 31]])
     assert np.allclose(again[unsure], got[unsure])
     # without the model file the cell network's answer stands
-    monkeypatch.setattr(pipeline, "patch_network", lambda: None)
+    monkeypatch.setattr(read_cells, "patch_network", lambda: None)
     assert got is not probs
-    assert np.array_equal(pipeline.second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
+    assert np.array_equal(read_cells.second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
                           probs)
 
 
 def test_a_sure_tile_that_has_not_changed_its_cell_gets_a_second_look(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from vision import pipeline
-    from vision.pipeline import UNCHANGED_TILE
+    from vision import read_cells
+    from vision.read_cells import UNCHANGED_TILE
 
     reader, plan, m, model = measured_scene()
     probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))  # sure: bare board
@@ -328,23 +328,23 @@ def test_a_sure_tile_that_has_not_changed_its_cell_gets_a_second_look(
     change[90] = np.nan  # the board was never seen there
     change[91] = UNCHANGED_TILE + 1
     looked: list[list[int]] = []
-    patches = pipeline.cell_patches
+    patches = read_cells.cell_patches
 
     def recorded(*args: object) -> object:
         looked.append([int(i) for i in args[-1]])  # type: ignore[attr-defined]
         return patches(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline, "cell_patches", recorded)
-    pipeline.second_look(reader.settings, plan, m, model, probs, change)  # type: ignore[arg-type, attr-defined]
+    monkeypatch.setattr(read_cells, "cell_patches", recorded)
+    read_cells.second_look(reader.settings, plan, m, model, probs, change)  # type: ignore[arg-type, attr-defined]
     assert looked == [[65, 80]]
     looked.clear()
-    pipeline.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    read_cells.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
     assert looked == []  # nothing known of the bare board: no look
 
 
 def test_a_sure_bare_cell_unlike_the_bare_board_seen_there_gets_a_second_look_too() -> None:
-    from vision import pipeline
-    from vision.pipeline import CHANGED_BARE
+    from vision import read_cells
+    from vision.read_cells import CHANGED_BARE
 
     reader, plan, m, model = measured_scene()
     probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))  # sure: bare board
@@ -356,10 +356,10 @@ def test_a_sure_bare_cell_unlike_the_bare_board_seen_there_gets_a_second_look_to
     change[11] = CHANGED_BARE + 10  # b2: a deck over it would change it too
     change[9] = CHANGED_BARE - 1
     change[20] = np.nan  # the board was never seen there
-    got = pipeline.second_look(reader.settings, plan, m, model, probs, change)  # type: ignore[arg-type, attr-defined]
+    got = read_cells.second_look(reader.settings, plan, m, model, probs, change)  # type: ignore[arg-type, attr-defined]
     changed = np.flatnonzero(~np.all(np.isclose(got, probs, rtol=0, atol=1e-12), axis=1))
     assert list(changed) == [4]  # a tile unlike bare board is what it should be
-    assert np.array_equal(pipeline.second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
+    assert np.array_equal(read_cells.second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
                           probs)
 
 
@@ -368,26 +368,26 @@ def test_a_sure_bare_cell_in_a_burnt_out_picture_gets_a_second_look_too() -> Non
     alike to the box means: a cell read as bare there is looked at again."""
     from dataclasses import replace
 
-    from vision import pipeline
+    from vision import read_cells
     from vision.features import cell_colours, integral
 
     reader, plan, m, model = measured_scene()
     probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))  # sure: bare board
-    assert np.array_equal(pipeline.second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
+    assert np.array_equal(read_cells.second_look(reader.settings, plan, m, model, probs),  # type: ignore[arg-type, attr-defined]
                           probs)
     boxes = plan.sampling.cell_boxes.reshape(100, 9, 4)[44]  # type: ignore[attr-defined]
     topdown = m.topdown.copy()  # type: ignore[attr-defined]
     topdown[boxes[:, 1].min():boxes[:, 3].max(), boxes[:, 0].min():boxes[:, 2].max()] = 250
     burnt = replace(m, topdown=topdown, integral=integral(topdown),  # type: ignore[type-var]
                     sub_bgr=cell_colours(integral(topdown), plan.sampling))  # type: ignore[attr-defined]
-    got = pipeline.second_look(reader.settings, plan, burnt, model, probs)  # type: ignore[arg-type, attr-defined]
+    got = read_cells.second_look(reader.settings, plan, burnt, model, probs)  # type: ignore[arg-type, attr-defined]
     changed = np.flatnonzero(~np.all(np.isclose(got, probs, rtol=0, atol=1e-12), axis=1))
     assert list(changed) == [44]
     # bright, but not burnt out: no more looks
     topdown[boxes[:, 1].min():boxes[:, 3].max(), boxes[:, 0].min():boxes[:, 2].max()] = 230
     bright = replace(m, topdown=topdown, integral=integral(topdown),  # type: ignore[type-var]
                      sub_bgr=cell_colours(integral(topdown), plan.sampling))  # type: ignore[attr-defined]
-    assert np.array_equal(pipeline.second_look(reader.settings, plan, bright, model, probs),  # type: ignore[arg-type, attr-defined]
+    assert np.array_equal(read_cells.second_look(reader.settings, plan, bright, model, probs),  # type: ignore[arg-type, attr-defined]
                           probs)
 
 
@@ -413,7 +413,7 @@ def test_a_looked_at_cell_just_like_its_bare_board_in_the_calibration_photo_is_b
     and it keeps its chance of being hidden."""
     from dataclasses import replace
 
-    from vision import pipeline
+    from vision import read_cells
     from vision.cells import parse_cell
     from vision.patches import BareView
 
@@ -431,14 +431,14 @@ def test_a_looked_at_cell_just_like_its_bare_board_in_the_calibration_photo_is_b
     cells = [parse_cell(n)[1] * 10 + parse_cell(n)[0] for n in names]
     probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))
     probs[cells] = [0.3, 0.6, 0.05, 0.05]
-    monkeypatch.setattr(pipeline, "patch_network", lambda: Fooled())
-    got = pipeline.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    monkeypatch.setattr(read_cells, "patch_network", lambda: Fooled())
+    got = read_cells.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
     fooled = [0.095, 0.8075, 0.0475, 0.05]
     assert np.allclose(got[cells], [[0.95, 0, 0, 0.05], fooled, [0.95, 0, 0, 0.05], fooled])
     # no calibration photo, or a tile covered the cell in it: the look's answer stands
     for view in (None, BareView(m.bare_view.image, m.bare_view.light,  # type: ignore[attr-defined]
                                 np.arange(100) != cells[0])):
-        got = pipeline.second_look(reader.settings, plan, replace(m, bare_view=view),  # type: ignore[arg-type, type-var]
+        got = read_cells.second_look(reader.settings, plan, replace(m, bare_view=view),  # type: ignore[arg-type, type-var]
                                     model, probs)
         assert np.allclose(got[cells[0]], fooled)
         assert np.allclose(got[cells[2]], [0.95, 0, 0, 0.05] if view else fooled)
@@ -478,7 +478,7 @@ def test_training_from_generated_scenes_writes_a_network_the_pipeline_reads(
 
 
 def test_a_frame_gets_at_most_so_many_second_looks_the_least_sure_first() -> None:
-    from vision import pipeline
+    from vision import read_cells
     from vision.patches import SECOND_LOOKS
 
     reader, plan, m, model = measured_scene()
@@ -488,7 +488,7 @@ def test_a_frame_gets_at_most_so_many_second_looks_the_least_sure_first() -> Non
     probs = np.column_stack([top, rest, rest, rest])
     hidden = [0, 1, 10, 11]  # ... and some hidden under it
     probs[hidden] = [0.1, 0.1, 0.1, 0.7]
-    got = pipeline.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    got = read_cells.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
     changed = np.flatnonzero(~np.all(np.isclose(got, probs), axis=1))
     assert len(changed) == SECOND_LOOKS
     seen = np.setdiff1d(np.arange(100), hidden)
@@ -498,14 +498,14 @@ def test_a_frame_gets_at_most_so_many_second_looks_the_least_sure_first() -> Non
 def test_with_nothing_hidden_every_unsure_cell_gets_a_second_look() -> None:
     """A lamp can make most of a clean board unsure: no cell is left unread for a limit
     meant for an arm over the board."""
-    from vision import pipeline
+    from vision import read_cells
     from vision.patches import SECOND_LOOKS
 
     reader, plan, m, model = measured_scene()
     top = np.random.default_rng(6).uniform(0.6, 0.98, 100)
     rest = (1 - top) / 3
     probs = np.column_stack([top, rest, rest, rest])
-    got = pipeline.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    got = read_cells.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
     changed = np.flatnonzero(~np.all(np.isclose(got, probs), axis=1))
     assert len(changed) == 100 > SECOND_LOOKS
 

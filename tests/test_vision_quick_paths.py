@@ -31,8 +31,8 @@ from vision.features import (
     texture,
     warp_topdown,
 )
+from vision.measure import make_plan, ring_strips
 from vision.patches import BIAS_ROWS, Conv, columns
-from vision.pipeline import make_plan, ring_strips
 
 BOARD = ["L.D.......", "L.D.......", "..........", "....LL..DD", "D.........",
          "D......L..", "D......L..", "..........", "L........D", ".........."]

@@ -14,26 +14,16 @@ from calibration.make import make_calibration
 from contracts.calibration import Calibration, CalibrationError, ColourModel, Thresholds
 from lab.synth import CameraSpec, Frame, HandSpec, SceneSpec, random_spec, render
 from lab.synth.position import random_game
+from vision.bump import SHIFT_STILL_FRAMES, grid_offsets, grid_profiles, nudged_corners
 from vision.cells import CellState, parse_cell
 from vision.errors import CalibrationMismatch, ImageUnreadable
 from vision.features import integral
 from vision.geometry import topdown_matrix
 from vision.learned import Network
+from vision.measure import Measurement, Plan
 from vision.observation import Observation
-from vision.pipeline import (
-    BORDER_SETTLE_FRAMES,
-    REACH,
-    REUSE_AFTER,
-    SHIFT_STILL_FRAMES,
-    STIR_REST_S,
-    BoardReader,
-    Measurement,
-    Plan,
-    grid_offsets,
-    grid_profiles,
-    nudged_corners,
-    read_board,
-)
+from vision.pipeline import read_board
+from vision.tracking import BORDER_SETTLE_FRAMES, REACH, REUSE_AFTER, STIR_REST_S, BoardReader
 
 BOARD = (
     ".....DD...",  # rank 10
@@ -177,7 +167,7 @@ def test_a_cell_taken_for_hidden_at_the_edge_flags_the_frame(
     frame, even when the border beside it has not changed (a hand over a border of its own
     colour). The cell keeps the stray cell's reading, and nothing else changes. One such
     cell inside the board is a stray cell on a board nothing hides, as before."""
-    from vision import pipeline
+    from vision import occlusion
 
     frame = render(board_scene(elevation_deg=90.0))
     plain = read_board(frame.image)
@@ -190,7 +180,7 @@ def test_a_cell_taken_for_hidden_at_the_edge_flags_the_frame(
     assert obs.occluded_cells == (frozenset({(f, r)}) if at_edge else frozenset())
     assert obs.board_rows() == plain.board_rows() == list(frame.board)
     assert obs.bridges == plain.bridges
-    monkeypatch.setattr(pipeline, "EDGE_HIDDEN", False)
+    monkeypatch.setattr(occlusion, "EDGE_HIDDEN", False)
     assert not read_board(frame.image).occluded
 
 
@@ -217,7 +207,7 @@ def test_a_hidden_cell_joined_to_the_edge_by_half_hidden_cells_flags_the_frame(
 
 
 def test_reaches_edge_follows_half_hidden_cells() -> None:
-    from vision.pipeline import REACHING_HIDDEN, reaches_edge
+    from vision.occlusion import REACHING_HIDDEN, reaches_edge
 
     unknown = np.zeros((10, 10), bool)
     hidden = np.zeros(100)
@@ -286,7 +276,7 @@ def test_a_hand_over_a_bridge_at_the_edge_is_flagged_by_the_hidden_cell_beside_t
 
 
 def test_a_hidden_cell_counts_next_to_an_edge_cell_whose_border_changed() -> None:
-    from vision.pipeline import beside_changed_border
+    from vision.occlusion import beside_changed_border
 
     _, plan = _angled_plan()
     xy = plan.sampling.ring_xy
@@ -305,7 +295,7 @@ def test_a_hidden_cell_counts_next_to_an_edge_cell_whose_border_changed() -> Non
 
 
 def test_a_change_of_the_border_counts_beside_a_half_hidden_edge_cell() -> None:
-    from vision.pipeline import REACHING_HIDDEN, finger_on_border
+    from vision.occlusion import REACHING_HIDDEN, finger_on_border
 
     _, plan = _angled_plan()
     xy = plan.sampling.ring_xy
@@ -350,7 +340,7 @@ def test_a_light_tile_in_the_shadow_of_a_hand_held_high_is_read_by_a_second_look
 def test_a_bare_cell_next_to_one_the_look_finds_a_tile_is_looked_at_too(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import vision.pipeline as pipeline
+    from vision import read_cells
     from vision.classify import EMPTY, LIGHT
 
     settings, plan = _angled_plan()
@@ -364,31 +354,31 @@ def test_a_bare_cell_next_to_one_the_look_finds_a_tile_is_looked_at_too(
             out[44] = 0.0
             out[44, seen["e5"]] = 1.0
 
-    monkeypatch.setattr(pipeline, "look_at_cells", look_at)
+    monkeypatch.setattr(read_cells, "look_at_cells", look_at)
     probs = np.zeros((100, 4))
     probs[:, EMPTY] = 1.0
     probs[44] = (0.9, 0.1, 0.0, 0.0)
     change = np.zeros(100)
-    change[[45, 54, 33]] = pipeline.NEIGHBOUR_CHANGED + 1.0  # f5, e6, d4: changed
-    change[43] = pipeline.NEIGHBOUR_CHANGED  # d5: not by more than bare board does
+    change[[45, 54, 33]] = read_cells.NEIGHBOUR_CHANGED + 1.0  # f5, e6, d4: changed
+    change[43] = read_cells.NEIGHBOUR_CHANGED  # d5: not by more than bare board does
     change[46] = 50.0  # g5: changed a lot, but not next to e5
     probs[33] = (0.4, 0.0, 0.0, 0.6)  # d4: taken for hidden
     m = SimpleNamespace(sub_bgr=np.full((100, 9, 3), 100.0))
     model = ColourModel(empty=(70.0, 0.0, 10.0), ring=(20.0, 0.0, 0.0),
                         light=(90.0, 0.0, 10.0), dark=(30.0, 30.0, 20.0))
-    out = pipeline.second_look(settings, plan, m, model, probs, change)  # type: ignore[arg-type]
+    out = read_cells.second_look(settings, plan, m, model, probs, change)  # type: ignore[arg-type]
     assert looked == [[44, 46], [45, 54]]  # e5 doubted, g5 changed; then f5 and e6
     assert out[44].argmax() == LIGHT
     looked.clear()
     seen["e5"] = EMPTY  # the look finds e5 bare too: nothing more is looked at
-    pipeline.second_look(settings, plan, m, model, probs, change)  # type: ignore[arg-type]
+    read_cells.second_look(settings, plan, m, model, probs, change)  # type: ignore[arg-type]
     assert looked == [[44, 46]]
 
 
 def test_an_edge_tile_apart_from_its_colour_counts_beside_a_change_of_the_outer_border(
 ) -> None:
     from vision.classify import DARK, LIGHT
-    from vision.pipeline import APART_RATIO, APART_TILE, tile_apart_on_border
+    from vision.occlusion import APART_RATIO, APART_TILE, tile_apart_on_border
 
     _, plan = _angled_plan()
     xy = plan.sampling.ring_xy
@@ -519,7 +509,7 @@ def test_reading_with_a_calibration_learns_nothing_wrong_from_an_empty_board() -
 
 
 def test_border_outliers_know_a_fixed_shadow_from_an_arm() -> None:
-    from vision.pipeline import border_changes
+    from vision.border import border_changes
 
     rng = np.random.default_rng(5)
     bare = np.tile(np.array([[90.0, 120.0, 150.0]]), (40, 1))
@@ -535,7 +525,7 @@ def test_border_outliers_know_a_fixed_shadow_from_an_arm() -> None:
 
 
 def test_a_shadow_falling_across_the_border_is_not_an_arm() -> None:
-    from vision.pipeline import border_changes
+    from vision.border import border_changes
 
     rng = np.random.default_rng(6)
     bare = np.tile(np.array([[150.0, 185.0, 205.0]]), (40, 1)) + rng.normal(0, 2, (40, 3))
@@ -549,7 +539,7 @@ def test_a_shadow_falling_across_the_border_is_not_an_arm() -> None:
 
 
 def test_a_leaning_tile_is_on_the_way_from_border_to_tile_colour_and_a_sleeve_is_not() -> None:
-    from vision.pipeline import between_tiles
+    from vision.occlusion import between_tiles
 
     border = np.array([20.0, 0.0, 0.0])  # dark grey border
     tile = np.array([90.0, 0.0, 5.0])  # white tile
@@ -574,7 +564,7 @@ def _angled_plan() -> tuple[Thresholds, Plan]:
     """The default thresholds and the plan of a board seen at an angle in a 1280 x 720 frame
     (its far side narrower), for the border's rules."""
     from contracts.calibration import default_thresholds
-    from vision.pipeline import make_plan
+    from vision.measure import make_plan
 
     settings = default_thresholds()
     corners = np.array([[440.0, 640.0], [840.0, 640.0], [800.0, 300.0], [480.0, 300.0]])
@@ -597,7 +587,7 @@ def _border_hit(settings: Thresholds, plan: Plan, m: object, codes: np.ndarray,
                 spanned: np.ndarray, model: ColourModel) -> bool:
     """`border_crossed` over the border samples that `odd_boxes` counts, as `observe` takes them
     (`m`: a `Measurement`, or a stand-in with the fields the border test reads)."""
-    from vision.pipeline import border_crossed, odd_boxes
+    from vision.occlusion import border_crossed, odd_boxes
 
     odd = odd_boxes(settings, plan, m, codes, spanned, model)  # type: ignore[arg-type]
     return border_crossed(settings, odd)
@@ -811,7 +801,7 @@ def test_a_shadow_on_the_outer_border_alone_counts_only_beside_a_change() -> Non
 
 
 def test_a_faint_change_of_the_border_counts_only_next_to_a_clear_one() -> None:
-    from vision.pipeline import border_crossed, fading_arm, odd_boxes
+    from vision.occlusion import border_crossed, fading_arm, odd_boxes
 
     settings, plan, model, coef = _border_scene()
     codes = np.zeros(100, np.int64)  # a bare board
@@ -834,7 +824,7 @@ def test_a_faint_change_of_the_border_counts_only_next_to_a_clear_one() -> None:
 
 
 def test_a_border_change_counts_by_the_grey_levels_asked_for() -> None:
-    from vision.pipeline import border_changes
+    from vision.border import border_changes
 
     bare = np.tile([80.0, 100.0, 110.0], (40, 1))  # a brown border, 97 grey levels on average
     now = bare.copy()
@@ -1159,7 +1149,7 @@ def test_cells_a_hand_surely_hides_are_not_read_as_tiles() -> None:
 
 def test_tile_colours_are_refit_from_the_cells_the_network_is_sure_of() -> None:
     from contracts.calibration import ColourModel, default_thresholds
-    from vision.pipeline import refined_colours
+    from vision.read_cells import refined_colours
 
     rng = np.random.default_rng(8)
     sub = np.tile(np.array([60.0, 5.0, 20.0]), (100, 9, 1)) + rng.normal(0, 0.5, (100, 9, 3))
@@ -1182,9 +1172,9 @@ def _empty_board_read(
 ) -> tuple[BoardReader, Plan, Measurement, ColourModel]:
     """An empty board seen from above, measured by a reader calibrated on it, with the deck
     network left out (the bridge network alone): the reader, plan, measurement, model."""
-    from vision import pipeline
+    from vision import read_bridges
 
-    monkeypatch.setattr(pipeline, "deck_network", lambda: None)
+    monkeypatch.setattr(read_bridges, "deck_network", lambda: None)
     empty = replace(board_scene(elevation_deg=90.0), board=tuple("." * 10 for _ in range(10)),
                     bridges=())
     frame = render(empty)
@@ -1206,7 +1196,7 @@ def _saying(p: float) -> Network:
 def test_a_doubtful_bridge_counts_when_both_ends_are_surely_tiles_of_one_colour(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from vision.pipeline import BRIDGE_MIN_P, BRIDGE_MIN_P_SURE_ENDS, learned_bridges
+    from vision.read_bridges import BRIDGE_MIN_P, BRIDGE_MIN_P_SURE_ENDS, learned_bridges
 
     reader, plan, m, model = _empty_board_read(monkeypatch)
     doubt = (BRIDGE_MIN_P + BRIDGE_MIN_P_SURE_ENDS) / 2  # the network says this everywhere
@@ -1228,7 +1218,7 @@ def test_a_bridge_whose_foot_hides_its_tile_counts_only_when_the_network_is_sure
     pair is asked about, and counts as a light bridge only from `FOOT_P`."""
     from vision.classify import LIGHT
     from vision.learned import FOOT_CHANGE, FOOT_P
-    from vision.pipeline import BRIDGE_MIN_P, learned_bridges
+    from vision.read_bridges import BRIDGE_MIN_P, learned_bridges
 
     reader, plan, m, model = _empty_board_read(monkeypatch)
     probs = np.zeros((100, 4))
@@ -1251,7 +1241,7 @@ def test_a_bridge_whose_foot_hides_its_tile_counts_only_when_the_network_is_sure
 def test_the_background_follows_bare_cells_and_learns_cells_no_longer_covered() -> None:
     from contracts.calibration import default_thresholds
     from vision.classify import EMPTY, LIGHT
-    from vision.pipeline import follow_background
+    from vision.tracking import follow_background
 
     settings = default_thresholds()
     background = np.full((100, 9, 3), 50.0)
@@ -1383,20 +1373,20 @@ def test_the_board_found_again_after_a_knock_lines_up_however_the_rounding_falls
     # The border band's fit (`realigned`) must settle where the camera's move put the grid,
     # not wherever its iterations stop: a few pixels one grey level off (as another
     # instruction set's rounding leaves them) must not move the corners found.
-    import vision.pipeline as pipeline
+    from vision import tracking
 
     spec = replace(random_spec(np.random.default_rng([1, 2]), "warm-lamp-shadows"), hands=())
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
     calibration = make_calibration(render(empty).image, empty=True)
     reader = BoardReader(calibration)
     fits: list[tuple[object, ...]] = []
-    fit = pipeline.realigned
+    fit = tracking.realigned
 
     def noted(*args: object) -> object:
         fits.append(args)
         return fit(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline, "realigned", noted)
+    monkeypatch.setattr(tracking, "realigned", noted)
     knocked = _knocked(spec)
     for n in range(4):
         reader.read(_noisy(knocked if n else spec, n))
@@ -1654,14 +1644,8 @@ def _printed_views(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_the_border_print_is_compared_beside_samples_that_kept_their_colour() -> None:
-    from vision.pipeline import (
-        PRINT_LIKENESS,
-        PRINT_QUIET_LEVELS,
-        PRINT_REACH,
-        beyond_boxes,
-        print_hidden,
-        print_likeness,
-    )
+    from vision.measure import PRINT_REACH, beyond_boxes
+    from vision.occlusion import PRINT_LIKENESS, PRINT_QUIET_LEVELS, print_hidden, print_likeness
 
     _, plan = _angled_plan()
     sampling = plan.sampling
@@ -1740,7 +1724,7 @@ def test_something_set_down_against_the_board_stops_flagging_once_it_lies_still(
     still for `BORDER_SETTLE_FRAMES` frames, the cells near it reading as before, its
     print is the one compared with, and the board reads unflagged again."""
     from lab.evaluate import tracker_for
-    from vision.pipeline import PRINT_LEAST_SPREAD
+    from vision.occlusion import PRINT_LEAST_SPREAD
 
     spec = replace(random_spec(np.random.default_rng([1313, 28]), "hands"), hands=())
     frame = render(spec)

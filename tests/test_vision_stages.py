@@ -480,7 +480,7 @@ def test_a_black_tile_on_a_grey_board_is_not_taken_for_its_shadow() -> None:
 
 
 def test_a_stray_cell_is_read_as_the_networks_likeliest_colour_unless_it_gives_them_none() -> None:
-    from vision.pipeline import stray_class
+    from vision.occlusion import stray_class
 
     model = ColourModel(empty=(80.0, 0.0, 20.0), ring=(60.0, 5.0, 20.0),
                         light=(92.0, 0.0, 8.0), dark=(30.0, 30.0, 20.0))
@@ -497,7 +497,7 @@ def test_a_bridge_seen_on_no_tile_excuses_nothing_on_the_border() -> None:
     (the far edge of a board seen at an angle), still excuses its border."""
     from vision.cells import SIZE
     from vision.classify import DARK, EMPTY, LIGHT, UNKNOWN
-    from vision.pipeline import border_excuses
+    from vision.occlusion import border_excuses
 
     def at(name: str) -> int:
         f, r = parse_cell(name)

@@ -458,7 +458,7 @@ class Slopes:
     """... and the y gradient's (kept apart: merging them costs more than measuring each)."""
     image: np.ndarray | None = None
     """The grey-level image itself (uint8), for whoever needs it after (the reader's bump
-    check, `vision.pipeline.ring_strips`): converted once a frame."""
+    check, `vision.measure.ring_strips`): converted once a frame."""
 
     @property
     def gradients(self) -> np.ndarray:

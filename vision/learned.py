@@ -81,7 +81,7 @@ CELL_CLASSES = 4  # empty, light, dark, hidden
 
 
 class Measured(Protocol):
-    """What the cell network reads of a frame (`vision.pipeline.Measurement` has it)."""
+    """What the cell network reads of a frame (`vision.measure.Measurement` has it)."""
 
     sub_lab: np.ndarray
     rim_lab: np.ndarray
@@ -354,7 +354,7 @@ def cell_features(m: Measured, model: ColourModel) -> np.ndarray:
         model)
     neighbours = _neighbour_context(med)
     local = local_contrast(middle)
-    # The frame's shade when it has one worked out (`vision.pipeline.Measurement.shade`).
+    # The frame's shade when it has one worked out (`vision.measure.Measurement.shade`).
     changed = against_background(sub_lab, m.background, getattr(m, "shade", None))
     out: np.ndarray = np.concatenate(
         [rel.reshape(len(rel), -1), med, lo, hi, spread, neighbours, local, changed, m.texture,

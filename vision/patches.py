@@ -9,7 +9,7 @@ edges and corners, its side face, the grid line a shadow leaves visible.
 So each cell the network gives less than `SECOND_LOOK_P`, or more than `RIVAL_P` to its
 second likeliest state, of what a cell in view can be, gets a second look (so does a cell
 read as bare board that is unlike the bare board seen there,
-`vision.pipeline.CHANGED_BARE`): a convolutional network reads a patch of the top-down
+`vision.read_cells.CHANGED_BARE`): a convolutional network reads a patch of the top-down
 view around the cell (centred where its colour samples lie, half-way up a tile, with a
 third of a cell of its neighbours on every side), with the frame's light
 field and the bare board's colour divided out, beside the same patch of the calibration
@@ -46,7 +46,7 @@ HALF = 20
 """Half a patch's side in top-down pixels (a cell is `cell_px`, 24, pixels)."""
 SECOND_LOOK_P = 0.99
 """A cell whose top probability from the cell network, of what it can be in view
-(`vision.pipeline.in_view`), is below this gets a second look ..."""
+(`vision.read_cells.in_view`), is below this gets a second look ..."""
 RIVAL_P = 0.001
 """... and so does a cell the cell network is surer of, but whose second likeliest state in
 view has more than this: most light tiles the cell network reads as bare board are cells

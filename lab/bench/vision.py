@@ -28,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
     from calibration.make import make_calibration
     from lab.synth import random_spec, render
     from vision.errors import VisionError
-    from vision.pipeline import BoardReader, read_board
+    from vision.pipeline import read_board
+    from vision.tracking import BoardReader
 
     cv2.setNumThreads(1)
     repeats = 20 if args.quick else 200

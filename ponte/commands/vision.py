@@ -150,7 +150,8 @@ def run_read(args: argparse.Namespace) -> int:
     from contracts.calibration import CalibrationError, load_calibration
     from vision.errors import VisionError
     from vision.imageio import read_file, read_image
-    from vision.pipeline import read_board, read_calibrated
+    from vision.pipeline import read_board
+    from vision.tracking import read_calibrated
 
     calibration = None
     if args.calibration:

@@ -1,7 +1,7 @@
 """The camera side of the live loop: frames -> `Reading`s through the vision pipeline.
 
 An adapter on the live loop's side of the vision package: `CameraReader` holds a
-`vision.pipeline.BoardReader` (made from a calibration, or by calibrating on the first frame
+`vision.tracking.BoardReader` (made from a calibration, or by calibrating on the first frame
 that shows the board clearly) and turns each `vision` Observation into the loop's
 `Reading` (cell names, colours, bridges, occlusion). It also draws what the players see on
 the camera page (outline, grid, readings) and the small top-down JPEG kept with each move.
@@ -155,7 +155,7 @@ class CameraReader:
         self._next_relocate = 0.0
         self._why: str | None = None
         if calibration is not None:
-            from vision.pipeline import BoardReader
+            from vision.tracking import BoardReader
 
             self._reader = BoardReader(calibration)
 
@@ -189,7 +189,8 @@ class CameraReader:
     def _calibrate(self, image: Image) -> bool:
         from contracts.calibration import CalibrationError
         from vision.errors import VisionError
-        from vision.pipeline import BoardReader, read_board
+        from vision.pipeline import read_board
+        from vision.tracking import BoardReader
 
         try:
             calibration = self._calibration_of(image)
@@ -232,7 +233,7 @@ class CameraReader:
         """Frames of another size than calibrated: scale the calibration when the view is
         the same shape, else find the board afresh."""
         from contracts.calibration import scaled_calibration
-        from vision.pipeline import BoardReader
+        from vision.tracking import BoardReader
 
         assert self.calibration is not None
         old = tuple(self.calibration.image_size)
@@ -328,7 +329,7 @@ class CameraReader:
         import dataclasses
 
         from contracts.calibration import CalibrationError, check_corners
-        from vision.pipeline import BoardReader
+        from vision.tracking import BoardReader
 
         if self.calibration is None:
             raise CameraError("the camera is not calibrated yet: no board seen")

@@ -1,0 +1,819 @@
+"""Stage 7, Tracking: the live loop's reader, frame after frame.
+
+`BoardReader` keeps between frames what one frame cannot tell: the plan and the colour
+model learned at calibration, the bare board seen so far, the border's reference view. It
+notices a bumped camera or board (`vision.bump`, `vision.border`) and locates the board
+again, and it gives a still board's reading to a frame that looks the same without reading
+it again.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import replace
+
+import cv2
+import numpy as np
+
+from contracts.calibration import Calibration, ColourModel, Thresholds
+from vision.border import (
+    border_change_levels,
+    border_changes,
+    border_unmoved,
+    split_changes,
+    strip_correlation,
+)
+from vision.bump import (
+    NUDGE_MIN_PX,
+    SHIFT_PX,
+    SHIFT_STEADY_PX,
+    SHIFT_STILL_FRAMES,
+    grid_offsets,
+    grid_profiles,
+    nudged_corners,
+    realigned,
+)
+from vision.cells import SIZE, Cell, CellState, cells_under
+from vision.classify import (
+    EMPTY,
+    UNKNOWN,
+    CellReading,
+    blend_colours,
+    learn_colours,
+    make_shade,
+    row_max,
+)
+from vision.errors import VisionError
+from vision.features import MIN_ODD_LEVELS, SamplingPlan, box_means, integral, warp_topdown
+from vision.imageio import check_image, decode_image
+from vision.learned import one_blas_thread
+from vision.locate import locate_board, orient_corners
+from vision.measure import Measurement, Plan, make_plan, measure, measure_view, relit, ring_strips
+from vision.observation import Observation
+from vision.occlusion import CLEAR_LEVELS, FAINT_LEVELS, PRINT_LIKENESS, grey_view, print_likeness
+from vision.patches import BareView
+from vision.pipeline import background_of, check_size, lab3, lens_of, observe
+
+
+def read_calibrated(image: np.ndarray | bytes, calibration: Calibration, *,
+                    source: str = "frame") -> Observation:
+    """Read one image (a BGR array at the calibration's size, or its encoded bytes) as the
+    live loop reads a frame: by a `BoardReader` made from the calibration, which also
+    knows the bare board's border and, from `ponte calibrate --empty`, every cell's bare
+    board. Bytes are what `ponte eval vision`'s `tracker` mode reads, a decoded frame what
+    its `live` mode reads. A new reader for each image: no image's reading depends on
+    another's. `source` names the image in errors."""
+    return BoardReader(calibration).read(image, source=source)
+
+
+class BoardReader:
+    """Reads frames of one camera quickly after calibration (the live loop's reader).
+
+    Frames may be BGR arrays at the calibration's size or encoded bytes (JPEG/PNG), which are
+    decoded at 1/`reduce` size. The reader checks each frame's border against a reference
+    taken from the first frame; when most of the border no longer matches (the board or the
+    camera moved) it locates the board again. Its colour model adapts slowly.
+    """
+
+    def __init__(self, calibration: Calibration, *, reduce: int = 2, reuse: bool = True
+                 ) -> None:
+        self.calibration = calibration
+        self.reuse = reuse
+        self.reused = 0
+        """Frames given the last reading without being read (see `_reusable`)."""
+        self.settings = calibration.thresholds
+        self.reduce = reduce
+        self.model: ColourModel | None = calibration.colours
+        self.bumps = 0
+        w, h = calibration.image_size
+        self._size = (w // reduce, h // reduce)
+        self._scale = self._size[0] / w
+        self._k, self._dist = lens_of(calibration, self._scale)
+        corners = np.array(calibration.corners, np.float64) * self._scale
+        self._plan = make_plan(self.settings, corners, self._size, self._k, self._dist)
+        self._reference: np.ndarray | None = None
+        self._reference_grey: np.ndarray | None = None
+        """The top-down view's grey levels when `_reference` was taken (`_look_again`) ..."""
+        self._lines: np.ndarray | None = None
+        """... and its edges (`grid_profiles`), which later frames' must line up with."""
+        self._inner = round(self.settings.margin_cells * self.settings.cell_px)
+        """The top-down view's margin (pixels) outside the grid."""
+        self._offsets: np.ndarray | None = None
+        """Where the board's lines lay from those in the last frame (`grid_offsets`) ..."""
+        self._steady_offsets = 0
+        """... and for how many frames running they have lain there (off by `SHIFT_PX` or
+        more): the camera, knocked, has come to rest."""
+        self._border = _border_of(calibration, self._plan.sampling.ring_xy)
+        self._background = background_of(calibration)
+        self._outer = _border_of(calibration, self._plan.sampling.ring_outer_xy)
+        self._view = _view_of(calibration, self._plan.sampling.side)
+        self._print = (None if self._view is None
+                       else cv2.cvtColor(self._view.image, cv2.COLOR_BGR2GRAY))
+        """The grey top-down view the border's print is compared with (`print_likeness`):
+        the calibration photo's, until something has lain still beside the board ..."""
+        self._print_odd: np.ndarray | None = None
+        """... the border samples beside which the print differs from it, on the last frame
+        read in full ..."""
+        self._print_steady = 0
+        """... and for how many frames running the same have, nothing moving."""
+        self._steady = 0
+        self._last_blocks: np.ndarray | None = None
+        self._last_occluded = False
+        self._view_still = False
+        """Whether this frame's top-down view looks as the last one's (`view_blocks`)."""
+        self._moving = 0
+        """Frames running whose border has moved (`_moved`) while the view was not still."""
+        self._hidden_still = 0
+        """Frames running flagged as hidden (the frame before each) that look as the frame
+        before them (see `view_blocks`): nothing moves, yet something seems to hide the
+        board ..."""
+        self._next_look = NUDGE_FRAMES
+        """... and the count at which the board is next located afresh (`_look_again`)."""
+        self._last_odd: np.ndarray | None = None
+        self._still: np.ndarray | None = None
+        """The border's samples (and their outer halves) when its present difference
+        began, to tell whether anything on it has moved since (see `border_unmoved`)."""
+        self._clear_codes: np.ndarray | None = None
+        """The cells' reading (`CellReading.codes`) of the last frame nothing hid ..."""
+        self._last_codes: np.ndarray | None = None
+        """... and of the last frame read."""
+        self._clear_board: np.ndarray | None = None
+        """What the last frame nothing hid reported of each cell (`board_codes`) ..."""
+        self._last_board: np.ndarray | None = None
+        """... and the last frame read that nothing hid."""
+        self._clock = 0.0
+        """The time of the frame being read (seconds: as given to `read`, else counted at
+        `NOMINAL_FPS`) ..."""
+        self._moved_at = np.zeros(SIZE * SIZE)
+        """... and, for each cell, of the last frame in which the top-down view's blocks
+        near it moved (see `_stirring`)."""
+        self._flips: list[np.ndarray] = []
+        """Which cells' report (`board_codes`) changed from the frame before, for each of the
+        last `STIR_FLICKER_FRAMES` frames read that nothing hid (`_stirring` leaves a cell
+        that flickers alone)."""
+        self._blocks = view_blocks(self._plan.sampling.side)
+        self._block_cells = blocks_near_cells(self.settings, self._plan.sampling, self._blocks)
+        self._kept: tuple[np.ndarray, Observation] | None = None
+        """The last frame read in full (its top-down view's blocks) and its reading, while
+        nothing hides the board (see `_reusable`) ..."""
+        self._same_reads = 0
+        """... how many full reads running have read the board so, each frame looking as
+        the one before ..."""
+        self._reuses = 0
+        """... and how many frames since have been given that reading."""
+
+    @property
+    def corners(self) -> np.ndarray:
+        """The grid corners now in use, in full-size image coordinates."""
+        return self._plan.corners / self._scale
+
+    def measure_frame(self, frame: np.ndarray | bytes, *, source: str = "frame"
+                      ) -> tuple[Plan, Measurement, ColourModel]:
+        """Measure one frame (re-locating the board after a bump) and learn its colours:
+        everything `observe` needs. The reader's own colour model is not changed."""
+        image = self._image(frame, source)
+        return self._measured(image, measure(self.settings, self._plan, image, even=False))
+
+    def _measured(self, image: np.ndarray, m: Measurement
+                  ) -> tuple[Plan, Measurement, ColourModel]:
+        """`measure_frame` of a frame measured (`measure` with `even` False) with the plan
+        in use."""
+        if not self._moved(m):
+            self._moving = 0
+        elif self._view_still or self._moving >= MOVING_FRAMES:
+            m = self._relocate(image)
+            self._moving = 0
+        else:
+            # Still shaking: the board found now would not be where it comes to rest.
+            self._moving += 1
+        m = self._against_border(m)
+        if self._hidden_still >= self._next_look:
+            m = self._look_again(image, m)
+        m = relit(self.settings, self._plan, m, self._border)
+        m = replace(m, background=self._background, bare_view=self._view,
+                    shade=make_shade(m.sub_lab, self._background))
+        m = replace(m, print_likeness=print_likeness(self._plan, m, self._print))
+        self._settle_print(m)
+        model = learn_colours(self.settings, m.sub_lab, lab3(m.ring_lab), self.model,
+                              self._background, m.shade, m.cells_lab)
+        return self._plan, m, model
+
+    def read(self, frame: np.ndarray | bytes, *, source: str = "frame",
+             t: float | None = None) -> Observation:
+        """Read one frame (BGR array at calibration size, or encoded bytes); `source`
+        names it in errors, `t` is its time in seconds (default: the last frame's, and
+        `1 / NOMINAL_FPS` more)."""
+        self._clock = self._clock + 1.0 / NOMINAL_FPS if t is None else float(t)
+        np.minimum(self._moved_at, self._clock, out=self._moved_at)  # a video started over
+        with one_blas_thread():
+            image = self._image(frame, source)
+            topdown = warp_topdown(self._plan.sampling, image)
+            ii = integral(topdown)
+            lines = grid_profiles(ii, self._inner)
+            if self._lines_moved(lines) and self._nudge(image):
+                topdown = warp_topdown(self._plan.sampling, image)
+                ii = integral(topdown)
+                lines = grid_profiles(ii, self._inner)
+                self._lines_moved(lines)
+            shifted = self._steady_offsets > 0
+            blocks = box_means(ii, self._plan.sampling.index(self._blocks))
+            last, self._last_blocks = self._last_blocks, blocks
+            change = (np.abs(blocks - last) if last is not None and last.shape == blocks.shape
+                      else None)  # (n blocks, 3): from the frame before
+            self._view_still = change is not None and float(change.max()) < REUSE_LEVELS
+            self._note_moves(change)
+            if not (self._view_still and self._last_occluded):
+                self._hidden_still = 0
+            else:
+                self._hidden_still += 1
+            kept = self._reusable(blocks if self.reuse and not shifted else None)
+            if kept is not None:
+                self.reused += 1
+                self._reuses += 1
+                return kept
+            bumps = self.bumps
+            plan, m, model = self._measured(
+                image, measure_view(self.settings, self._plan, topdown, ii, even=False))
+            obs, reading, model = observe(self.settings, plan, m, model)
+        if (shifted or self._moving) and self.bumps == bumps and not obs.occluded:
+            # The camera or the board has moved: by a fraction of a cell (the grid's border
+            # samples may still lie on the border, but the edge cells take in some of it),
+            # or by more, and the view is still shaking.
+            obs = replace(obs, occluded=True)
+        board = board_codes(obs)
+        if (not obs.occluded and self.bumps == bumps and last is not None
+                and last.shape == blocks.shape and self._clear_board is not None):
+            stirring = self._stirring(board)
+            if stirring:
+                # A cell reads otherwise than on the last clear frame while the picture
+                # around it has changed a moment ago: a hand, an arm or its shadow going
+                # by, not yet a board to trust (a piece put down reads so once it rests).
+                obs = replace(obs, occluded=True, unsettled=stirring,
+                              occluded_cells=obs.occluded_cells | stirring)
+        if not obs.occluded or obs.unsettled:
+            # Flicker is counted on frames nothing hides: a hand going to and fro over a
+            # cell is no glare spot.
+            if self._last_board is not None:
+                self._flips = [*self._flips[1 - STIR_FLICKER_FRAMES:],
+                               board != self._last_board]
+            self._last_board = board
+        self._last_codes = reading.codes.copy()
+        self._last_occluded = obs.occluded and not obs.unsettled  # something hides it
+        if self._reference is None and not obs.occluded and self.bumps == bumps:
+            # The border as the first frame nothing hides shows it: the bump check's
+            # strips and the grey levels `_look_again` lines the border up with.
+            self._reference = ring_strips(plan, m.topdown, m.slopes)
+            self._reference_grey = None if m.slopes is None else m.slopes.image
+            self._lines = lines
+        if not obs.occluded:
+            self._clear_codes, self._clear_board = self._last_codes, board
+            self._next_look = NUDGE_FRAMES
+        if self.model is None:
+            self.model = model
+        elif not obs.occluded:
+            self.model = blend_colours(self.settings, self.model, model)
+            self._background = follow_background(self.settings, self._background, m, obs,
+                                                  reading)
+        scaled = tuple((x / self._scale, y / self._scale) for x, y in obs.corners)
+        obs = replace(obs, corners=scaled)
+        self._remember(blocks if self.bumps == bumps else None, m, obs)
+        return obs
+
+    def _note_moves(self, change: np.ndarray | None) -> None:
+        """Note this frame's time for the cells near which the blocks changed by
+        `STIR_LEVELS` or more (`change`: (n blocks, 3) from the frame before; None when
+        there is no frame before to compare, and then for every cell)."""
+        if change is None:
+            self._moved_at[:] = self._clock
+            return
+        # Channel by channel and by a product: numpy's reductions along short rows, and
+        # over the rows picked out, take several times as long.
+        near = (row_max(change) >= STIR_LEVELS).astype(np.float32) @ self._block_cells
+        self._moved_at[near > 0] = self._clock
+
+    def _stirring(self, board: np.ndarray) -> frozenset[Cell]:
+        """The cells whose report (`board`, see `board_codes`: a bridge's cells count)
+        differs from the last clear frame's while the
+        top-down view's blocks near them have changed by `STIR_LEVELS` or more from one
+        frame to the next less than `STIR_REST_S` ago (see `_note_moves`);
+        not those whose reading changed `STIR_FLICKER_CHANGES` times or more within the last
+        `STIR_FLICKER_FRAMES` frames."""
+        assert self._clear_board is not None and self._last_board is not None
+        changed = board != self._clear_board
+        if changed.any() and len(self._flips) >= STIR_FLICKER_CHANGES:
+            # A cell whose reading keeps changing is a glare spot flickering, not something
+            # going by: the live loop's settling knows how to wait for the rest of the board.
+            changed &= np.sum(self._flips, axis=0) + (board != self._last_board) < (
+                STIR_FLICKER_CHANGES)
+        near = changed & (self._clock - self._moved_at < STIR_REST_S)
+        return frozenset((int(i) % SIZE, int(i) // SIZE) for i in np.flatnonzero(near))
+
+    def _lines_moved(self, lines: np.ndarray) -> bool:
+        """Follow where the board's lines in this frame (`grid_profiles`) lie from where the
+        first clear frame showed them; True when they have lain `SHIFT_PX` or more off
+        them, in the same place, for `SHIFT_STILL_FRAMES` frames running."""
+        if self._lines is None:
+            self._offsets, self._steady_offsets = None, 0
+            return False
+        offsets = grid_offsets(self._lines, lines)
+        last, self._offsets = self._offsets, offsets
+        if float(np.abs(offsets).max()) < SHIFT_PX:
+            self._steady_offsets = 0
+        elif last is not None and float(np.abs(offsets - last).max()) <= SHIFT_STEADY_PX:
+            self._steady_offsets += 1
+        else:
+            self._steady_offsets = 1
+        return self._steady_offsets > SHIFT_STILL_FRAMES
+
+    def _nudge(self, image: np.ndarray) -> bool:
+        """Move the grid by where the board's lines lie (`_offsets`): the camera was
+        knocked by a fraction of a cell and has come to rest. The border band is then
+        lined up with the first clear frame's (`realigned`, from this close start), which
+        also takes the turn and the tilt the lines' shifts only approximate. What was
+        learned of the board and its border (in the top-down view's own terms) still
+        holds, and so do the first clear frame's lines, which the next frames are held
+        to. Returns whether the grid moved."""
+        assert self._offsets is not None
+        corners = nudged_corners(self.settings, self._plan, self._offsets)
+        if corners is None:
+            return False
+        self.bumps += 1
+        self._follow(corners)
+        if self._reference_grey is not None:
+            grey = cv2.cvtColor(warp_topdown(self._plan.sampling, image), cv2.COLOR_BGR2GRAY)
+            found = realigned(self.settings, self._plan, self._reference_grey, grey)
+            if found is not None and found[1] >= NUDGE_MIN_PX:
+                self._follow(found[0])
+        return True
+
+    def _follow(self, corners: np.ndarray) -> None:
+        """`_adopt` these corners, keeping the first clear frame's border and lines."""
+        kept = self._lines, self._reference, self._reference_grey
+        self._adopt(corners)
+        self._lines, self._reference, self._reference_grey = kept
+
+    def _reusable(self, blocks: np.ndarray | None) -> Observation | None:
+        """The last reading, when this frame (its top-down view's `blocks`, see
+        `view_blocks`) may be given it without being read: the board has read the same
+        for `REUSE_AFTER` full reads running, nothing hid it or crossed its border, this
+        frame looks as the last one read to within `REUSE_LEVELS` in every block, and
+        fewer than `REUSE_LIMIT` frames running have been given it."""
+        if (blocks is None or self._kept is None or self._same_reads < REUSE_AFTER
+                or self._reuses >= REUSE_LIMIT):
+            return None
+        before, obs = self._kept
+        return obs if float(np.abs(blocks - before).max()) < REUSE_LEVELS else None
+
+    def _remember(self, blocks: np.ndarray | None, m: Measurement, obs: Observation) -> None:
+        """Keep a frame read in full (its blocks, None after a bump) for `_reusable`."""
+        self._reuses = 0
+        border = [m.ring_outliers, m.ring_shadows, m.ring_outer_odd]
+        quiet = (blocks is not None and not obs.occluded and not obs.occluded_cells
+                 and not any(b is not None and b.any() for b in border))
+        if not quiet or blocks is None:
+            self._kept, self._same_reads = None, 0
+            return
+        kept = self._kept
+        same = (kept is not None and kept[1].cells == obs.cells
+                and kept[1].bridges == obs.bridges
+                and float(np.abs(blocks - kept[0]).max()) < REUSE_LEVELS)
+        self._same_reads = self._same_reads + 1 if same else 1
+        self._kept = (blocks, obs)
+
+    def _image(self, frame: np.ndarray | bytes, source: str) -> np.ndarray:
+        if isinstance(frame, bytes | bytearray | memoryview):
+            image = decode_image(bytes(frame), reduce=self.reduce, source=source)
+            if (image.shape[1], image.shape[0]) == self._size:
+                return image
+            # Not the calibration's size: decoded whole, the error names its real size.
+            frame = decode_image(bytes(frame), source=source)
+        check_image(frame, source=source)
+        image = frame
+        if (image.shape[1], image.shape[0]) != self._size:
+            if (image.shape[1], image.shape[0]) != tuple(self.calibration.image_size):
+                check_size(self.calibration, (image.shape[1], image.shape[0]))
+            image = cv2.resize(image, self._size, interpolation=cv2.INTER_AREA)
+        return image
+
+    def _look_again(self, image: np.ndarray, m: Measurement) -> Measurement:
+        """Line the board up again after `NUDGE_FRAMES` frames running flagged as hidden
+        with nothing moving: a knock that moved the camera or the board by a fraction of
+        a cell leaves the bump check's strips alike but puts the border's samples on the
+        grid line or past the board's edge, and every frame would be flagged (and after a
+        bump found while the view still shook, the board found then may be off). The
+        border band of the top-down view is aligned with that of the first clear frame
+        (see `realigned`), and the corners moved with it when it has moved by
+        `NUDGE_MIN_PX` or more; without that frame, the board is located afresh and taken
+        when the border there looks as the bare border did (at least three samples off it
+        now, at most a third as many there). The bare border and the bare board seen
+        before still hold (the top-down view is the board's own). Returns the frame
+        measured anew then, else `m` (and the next look, while no frame is read unhidden,
+        comes twice as late: a hand at rest over the board)."""
+        self._next_look = self._hidden_still + (self._next_look + 1) * 2
+        grey = None if m.slopes is None else m.slopes.image
+        if self._reference_grey is not None and grey is not None:
+            found = realigned(self.settings, self._plan, self._reference_grey, grey)
+            if found is not None:
+                if found[1] < NUDGE_MIN_PX:
+                    return m  # lined up: something else is flagged
+                self.bumps += 1
+                self._adopt(found[0])
+                return self._against_border(measure(self.settings, self._plan, image,
+                                                    even=False))
+        border, outer = self._bare_border()
+        if border is None:
+            return m
+        changed = _border_changed(self.settings, m, border, outer)
+        if changed < 3:
+            return m
+        try:
+            corners = orient_corners(locate_board(self.settings, image), self.calibration.a1,
+                                     self._size)
+        except VisionError:
+            return m
+        plan = make_plan(self.settings, corners, self._size, self._k, self._dist)
+        there = measure(self.settings, plan, image, even=False)
+        if _border_changed(self.settings, there, border, outer) * 3 > changed:
+            return m
+        self.bumps += 1
+        self._adopt(corners, plan)
+        self._border, self._outer = border, outer
+        return self._against_border(there)
+
+    def _bare_border(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The bare border to judge a board found again by: the one followed so far, else
+        the calibration's."""
+        if self._border is not None:
+            return self._border, self._outer
+        return self._calibration_border()
+
+    def _calibration_border(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The calibration's bare border (whole boxes, outer halves) at the plan's ring."""
+        ring = self._plan.sampling
+        return (_border_of(self.calibration, ring.ring_xy),
+                _border_of(self.calibration, ring.ring_outer_xy))
+
+    def _adopt(self, corners: np.ndarray, plan: Plan | None = None) -> None:
+        """Read with the grid at these corners from now on (the board was found again)."""
+        self._plan = plan if plan is not None else make_plan(
+            self.settings, corners, self._size, self._k, self._dist)
+        ring = self._plan.sampling
+        if self._border is not None and len(self._border) != len(ring.ring_boxes):
+            # Other border boxes are in view now: the calibration's bare border for them.
+            self._border, self._outer = self._calibration_border()
+        if self._outer is not None and len(self._outer) != len(ring.ring_outer_boxes):
+            self._outer = None
+        self._blocks = view_blocks(ring.side)
+        self._block_cells = blocks_near_cells(self.settings, ring, self._blocks)
+        self._kept, self._same_reads = None, 0
+        self._reference = self._reference_grey = self._lines = None
+        self._offsets, self._steady_offsets = None, 0
+        self._steady, self._still = 0, None
+        self._last_blocks, self._hidden_still = None, 0
+
+    def _moved(self, m: Measurement) -> bool:
+        if self._reference is None:
+            return False
+        now = ring_strips(self._plan, m.topdown, m.slopes)
+        if now.shape != self._reference.shape:
+            # Kept from a grid that sampled other border strips (`_follow`): nothing to
+            # compare with, so the next clear frame's strips are taken as the reference.
+            self._reference = None
+            return False
+        score = strip_correlation(self._reference, now)
+        misaligned = float((score < 0.5).mean())
+        return misaligned > self.settings.bump_misaligned_fraction
+
+    def _against_border(self, m: Measurement) -> Measurement:
+        """Judge the border against the bare border seen before (the calibration's, or
+        the first clear frame's), which knows a fixed shadow from an arm. The reference
+        follows slow changes; after a re-location it is taken anew."""
+        outer = m.ring_outer_bgr
+        if self._border is None:
+            if not m.ring_outliers.any():
+                self._border = m.ring_bgr.copy()
+                self._outer = None if outer is None else outer.copy()
+            return m
+        limit = self.settings.ring_outlier_error
+        change = border_change_levels(m.ring_bgr, self._border, limit)
+        odd, shadows = split_changes(*change, MIN_ODD_LEVELS)
+        outer_odd = outer_shadows = None
+        levels = change[0]
+        if self._outer is not None and outer is not None:
+            outer_change = border_change_levels(outer, self._outer, limit)
+            outer_odd, outer_shadows = split_changes(*outer_change, MIN_ODD_LEVELS)
+            levels = np.maximum(levels, outer_change[0])
+        faint = clear = None
+        if odd.any():
+            faint = np.logical_or(*split_changes(*change, FAINT_LEVELS)) & ~(odd | shadows)
+            clear = split_changes(*change, CLEAR_LEVELS)[0]
+        if not (odd | shadows).any():
+            rate = self.settings.adapt_rate
+            self._border = (1 - rate) * self._border + rate * m.ring_bgr
+            if self._outer is not None and outer is not None:
+                self._outer = (1 - rate) * self._outer + rate * outer
+            self._steady = 0
+            self._still = None
+        else:
+            # The same difference for a long time with nothing moving is the room's light
+            # changed (a lamp turned on, the sun moved), not an arm: take the border as it
+            # is now. Nothing moves while the same samples stay changed, or while the
+            # border looks as it did when the difference began: samples near the limit
+            # come and go with the camera's noise, so the set alone may never settle. An
+            # arm resting on the border is as still, but the cells it lies over do not
+            # read as they did before it came (`_unchanged_near`).
+            changed = odd | shadows
+            seen = m.ring_bgr if outer is None else np.concatenate([m.ring_bgr, outer])
+            same = self._last_odd is not None and np.array_equal(changed, self._last_odd)
+            still = self._still is not None and border_unmoved(seen, self._still)
+            self._steady = self._steady + 1 if same or still else 0
+            if not still:
+                self._still = seen.copy()
+            if outer_odd is not None:
+                changed = changed | outer_odd
+            if self._steady >= BORDER_SETTLE_FRAMES and self._unchanged_near(changed):
+                self._border = m.ring_bgr.copy()
+                self._outer = None if outer is None else outer.copy()
+                self._steady = 0
+                self._still = None
+                odd = np.zeros_like(odd)
+                shadows = np.zeros_like(shadows)
+                outer_odd = outer_shadows = faint = clear = None
+        self._last_odd = odd | shadows
+        return replace(m, ring_outliers=odd, ring_shadows=shadows, ring_outer_odd=outer_odd,
+                       ring_outer_shadows=outer_shadows, ring_faint=faint, ring_clear=clear,
+                       ring_levels=levels)
+
+    def _settle_print(self, m: Measurement) -> None:
+        """Take the border's print as this frame shows it for the one to compare later
+        frames with once it has differed from it beside the same border samples for
+        `BORDER_SETTLE_FRAMES` frames running, nothing moving, and the cells near them
+        read as on the last frame nothing hid (`_unchanged_near`). Something put down on
+        the table against the board's edge (the box, a cup, the tiles not yet played)
+        changes the print's surroundings there for good and would flag every frame after;
+        a hand hiding the print lies over the cells next to it, or moves."""
+        if m.print_likeness is None:
+            return
+        unlike = m.print_likeness < PRINT_LIKENESS
+        if not unlike.any():
+            self._print_odd, self._print_steady = None, 0
+            return
+        same = self._print_odd is not None and np.array_equal(unlike, self._print_odd)
+        self._print_steady = self._print_steady + 1 if same and self._view_still else 0
+        self._print_odd = unlike
+        if self._print_steady >= BORDER_SETTLE_FRAMES and self._unchanged_near(unlike):
+            self._print = grey_view(m).copy()
+            self._print_odd, self._print_steady = None, 0
+
+    def _unchanged_near(self, changed: np.ndarray) -> bool:
+        """Whether the cells within `REACH` of these border samples read as they did on
+        the last frame nothing hid (the frame before this one is the one compared: the
+        border has been still for seconds). A hand or an arm that rests over the border
+        lies over the cells next to where it crosses, and is read as tiles or as hidden
+        there; a lamp turned on changes the border and none of the cells.
+
+        Without a clear frame yet (a calibration made in another day's light, or a hand
+        there from the first frame) there is no reading to compare with: then none of
+        those cells may be one the colour votes cannot read (`UNKNOWN`). A hand resting
+        over the border leaves some of them unreadable; a lamp's light leaves them
+        readable."""
+        if self._last_codes is None:
+            return True
+        sampling = self._plan.sampling
+        far = np.abs(sampling.cell_xy[:, None] - sampling.ring_xy[changed][None]).max(axis=2)
+        near = (far <= REACH).any(axis=1)
+        if self._clear_codes is None:
+            return not bool((self._last_codes[near] == UNKNOWN).any())
+        return bool(np.array_equal(self._last_codes[near], self._clear_codes[near]))
+
+    def _lined_up(self, lines: np.ndarray | None, m: Measurement) -> bool:
+        """Whether the board's lines in the frame measured (`m`) lie where `lines` (see
+        `grid_profiles`) put them, to `SHIFT_PX`."""
+        return lines is not None and float(np.abs(grid_offsets(
+            lines, grid_profiles(m.integral, self._inner))).max()) < SHIFT_PX
+
+    def _relocate(self, image: np.ndarray) -> Measurement:
+        """Locate the board afresh (a bump); returns the frame measured there."""
+        self.bumps += 1
+        found = locate_board(self.settings, image)
+        kept = self._lines, self._reference_grey
+        self._adopt(orient_corners(found, self.calibration.a1, self._size))
+        m = measure(self.settings, self._plan, image, even=False)
+        lines, grey = kept
+        if grey is not None and m.slopes is not None:
+            # Located from scratch, the corners can lie a few pixels off those the board
+            # was read with: line the border band up with the first clear frame's.
+            aligned = realigned(self.settings, self._plan, grey, m.slopes.image)
+            if aligned is not None:
+                plan = make_plan(self.settings, aligned[0], self._size, self._k, self._dist)
+                there = measure(self.settings, plan, image, even=False)
+                if self._lined_up(lines, there) or not self._lined_up(lines, m):
+                    self._adopt(aligned[0], plan)
+                    m = there
+        if self._lined_up(lines, m):
+            # The board's own view lines up with the one before: what was learned of its
+            # bare border and board holds, whatever the light on the border does now.
+            self._lines, self._reference_grey = kept
+            return m
+        for border, outer in ((self._border, self._outer), self._calibration_border()):
+            if border is not None and _border_changed(self.settings, m, border, outer) <= max(
+                    2, len(border) // 10):
+                # The border there looks as the bare border did: the camera moved, not
+                # the light; what was learned of the bare board still holds.
+                self._border, self._outer = border, outer
+                return m
+        self._border = None
+        self._outer = None
+        # The light falls on the board differently now: learn the bare board again.
+        self._background = np.full_like(self._background, np.nan)
+        self._view = None
+        return m
+
+
+REUSE_AFTER = 15
+"""Full reads running that must read the board alike, nothing hiding it, before a frame may
+be given the last reading without being read (see `BoardReader`). At 30 frames a second
+that is half a second, longer than the live loop's settle window (0.4 s): the loop commits
+a board on frames read in full, and a reading one frame got by chance is not repeated."""
+
+REUSE_LIMIT = 15
+"""Frames running given the last reading, at most, before one is read in full again (it
+keeps the colour model and the border following the light, and the reading honest)."""
+
+REUSE_LEVELS = 16.0
+"""How far (8-bit levels, in any colour channel) the mean of a block of the top-down view
+may differ from the frame last read for a frame to look the same. In generated scenes of
+every setup (blocks of 8 pixels at half size), the camera's noise alone moves a block by
+8 levels at most (the most in the dim, noisy setup); taking away one tile moves one by 48
+or more, one bridge by 44 or more."""
+
+REUSE_BLOCK = 8
+"""Side of the blocks (top-down view pixels) compared for `REUSE_LEVELS`."""
+
+MOVING_FRAMES = 8
+"""Frames running, at most, flagged as hidden after the bump check found the border moved,
+while the view is not yet still, before the board is located afresh all the same (a bump
+is located once the view has come to rest: located while it shakes, the board is found
+where it does not stay, and what was learned of its border would be thrown away)."""
+
+STIR_LEVELS = 12.0
+"""Grey levels (0-255, any channel) by which a block of the top-down view (`view_blocks`)
+changes from one frame to the next where something moves: a hand, an arm, its shadow
+(in the game videos looked at, a camera's noise moved a block's mean by 3 or less)."""
+
+STIR_REST_S = 0.5
+"""Seconds for which the picture near a cell must not have moved (by `STIR_LEVELS`) for a
+new reading of it to be trusted: an arm's shadow lying still for a moment, or a hand
+holding a piece still over a cell, reads as a piece put down (in generated game videos,
+for up to 0.4 s, as long as the live loop's settle window). The frames between are
+flagged, their cells `unsettled`, and the live loop's settling counts them into its window
+(`Reading.pending`): the two waits run together."""
+
+NOMINAL_FPS = 30.0
+"""The frame rate `BoardReader.read` assumes of frames given without their time."""
+
+STIR_FLICKER_CHANGES = 4
+
+STIR_FLICKER_FRAMES = 20
+"""A cell whose reading changed `STIR_FLICKER_CHANGES` times within this many frames is
+flickering (a glare spot) and not flagged for it: flagged, it would hold the whole board
+back; the live loop's settling lets the rest of the board settle around such a cell (its
+`FLICKER_CHANGES` within 2 s). A hand or a shadow going by changes a cell once or twice."""
+
+STIR_REACH = 1.0
+"""Cells (each way, from where a cell's tile top appears) within which a moving block
+makes a changed reading of the cell not yet one to trust."""
+
+_BOARD_CODES = {CellState.EMPTY: 0, CellState.LIGHT: 1, CellState.DARK: 2}
+
+
+def board_codes(obs: Observation) -> np.ndarray:
+    """(100,) int, cell index rank * 10 + file: what the observation reports of each cell,
+    0 empty, 1 light, 2 dark, and 3 more for a bridge's end or a cell it passes over (a
+    bridge's coming or going changes its cells' codes even where the tiles stay)."""
+    codes = np.array([_BOARD_CODES[state] for row in obs.cells for state in row], np.int64)
+    for a, b in obs.bridges:
+        for f, r in (a, b, *cells_under(a, b)):
+            codes[r * SIZE + f] += 3
+    return codes
+
+
+def blocks_near_cells(settings: Thresholds, sampling: SamplingPlan, blocks: np.ndarray
+                      ) -> np.ndarray:
+    """(n blocks, 100) float32, 1 where a block of the top-down view (`view_blocks`) lies
+    within `STIR_REACH` of a cell, as the cell's tile top appears (`cell_mid_xy`), else 0
+    (numbers, for a product: see `BoardReader._note_moves`)."""
+    px, margin = settings.cell_px, settings.margin_cells
+    cx = (blocks[:, 0] + blocks[:, 2]) / 2.0 / px - margin
+    cy = margin + SIZE - (blocks[:, 1] + blocks[:, 3]) / 2.0 / px
+    mid = sampling.cell_mid_xy
+    near = ((np.abs(cx[:, None] - mid[None, :, 0]) <= STIR_REACH)
+            & (np.abs(cy[:, None] - mid[None, :, 1]) <= STIR_REACH))
+    return near.astype(np.float32)
+
+
+def view_blocks(side: int, block: int = REUSE_BLOCK) -> np.ndarray:
+    """(n, 4) int boxes tiling a `side`-pixel-square top-down view in about `block`-pixel
+    squares (for `box_means`)."""
+    n = max(side // block, 1)
+    edges = np.arange(n + 1) * side // n
+    x0, y0 = np.meshgrid(edges[:-1], edges[:-1])
+    x1, y1 = np.meshgrid(edges[1:], edges[1:])
+    return np.stack([x0.ravel(), y0.ravel(), x1.ravel(), y1.ravel()], axis=1).astype(np.int64)
+
+
+def with_view(calibration: Calibration, image: np.ndarray) -> Calibration:
+    """The calibration with its photo's top-down view and light field (`Calibration.view`),
+    as a reader of it warps and measures the photo."""
+    m = BoardReader(calibration).measure_frame(image)[1]
+    png = cv2.imencode(".png", m.topdown)[1]  # a uint8 BGR image always encodes
+    return replace(calibration, view=base64.b64encode(png.tobytes()).decode("ascii"),
+                   view_light=tuple(float(v) for v in m.light_coef.ravel()))
+
+
+def _view_of(calibration: Calibration, side: int) -> BareView | None:
+    """The calibration's view of the bare board (None without one, or when it is not an
+    image of the top-down view's size: then the second look does without it)."""
+    if calibration.view is None or calibration.view_light is None or calibration.board is None:
+        return None
+    image = cv2.imdecode(np.frombuffer(base64.b64decode(calibration.view), np.uint8),
+                         cv2.IMREAD_COLOR)
+    if image is None or image.shape != (side, side, 3):
+        return None
+    known = np.array([row is not None for row in calibration.board])
+    return BareView(image, np.array(calibration.view_light, np.float64).reshape(6, 3), known)
+
+
+NUDGE_FRAMES = 8
+"""Frames running flagged as hidden with nothing moving after which the reader locates the
+board afresh (see `BoardReader._look_again`). A hand at rest over the board costs a
+location then and ever more rarely (the gap doubles each time)."""
+
+
+def _border_changed(settings: Thresholds, m: Measurement, border: np.ndarray,
+                    outer: np.ndarray | None) -> int:
+    """How many of a frame's border samples (whole boxes and outer halves) look off this
+    bare border (see `border_changes`)."""
+    if border.shape != m.ring_bgr.shape:
+        return len(m.ring_bgr) + len(border)  # other boxes in view: nothing to compare
+    limit = settings.ring_outlier_error
+    odd, shadows = border_changes(m.ring_bgr, border, limit)
+    count = int((odd | shadows).sum())
+    if (outer is not None and m.ring_outer_bgr is not None
+            and outer.shape == m.ring_outer_bgr.shape):
+        count += int(border_changes(m.ring_outer_bgr, outer, limit)[0].sum())
+    return count
+
+
+BORDER_SETTLE_FRAMES = 90  # frames (3 s at 30 fps) of one unchanging border difference
+
+REACH = 2.5
+"""Board units (the larger of across and along) from a changed border sample within which
+the cells must read as on the last clear frame (without one: must all be readable) before
+a lasting difference of the border is taken for the room's light (see
+`BoardReader._unchanged_near`)."""
+
+
+def bare_cells(obs: Observation, reading: CellReading, sure: float = 0.0) -> np.ndarray:
+    """(100,) cells read as bare board (at least this sure), with nothing hiding them and
+    no bridge over them or standing on them."""
+    bare = (reading.codes == EMPTY) & (reading.confidence >= sure)
+    for f, r in obs.occluded_cells:
+        bare[r * SIZE + f] = False
+    for a, b in obs.bridges:
+        for f, r in (a, b, *cells_under(a, b)):
+            bare[r * SIZE + f] = False
+    return bare
+
+
+BACKGROUND_SURE = 0.95
+"""How sure a reading must be that a cell is bare for the background to follow it."""
+
+
+def follow_background(
+    settings: Thresholds, background: np.ndarray, m: Measurement, obs: Observation,
+    reading: CellReading,
+) -> np.ndarray:
+    """The bare board as it looks now: cells surely bare (no bridge over them) move towards
+    this frame's colours at the colour model's rate (the light changes slowly); a cell not
+    known yet (a tile stood there at calibration) is taken as it is."""
+    bare = bare_cells(obs, reading, BACKGROUND_SURE)
+    out = background.copy()
+    unknown = np.isnan(out).any(axis=(1, 2))
+    rate = settings.adapt_rate
+    follow = bare & ~unknown
+    out[follow] = (1 - rate) * out[follow] + rate * m.sub_lab[follow]
+    out[bare & unknown] = m.sub_lab[bare & unknown]
+    return out
+
+
+def _border_of(calibration: Calibration, xy: np.ndarray) -> np.ndarray | None:
+    """The calibration's bare border at these board points (the centres of the plan's
+    ring boxes, or of their outer halves), or None when it has none or not for all."""
+    if not calibration.ring:
+        return None
+    known = {(round(x, 2), round(y, 2)): (b, g, r) for x, y, b, g, r in calibration.ring}
+    rows = [known.get((round(float(x), 2), round(float(y), 2))) for x, y in xy]
+    if any(row is None for row in rows):
+        return None
+    return np.array(rows, np.float64)
