@@ -3,8 +3,8 @@
     python scripts/readme_tables.py           # rewrite README.md between the markers
     python scripts/readme_tables.py --check   # exit 1 if README.md differs from the files
 
-Every figure in those tables comes from a CSV written by `ponte eval vision` or `ponte eval
-games`; nothing is typed in by hand, so the README cannot drift from the measurements. The
+Every figure in those tables comes from a CSV written by `ponte eval` or `ponte bench
+vision --out`; nothing is typed in by hand, so the README cannot drift from the measurements. The
 tables go between the lines `BEGIN` and `END` below, which README.md holds once each.
 """
 
@@ -20,13 +20,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN = "<!-- tables: made by scripts/readme_tables.py from results/*.csv; do not edit -->"
 END = "<!-- tables: end -->"
-
-VISION_MODES = {
-    "tracker": "calibrated, from the JPEG bytes (decoding at half size included)",
-    "live": "calibrated, from a decoded frame (as a camera gives it)",
-    "read": "no calibration, from a decoded frame (`ponte read IMAGE`)",
-}
-"""The reading modes of `ponte eval vision`, in the order the tables show them."""
 
 GAME_SETS = {
     "games_raytrace_test.csv": "ray-traced, never tuned on",
@@ -107,23 +100,46 @@ def vision_tables(results: Path) -> list[str]:
         ["no calibration: no board found", _of(*total("read", "errors", "frames"))],
     ]
 
-    def speed(mode: str) -> str:
-        times = sorted(float(_totals(tables[f], mode)["ms_per_frame"]) for f in files)
-        low, high = f"{times[0]:.1f}", f"{times[-1]:.1f}"
-        return f"{low} ms" if low == high else f"{low}-{high} ms"
-
     frames = total("tracker", "frames")[0]
     return [
         f"**Single frames, validation seeds** (`ponte eval vision`: {_count(frames)} generated "
         f"frames, 9 setups of light, camera and board, seeds {', '.join(map(str, seeds))}, "
         "which choices were made on; calibrated on the empty board unless the row says "
-        "otherwise), and the median time to read a 1280 x 720 frame on one core of a shared "
-        "2-core machine (the range over the seeds' runs):",
+        "otherwise):",
         "",
         *_table(["", f"seeds {', '.join(map(str, seeds))}"], rows),
+    ]
+
+
+BENCH_FILES = {
+    "bench_vision.csv": "all",
+    "bench_vision_avx2.csv": "AVX-512 off",
+}
+"""The files of `ponte bench vision --out`, each with the vector instructions it ran with."""
+
+
+def speed_tables(results: Path) -> list[str]:
+    """The reader's time per 1280 x 720 frame on one core, from `ponte bench vision`: the
+    median over its setups, their 95th percentile and the quietest reads."""
+    rows, machines = [], set()
+    for name, vectors in BENCH_FILES.items():
+        path = results / name
+        if not path.exists():
+            continue
+        overall = next(r for r in _read(path) if r["setup"] == "all")
+        machines.add(overall["cpu"])
+        rows.append([f"{vectors} ({overall['vectors']})",
+                     *(f"{float(overall[c]):.1f} ms" for c in
+                       ("median_ms", "p95_ms", "quietest_ms", "decoded_whole_ms",
+                        "from_scratch_ms"))])
+    if not rows:
+        raise ValueError(f"no bench_vision*.csv in {results}")
+    return [
+        f"**Speed** (`ponte bench vision`, one core of a shared {' / '.join(sorted(machines))}):"
+        " a calibrated read of a 1280 x 720 JPEG, decoding included:",
         "",
-        *_table(["reading", "median time"],
-                [[VISION_MODES[mode], speed(mode)] for mode in VISION_MODES]),
+        *_table(["vectors", "median", "p95", "quietest", "frame decoded whole",
+                 "`ponte read`"], rows),
     ]
 
 
@@ -246,7 +262,7 @@ def set_tables(results: Path) -> list[str]:
 def tables(results: Path) -> str:
     """The Markdown that goes between the markers."""
     return "\n".join([*set_tables(results), *vision_tables(results), "",
-                      *game_tables(results)]) + "\n"
+                      *speed_tables(results), "", *game_tables(results)]) + "\n"
 
 
 def rewrite(readme: str, made: str) -> str:

@@ -10,18 +10,65 @@ Besides the median and the 95th percentile of the reads, "quietest" is the mean 
 setup's five frames of each frame's fastest read: what a read costs with nothing else on
 the machine slowing it (a shared machine's neighbours only ever add time, so the fastest of
 forty reads of one frame is the best measure of the work itself).
+
+The process is pinned to one core where the system allows it. With `--out FILE` the
+figures are also written as CSV, one row per setup and one for all, with the CPU's name
+and its widest vector instructions (the README's speed table is made from
+`results/bench_vision.csv`).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import os
+import platform
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import cv2
 import numpy as np
 
 SETUPS = ("overhead-cream-red", "angled45-white-black", "phone-rotated-brown")
+
+COLUMNS = ("setup", "median_ms", "p95_ms", "quietest_ms", "decoded_whole_ms",
+           "from_scratch_ms", "reads", "cpu", "vectors", "pinned")
+"""The CSV's columns (`--out`): per setup (and "all", the medians over them), the reader's
+milliseconds per frame, the same frames decoded whole first, from scratch; the machine."""
+
+
+def cpu_name() -> str:
+    """The CPU's model name (Linux's /proc/cpuinfo), else what `platform` knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+VECTORS = ("AVX512-SKX", "AVX2", "AVX", "NEON", "SSE4.2", "SSE4.1", "SSE2")
+"""Vector instruction sets as OpenCV names them, widest first."""
+
+
+def widest_vectors() -> str:
+    """The widest vector instructions OpenCV's dispatcher uses here: the last feature of
+    `cv2.getCPUFeaturesLine()` this CPU has and `OPENCV_CPU_DISABLE` leaves on (those
+    marked "?" are not available)."""
+    usable = {f.lstrip("*") for f in cv2.getCPUFeaturesLine().split() if not f.endswith("?")}
+    return next((f for f in VECTORS if f in usable), "baseline")
+
+
+def pin_to_one_core() -> bool:
+    """Run on one core from here on (the first this process may use); False where the
+    system cannot pin."""
+    if not hasattr(os, "sched_setaffinity"):
+        return False
+    allowed = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {allowed[0]})
+    return True
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,11 +79,14 @@ def run(args: argparse.Namespace) -> int:
     from vision.tracking import BoardReader
 
     cv2.setNumThreads(1)
+    pinned = pin_to_one_core()
     repeats = 20 if args.quick else 200
     scratch_repeats = 3 if args.quick else 20
     print(f"{'setup':<24}{'reader ms median':>18}{'p95':>8}{'quietest':>10}"
           f"{'decoded whole ms':>18}{'from scratch ms':>18}")
-    medians, wholes, quietest = [], [], []
+    medians, wholes, quietest, scratches, p95s = [], [], [], [], []
+    machine = [cpu_name(), widest_vectors(), "yes" if pinned else "no"]
+    rows: list[list[object]] = []
     for index, name in enumerate(SETUPS):
         rng = np.random.default_rng([7, index])
         spec = random_spec(rng, name)
@@ -76,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
             scratch.append((time.perf_counter() - start) * 1000)
         med = float(np.median(times))
         medians.append(med)
+        p95s.append(float(np.percentile(times, 95)))
+        scratches.append(float(np.median(scratch)))
         wholes.append(float(np.median(whole)))
         quietest.append(float(np.mean([min(times[i::len(frames)])
                                        for i in range(len(frames))])))
@@ -83,7 +135,19 @@ def run(args: argparse.Namespace) -> int:
               f"{wholes[-1]:>18.2f}{np.median(scratch):>18.1f}"
               + (f"  ({failed} of {scratch_repeats} from scratch found no board)"
                  if failed else ""))
+        rows.append([name, *(f"{v:.2f}" for v in (med, p95s[-1], quietest[-1], wholes[-1],
+                                                   scratches[-1])), repeats, *machine])
     print(f"reader, all setups: median {np.median(medians):.2f} ms per 1280x720 JPEG frame "
           f"on one core ({repeats} reads per setup); decoded whole first, "
           f"{np.median(wholes):.2f} ms; at its quietest, {np.median(quietest):.2f} ms")
+    print(f"on {machine[0]} ({machine[1]}; {'pinned to one core' if pinned else 'not pinned'})")
+    if getattr(args, "out", None) is not None:
+        overall = (medians, p95s, quietest, wholes, scratches)
+        rows.append(["all", *(f"{np.median(v):.2f}" for v in overall), repeats, *machine])
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        with args.out.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(COLUMNS)
+            writer.writerows(rows)
+        print(f"written to {args.out}")
     return 0

@@ -7,6 +7,7 @@ imported only when that target is asked for.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from ponte.cli import lab_module
@@ -38,6 +39,9 @@ def register(subparsers: Any) -> None:
         sub.set_defaults(handler=_runner(module_name), bench_module=module_name)
         sub.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
         sub.add_argument("--part", help="only this part of the benchmark (web: crowd, browser)")
+        if name == "vision":
+            sub.add_argument("--out", type=Path, help="also write the figures as CSV here "
+                             "(the README's speed table: results/bench_vision.csv)")
 
 
 def _runner(module_name: str) -> Any:
