@@ -11,7 +11,7 @@ setup's five frames of each frame's fastest read: what a read costs with nothing
 the machine slowing it (a shared machine's neighbours only ever add time, so the fastest of
 forty reads of one frame is the best measure of the work itself).
 
-The process is pinned to one core where the system allows it. With `--out FILE` the
+The measurement runs pinned to one core where the system allows it. With `--out FILE` the
 figures are also written as CSV, one row per setup and one for all, with the CPU's name
 and its widest vector instructions (the README's speed table is made from
 `results/bench_vision.csv`).
@@ -24,6 +24,8 @@ import csv
 import os
 import platform
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -61,17 +63,27 @@ def widest_vectors() -> str:
     return next((f for f in VECTORS if f in usable), "baseline")
 
 
-def pin_to_one_core() -> bool:
-    """Run on one core from here on (the first this process may use); False where the
-    system cannot pin."""
+@contextmanager
+def one_core() -> Iterator[bool]:
+    """Run on one core (the first this process may use) inside the block, and on the
+    cores it had after it; yields False where the system cannot pin."""
     if not hasattr(os, "sched_setaffinity"):
-        return False
-    allowed = sorted(os.sched_getaffinity(0))
-    os.sched_setaffinity(0, {allowed[0]})
-    return True
+        yield False
+        return
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(allowed)})
+    try:
+        yield True
+    finally:
+        os.sched_setaffinity(0, allowed)
 
 
 def run(args: argparse.Namespace) -> int:
+    with one_core() as pinned:
+        return _measure(args, pinned)
+
+
+def _measure(args: argparse.Namespace, pinned: bool) -> int:
     from calibration.make import make_calibration
     from lab.synth import random_spec, render
     from vision.errors import VisionError
@@ -79,7 +91,6 @@ def run(args: argparse.Namespace) -> int:
     from vision.tracking import BoardReader
 
     cv2.setNumThreads(1)
-    pinned = pin_to_one_core()
     repeats = 20 if args.quick else 200
     scratch_repeats = 3 if args.quick else 20
     print(f"{'setup':<24}{'reader ms median':>18}{'p95':>8}{'quietest':>10}"
