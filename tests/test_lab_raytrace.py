@@ -5,12 +5,15 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
 import pytest
 
 from lab.raytrace import camera as camera_mod
+from lab.raytrace import render as render_module
+from lab.raytrace import scene as scene_module
 from lab.raytrace.camera import Camera, a1_corner, lens_folds
 from lab.raytrace.model import SETUPS, random_scene, random_table
 from lab.raytrace.povray import camera_block, render_scene, vec
@@ -115,7 +118,7 @@ def test_every_scene_holds_a_position_the_referee_allows() -> None:
 def test_a_rendered_frame_carries_its_truth(tmp_path: Path) -> None:
     table = random_table((5, 2), "hands")
     scene = random_scene(table, (5, 2, 1))
-    frame = render(scene, SMALL)
+    frame = render(scene, SMALL, board=table.seed)
     h, w = frame.image.shape[:2]
     assert (w, h) == (round(table.camera.width / 4), round(table.camera.height / 4))
     assert frame.truth["board"] == list(scene.board_rows())
@@ -147,6 +150,27 @@ def test_a_still_set_is_written_once_and_picked_up_where_it_stopped(tmp_path: Pa
     with pytest.raises(SystemExit, match="generator 0"):
         write_stills(out, tables=2, per_table=1, seed=9, setups=["webcam-overhead"],
                      quality=SMALL)
+
+
+@pytest.mark.slow
+def test_every_photo_of_a_table_shows_the_same_board(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # Calibration learns the bare board from the empty photo: were each photo's print
+    # drawn anew (another frame line, other water), every frame would differ from it.
+    prints: list[bytes] = []
+    real = scene_module.board_print
+
+    def kept(edition: Any, rng: np.random.Generator) -> bytes:
+        prints.append(real(edition, rng))
+        return prints[-1]
+
+    monkeypatch.setattr(render_module, "board_print", kept)
+    write_stills(tmp_path / "set", tables=1, per_table=2, seed=9,
+                 setups=["webcam-overhead"], quality=SMALL)
+    assert len(prints) == 3  # the empty photo and two positions
+    assert prints[0] == prints[1] == prints[2]
+    other = random_table((9, 1), "webcam-overhead")
+    assert real(other.edition, np.random.default_rng([*other.seed, 3])) != prints[0]
 
 
 def test_fine_quality_antialiases_and_draft_does_not() -> None:

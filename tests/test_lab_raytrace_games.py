@@ -29,11 +29,11 @@ def _hand(reach: tuple[float, float]) -> Hand:
 def test_a_hand_traced_over_the_still_board_matches_the_frame_traced_whole() -> None:
     table = random_table((5, 1), "webcam-overhead")
     board = random_scene(table, (5, 1, 0), turns=4)
-    still = render(board, SMALL, print_seed=table.seed)
+    still = render(board, SMALL, board=table.seed)
     assert still.canvas is not None
     with_hand = dataclasses.replace(board, hands=(_hand((4.5, 3.5)),))
-    whole = render(with_hand, SMALL, print_seed=table.seed)
-    over = render(with_hand, SMALL, print_seed=table.seed,
+    whole = render(with_hand, SMALL, board=table.seed)
+    over = render(with_hand, SMALL, board=table.seed,
                   over=(still.canvas, hand_balls(with_hand.hands[0])))
     assert whole.canvas is not None and over.canvas is not None
     diff = np.abs(whole.canvas.astype(int) - over.canvas.astype(int)).max(axis=2)

@@ -14,5 +14,5 @@ the rules); needs the `povray` program (Debian package `povray`).
   `--scenes-from` (`python -m lab.raytrace.trainset`).
 """
 
-VERSION = "1"
+VERSION = "2"
 """Bumped whenever a change alters what a seed renders: caches and sets are keyed by it."""

@@ -239,7 +239,7 @@ def game_frames(table: Table, moves: Sequence[str], timing: Timing, seed: int,
             truth = {}
         else:
             frame = render(dataclasses.replace(scene, seed=(*scene.seed, index)), quality,
-                           over=over, print_seed=table.seed, traced_mask=False)
+                           over=over, board=table.seed, traced_mask=False)
             image = frame.image
             assert frame.canvas is not None
             canvas = frame.canvas

@@ -185,16 +185,17 @@ def _balls_mask(cam: Camera, balls: Array) -> Array:
 
 
 def render(scene: Scene, quality: Quality = Quality(), *,
-           over: tuple[Array, Array] | None = None,
-           print_seed: tuple[int, ...] | None = None, traced_mask: bool = True) -> Rendered:
+           board: tuple[int, ...], over: tuple[Array, Array] | None = None,
+           traced_mask: bool = True) -> Rendered:
     """Trace `scene` and return the frame and its truth (the evaluation set's format).
 
     With `over` (a canvas traced at the same quality of a scene that differs from this one
     only by what some balls hold, and those balls: see `changed_box`), only the box around
     the balls and their shadows is traced again and the rest taken from the canvas; the
     lens, the camera's processing and the truth are as for a whole frame. The board's print
-    (its wear) is drawn from `print_seed`, by default the scene's seed: the frames of one
-    game pass the table's, so that the board stays one board from frame to frame. The
+    (its water, frame line and wear) is drawn from `board`, the seed of the table it lies
+    on: every photo of one table, the empty one calibration takes among them, shows one
+    board, as a real table does. The
     hand's mask (which cells it hides, in the truth) is traced (`traced_mask`, a second
     run of POV-Ray), or else drawn from the balls that hold the arm (a little wider)."""
     if quality.scale != 1.0:
@@ -204,8 +205,7 @@ def render(scene: Scene, quality: Quality = Quality(), *,
     cam = scene.camera
     rng = np.random.default_rng([*scene.seed, 7])
     cw, ch, maps = traced_canvas(cam)
-    assets = {PRINT_NAME: board_print(scene.edition, np.random.default_rng(
-        [*(scene.seed if print_seed is None else print_seed), 3]))}
+    assets = {PRINT_NAME: board_print(scene.edition, np.random.default_rng([*board, 3]))}
     if over is None:
         traced = render_scene(scene_text(scene, cam, cw, ch), cw, ch,
                               antialias=quality.antialias, threads=quality.threads,

@@ -55,12 +55,13 @@ def write_stills(out: Path, tables: int, per_table: int, seed: int, setups: Sequ
         for t, table in enumerate(tabled):
             empty = out / "empty" / f"{t:04d}.jpg"
             if not empty.exists():
-                _write_atomic(empty, render(empty_scene(table), quality).encoded)
+                _write_atomic(empty, render(empty_scene(table), quality,
+                                                   board=table.seed).encoded)
             name = f"{t:04d}-{p:02d}"
             truth_file = out / "truth" / f"{name}.json"
             if truth_file.exists():
                 continue
-            frame = render(random_scene(table, (seed, t, p)), quality)
+            frame = render(random_scene(table, (seed, t, p)), quality, board=table.seed)
             _write_atomic(out / "images" / f"{name}.jpg", frame.encoded)
             record = {"image": f"images/{name}.jpg", "empty": f"empty/{t:04d}.jpg",
                       "table": t, **frame.truth}
