@@ -93,7 +93,7 @@ FAINT_LEVELS = 10.0
 count (see `fading_arm`): two thirds of `MIN_ODD_LEVELS`, which alone counts. A hand over
 a border of its own colour may change one box clearly and the next just under what counts,
 and one box alone is not enough. Such a frame is flagged and read as it would be
-otherwise, as `EDGE_HIDDEN` does."""
+otherwise, as `edge_hidden` does."""
 
 CLEAR_LEVELS = 30.0
 """Grey levels (twice `MIN_ODD_LEVELS`) by which a border sample off the bare border makes
@@ -301,13 +301,15 @@ def _wide_groups(codes: np.ndarray, limit: int) -> np.ndarray:
     return out
 
 
-EDGE_HIDDEN = True
-"""A cell at the board's edge that the cell network takes for hidden flags the frame, though
-it is the only one (`occlusion_min_cells` is the rule inside the board): a hand reaches in
-over the edge, and where it comes in over a table or a border of its own colour the border
-barely changes, so its fingertip may be all that shows. It flags a few frames in a
-thousand with nothing over the board, read as they would be otherwise: the cell keeps the
-stray cell's reading."""
+def edge_hidden(unknown: np.ndarray) -> bool:
+    """Whether a cell at the board's edge is taken for hidden (`unknown`, (10, 10)). It
+    flags the frame, though it is the only one (`occlusion_min_cells` is the rule inside
+    the board): a hand reaches in over the edge, and where it comes in over a table or a
+    border of its own colour the border barely changes, so its fingertip may be all that
+    shows. It flags a few frames in a thousand with nothing over the board, read as they
+    would be otherwise: the cell keeps the stray cell's reading."""
+    return bool((unknown & _EDGE).any())
+
 
 _EDGE = np.ones((SIZE, SIZE), bool)
 
@@ -316,7 +318,7 @@ _EDGE[1:-1, 1:-1] = False
 REACHING_HIDDEN = 0.3
 """The cell network's chance of being hidden at which the cells between a hidden cell and
 the board's edge count as a finger reaching it (see `reaches_edge`). A fingertip one cell
-in is a stray cell to `EDGE_HIDDEN`, but the finger over the edge cell beside it gives that
+in is a stray cell to `edge_hidden`, but the finger over the edge cell beside it gives that
 cell a fair chance of being hidden (about a half), where on boards with nothing over them
 the cells between a hidden cell and the edge stay well below this.
 An edge cell this likely hidden beside a border sample that counts is a finger too (see
@@ -379,7 +381,7 @@ def tile_apart_on_border(plan: Plan, m: Measurement, model: ColourModel, codes: 
     allow for a lamp's glare, which moves every tile near it. With nothing over the
     board, such a tile beside such a change is either near its colour (a lamp's light
     moves a tile less than `APART_TILE`) or about as far as the other tiles. As
-    `EDGE_HIDDEN`, it only flags: the reading stays."""
+    `edge_hidden`, it only flags: the reading stays."""
     if m.ring_outer_odd is None:
         return False
     index = _ring_cells(plan)
@@ -563,11 +565,11 @@ def judge(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
     # An arm over a border of its own colour may change one border sample clearly and the
     # next only faintly (`fading_arm`): that too flags the frame, read as it is.
     flagged_strays = faint or (not occluded and (
-        (EDGE_HIDDEN and (bool((unknown & _EDGE).any())
-                          or beside_changed_border(plan, unknown, m.ring_outliers)
-                          or (probs is not None
-                              and (reaches_edge(unknown, probs[:, UNKNOWN])
-                                   or finger_on_border(plan, odd, probs[:, UNKNOWN])))))
+        edge_hidden(unknown)
+        or beside_changed_border(plan, unknown, m.ring_outliers)
+        or (probs is not None
+            and (reaches_edge(unknown, probs[:, UNKNOWN])
+                 or finger_on_border(plan, odd, probs[:, UNKNOWN])))
         or fading_arm(settings, plan, m, odd)
         or tile_apart_on_border(plan, m, model, ring_codes, ring_spanned)
         or print_hidden(m)))

@@ -134,7 +134,7 @@ def second_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourM
         unsure = unsure[np.argsort(top[unsure], kind="stable")[:SECOND_LOOKS]]
     out = probs.copy()
     look_at_cells(settings, plan, m, model, net, unsure, out)
-    if change is not None and NEIGHBOUR_CHANGED is not None:
+    if change is not None:
         # The cell network sure of bare board where the look sees a tile: a shadow (a
         # hand's, held high) can make a light tile look like the board to it. The bare
         # cells next to it that have changed more than bare board does are looked at too.
@@ -151,13 +151,13 @@ def second_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourM
     return out
 
 
-NEIGHBOUR_CHANGED: float | None = 5.0
+NEIGHBOUR_CHANGED = 5.0
 """Lab units (the median over a cell's sample boxes, as for `CHANGED_BARE`) by which a cell
 the cell network reads as bare board must differ from the bare board seen there before to
 get the second look when it is next to a cell (side by side or corner to corner) that the
 cell network read as bare board and the look as a tile: where it was wrong about one cell,
 what misled it (a shadow) may lie over the next. A bare cell changes by less than 4 in
-nine cases out of ten (`vision.learned.FOOT_CHANGE`). None: no such look.
+nine cases out of ten (`vision.learned.FOOT_CHANGE`).
 
 A hand held high beside the board casts a shade over several cells at once; light tiles in
 it can look like the bare board to the cell network, one doubtfully and the next surely.
