@@ -144,8 +144,10 @@ def test_a_still_set_is_written_once_and_picked_up_where_it_stopped(tmp_path: Pa
     for r in records:
         assert (out / r["image"]).exists() and (out / r["empty"]).exists()
     (out / "truth" / "0001-00.json").unlink()
-    assert write_stills(out, tables=2, per_table=1, seed=9,
-                        setups=["webcam-overhead", "wide-webcam"], quality=SMALL) == 1
+    for part, missing in (((0, 2), 0), ((1, 2), 1)):  # table 1 is part 1 of 2's
+        assert write_stills(out, tables=2, per_table=1, seed=9,
+                            setups=["webcam-overhead", "wide-webcam"], quality=SMALL,
+                            part=part) == missing
     (out / "VERSION").write_text("0\n", encoding="utf-8")
     with pytest.raises(SystemExit, match="generator 0"):
         write_stills(out, tables=2, per_table=1, seed=9, setups=["webcam-overhead"],

@@ -1,6 +1,6 @@
 """Write a set of ray-traced still scenes with their truth; resumable.
 
-`python -m lab.raytrace.stills --out DIR --tables 60 --per-table 10 --seed 100`
+`python -m lab.raytrace.stills --out DIR --tables 60 --per-table 10 --seed 100 [--part K/N]`
 
 Each table (camera, light, edition, table top; `random_table((seed, t), setup)`) is photographed
 once empty (`DIR/empty/TTTT.jpg`, what `ponte calibrate --empty` is given) and with
@@ -42,8 +42,11 @@ def _check_version(out: Path) -> None:
 
 
 def write_stills(out: Path, tables: int, per_table: int, seed: int, setups: Sequence[str],
-                 quality: Quality, log: bool = False) -> int:
-    """Render what is missing of the set; return how many images were rendered now."""
+                 quality: Quality, log: bool = False, part: tuple[int, int] = (0, 1)) -> int:
+    """Render what is missing of the set; return how many images were rendered now. With
+    `part` (K, N), only the tables whose number is K modulo N: N processes given the parts
+    0..N-1 share the set between them, each table (its empty photo among its images) in
+    one of them."""
     _check_version(out)
     for sub in ("images", "empty", "truth"):
         (out / sub).mkdir(exist_ok=True)
@@ -53,6 +56,8 @@ def write_stills(out: Path, tables: int, per_table: int, seed: int, setups: Sequ
     # Position-major, so that a run stopped early still covers every table and setup.
     for p in range(per_table):
         for t, table in enumerate(tabled):
+            if t % part[1] != part[0]:
+                continue
             empty = out / "empty" / f"{t:04d}.jpg"
             if not empty.exists():
                 _write_atomic(empty, render(empty_scene(table), quality,
@@ -87,6 +92,17 @@ def _write_atomic(path: Path, data: bytes) -> None:
     tmp.replace(path)
 
 
+def _part(text: str) -> tuple[int, int]:
+    k, _, n = text.partition("/")
+    try:
+        part = int(k), int(n)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: K/N, two whole numbers") from None
+    if not 0 <= part[0] < part[1]:
+        raise argparse.ArgumentTypeError(f"{text!r}: K/N with 0 <= K < N")
+    return part
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lab.raytrace.stills", description=__doc__.splitlines()[0],
@@ -100,6 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"comma-separated setups (default all: {','.join(SETUPS)})")
     parser.add_argument("--quality", choices=sorted(QUALITIES), default="draft",
                         help="draft: no antialiasing (default); fine: adaptive antialiasing")
+    parser.add_argument("--part", type=_part, default=(0, 1), metavar="K/N",
+                        help="render only the tables whose number is K modulo N, so that N "
+                             "processes (K = 0..N-1) share the set")
     args = parser.parse_args(argv)
     setups = [s.strip() for s in args.setups.split(",") if s.strip()]
     unknown = [s for s in setups if s not in SETUPS]
@@ -108,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.tables < 1 or args.per_table < 1:
         parser.error("--tables and --per-table must be at least 1")
     made = write_stills(args.out, args.tables, args.per_table, args.seed, setups,
-                        QUALITIES[args.quality], log=True)
+                        QUALITIES[args.quality], log=True, part=args.part)
     print(f"rendered {made} images; {gather(args.out)} in {args.out}/truth.jsonl",
           file=sys.stderr)
     return 0
