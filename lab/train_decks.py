@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import zipfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -128,10 +129,25 @@ def augment(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.ascontiguousarray(np.roll(x, (dy, dx), axis=(1, 2)))
 
 
+def mixed(data: dict[str, np.ndarray], path: Path) -> dict[str, np.ndarray]:
+    """`data` with the examples kept in the cache `path` added, their scenes numbered on
+    after `data`'s (so that `--hold-out` keeps whole scenes of both out)."""
+    try:
+        with np.load(path) as stored:
+            more = {k: stored[k] for k in stored.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise SystemExit(f"error: --mix {path}: not a cache of examples ({exc})") from None
+    if set(more) != set(data) or more["x"].shape[1:] != data["x"].shape[1:]:
+        raise SystemExit(f"error: --mix {path}: examples of another kind or shape")
+    more["scene"] = more["scene"] + int(data["scene"].max()) + 1
+    return {k: np.concatenate([data[k], more[k]]) for k in data}
+
+
 def train(data: dict[str, np.ndarray], *, epochs: int = 40, seed: int = 0,
-          log: bool = False, use_torch: bool = False) -> PatchNetwork:
+          log: bool = False, use_torch: bool = False, lr: float = 1e-3,
+          init: PatchNetwork | None = None) -> PatchNetwork:
     """Fit the deck network to collected examples (see `read_scene`): in plain numpy, or
-    in PyTorch (`lab.train_torch`)."""
+    in PyTorch (`lab.train_torch`, which can also go on from `init`'s weights)."""
     p = data["p"]
     weight = np.where((p > TRAIN_LOW) & (p < HIGH), UNSURE_WEIGHT, 1.0)
     extras = deck_extras(p, data["kind"])
@@ -139,7 +155,8 @@ def train(data: dict[str, np.ndarray], *, epochs: int = 40, seed: int = 0,
         from lab.train_torch import fit_torch
 
         return fit_torch(data["x"], extras, data["y"], weight, layers=LAYERS, hidden=HIDDEN,
-                         classes=2, epochs=epochs, seed=seed, turns=False, log=log)
+                         classes=2, epochs=epochs, seed=seed, turns=False, lr=lr, init=init,
+                         log=log)
     return fit(data["x"], extras, data["y"], weight, augment, classes=2, epochs=epochs,
                seed=seed, log=log)
 
@@ -164,15 +181,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     example_options(parser, 40)
     parser.add_argument("--torch", action="store_true",
                         help="train in PyTorch (installed apart: pip install torch==2.13.0)")
+    parser.add_argument("--mix", type=Path, action="append", default=[], metavar="CACHE",
+                        help="also learn from the examples another run kept in its --cache "
+                             "(another scene source's, say); repeatable")
+    parser.add_argument("--from", dest="start", type=Path, metavar="MODEL",
+                        help="go on from this deck network's weights (with --torch)")
+    parser.add_argument("--lr", type=float, default=1e-3,
+                        help="the learning rate the cosine schedule starts from (with "
+                             "--torch; default 0.001)")
     args = parser.parse_args(argv)
     check_scene_options(parser, args)
+    if (args.start is not None or args.lr != 1e-3) and not args.torch:
+        parser.error("--from and --lr need --torch")
+    init = None
+    if args.start is not None:
+        try:
+            init = PatchNetwork.load(args.start)
+        except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile):
+            parser.error(f"--from {args.start}: not a deck network (the .npz file this "
+                         "command writes)")
     cv2.setNumThreads(1)
     data = examples(args, _job, KEYS)
+    for path in args.mix:
+        data = mixed(data, path)
     print(f"decks: {len(data['y'])} examples, {int(data['y'].sum())} bridges",
           file=sys.stderr)
     held = held_out(data, args.hold_out)
     net = train({k: v[~held] for k, v in data.items()}, epochs=args.epochs, log=True,
-                use_torch=args.torch)
+                use_torch=args.torch, lr=args.lr, init=init)
     if held.any():
         n, before, after = errors(net, {k: v[held] for k, v in data.items()})
         print(f"held-out scenes, {n} unsure candidates: the bridge network gets {before} "

@@ -244,3 +244,27 @@ def test_deck_training_from_a_still_set_takes_its_images_and_their_bridges(
         assert set(np.unique(scenes)) <= {0, 1, 2, 3} and data["y"].sum() > 0
         for scene in np.unique(scenes):  # at most the bridges the truth has
             assert data["y"][scenes == scene].sum() <= len(records[int(scene)]["bridges"])
+
+
+def test_deck_training_also_learns_from_another_run_s_examples(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = tmp_path / "first"
+    run_training(main, DECK_MODEL, first, capsys)
+    with np.load(first / "examples.npz") as data:
+        kept = {k: data[k] for k in data.files}
+    second = tmp_path / "second"
+    _, err = run_training(main, DECK_MODEL, second, capsys,
+                          ["--seed", "77", "--mix", str(first / "examples.npz")])
+    with np.load(second / "examples.npz") as own:
+        count = len(own["y"]) + len(kept["y"])
+    # Both runs' examples are learnt from: the count is the sum.
+    assert f"decks: {count} examples" in err
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a cache")
+    with pytest.raises(SystemExit, match="--mix"):
+        main(["--scenes", "4", "--epochs", "1", "--jobs", "1", "--cache",
+              str(second / "examples.npz"), "--mix", str(bad), "--out", str(tmp_path)])
+    with pytest.raises(SystemExit):
+        main(["--from", str(first / DECK_MODEL.name), "--out", str(tmp_path)])
+    assert "need --torch" in capsys.readouterr().err
