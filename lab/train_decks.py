@@ -39,6 +39,8 @@ from lab.train_patches import (
     fit,
     held_out,
     inputs,
+    start_options,
+    starting_network,
     write,
 )
 from vision.decks import DECK_MODEL, HIGH, LOW, deck_extras, deck_patches
@@ -184,22 +186,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mix", type=Path, action="append", default=[], metavar="CACHE",
                         help="also learn from the examples another run kept in its --cache "
                              "(another scene source's, say); repeatable")
-    parser.add_argument("--from", dest="start", type=Path, metavar="MODEL",
-                        help="go on from this deck network's weights (with --torch)")
-    parser.add_argument("--lr", type=float, default=1e-3,
-                        help="the learning rate the cosine schedule starts from (with "
-                             "--torch; default 0.001)")
+    start_options(parser)
     args = parser.parse_args(argv)
     check_scene_options(parser, args)
-    if (args.start is not None or args.lr != 1e-3) and not args.torch:
-        parser.error("--from and --lr need --torch")
-    init = None
-    if args.start is not None:
-        try:
-            init = PatchNetwork.load(args.start)
-        except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile):
-            parser.error(f"--from {args.start}: not a deck network (the .npz file this "
-                         "command writes)")
+    init = starting_network(parser, args, "deck")
     cv2.setNumThreads(1)
     data = examples(args, _job, KEYS)
     for path in args.mix:

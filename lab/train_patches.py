@@ -396,6 +396,30 @@ def example_options(parser: argparse.ArgumentParser, epochs: int) -> None:
                              "train on all)")
 
 
+def start_options(parser: argparse.ArgumentParser) -> None:
+    """`--from MODEL` and `--lr`: go on from a network's weights (with `--torch`)."""
+    parser.add_argument("--from", dest="start", type=Path, metavar="MODEL",
+                        help="go on from this network's weights (with --torch)")
+    parser.add_argument("--lr", type=float, default=1e-3,
+                        help="the learning rate the cosine schedule starts from (with "
+                             "--torch; default 0.001)")
+
+
+def starting_network(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                     kind: str) -> PatchNetwork | None:
+    """The network `--from` names (None without it); a usage error when it is not one, or
+    when `--from` or `--lr` come without `--torch`."""
+    if (args.start is not None or args.lr != 1e-3) and not args.torch:
+        parser.error("--from and --lr need --torch")
+    if args.start is None:
+        return None
+    try:
+        return PatchNetwork.load(args.start)
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile):
+        parser.error(f"--from {args.start}: not a {kind} network (the .npz file this "
+                     "command writes)")
+
+
 def examples(args: argparse.Namespace,
              job: Callable[[SceneTask], tuple[np.ndarray, ...] | None] = _job,
              keys: tuple[str, ...] = ("x", "p", "y", "cell")) -> dict[str, np.ndarray]:
@@ -453,22 +477,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hard-start", type=int, metavar="I",
                         help="take the hard setups' scenes from scene I on (default: "
                              "--scenes)")
-    parser.add_argument("--from", dest="start", type=Path, metavar="MODEL",
-                        help="go on from this network's weights (with --torch)")
-    parser.add_argument("--lr", type=float, default=1e-3,
-                        help="the learning rate the cosine schedule starts from (with "
-                             "--torch; default 0.001)")
+    start_options(parser)
     args = parser.parse_args(argv)
     check_scene_options(parser, args)
-    if (args.start is not None or args.lr != 1e-3) and not args.torch:
-        parser.error("--from and --lr need --torch")
-    init = None
-    if args.start is not None:
-        try:
-            init = PatchNetwork.load(args.start)
-        except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile):
-            parser.error(f"--from {args.start}: not a patch network (the .npz file this "
-                         "command writes)")
+    init = starting_network(parser, args, "patch")
     cv2.setNumThreads(1)
     data = examples(args)
     print(f"patches: {len(data['y'])} examples, classes "
