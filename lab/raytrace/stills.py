@@ -60,8 +60,8 @@ def write_stills(out: Path, tables: int, per_table: int, seed: int, setups: Sequ
                 continue
             empty = out / "empty" / f"{t:04d}.jpg"
             if not empty.exists():
-                _write_atomic(empty, render(empty_scene(table), quality,
-                                                   board=table.seed).encoded)
+                shot = render(empty_scene(table), quality, board=table.seed)
+                _write_atomic(empty, shot.encoded)
             name = f"{t:04d}-{p:02d}"
             truth_file = out / "truth" / f"{name}.json"
             if truth_file.exists():
