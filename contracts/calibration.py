@@ -81,6 +81,98 @@ class Thresholds:
     grid_bend_limit: float
     """Cells: a calibration whose grid still lies farther than this from the printed lines
     is refused (the reader would read the wrong cells)."""
+    reuse_after: int
+    """Full reads running that must read the board alike, nothing hiding it, before a frame may
+    be given the last reading without being read (see `BoardReader`). At 30 frames a second
+    that is half a second, longer than the live loop's settle window (0.4 s): the loop commits
+    a board on frames read in full, and a reading one frame got by chance is not repeated."""
+    reuse_limit: int
+    """Frames running given the last reading, at most, before one is read in full again (it
+    keeps the colour model and the border following the light, and the reading honest)."""
+    reuse_levels: float
+    """How far (8-bit levels, in any colour channel) the mean of a block of the top-down view
+    may differ from the frame last read for a frame to look the same. In generated scenes of
+    every setup (blocks of 8 pixels at half size), the camera's noise alone moves a block by
+    8 levels at most (the most in the dim, noisy setup); taking away one tile moves one by 48
+    or more, one bridge by 44 or more."""
+    reuse_block: int
+    """Side of the blocks (top-down view pixels) compared for `reuse_levels`."""
+    moving_frames: int
+    """Frames running, at most, flagged as hidden after the bump check found the border moved,
+    while the view is not yet still, before the board is located afresh all the same (a bump
+    is located once the view has come to rest: located while it shakes, the board is found
+    where it does not stay, and what was learned of its border would be thrown away)."""
+    stir_levels: float
+    """Grey levels (0-255, any channel) by which a block of the top-down view (`view_blocks`)
+    changes from one frame to the next where something moves: a hand, an arm, its shadow
+    (in the game videos looked at, a camera's noise moved a block's mean by 3 or less)."""
+    stir_rest_s: float
+    """Seconds for which the picture near a cell must not have moved (by `stir_levels`) for a
+    new reading of it to be trusted: an arm's shadow lying still for a moment, or a hand
+    holding a piece still over a cell, reads as a piece put down (in generated game videos,
+    for up to 0.4 s, as long as the live loop's settle window). The frames between are
+    flagged, their cells `unsettled`, and the live loop's settling counts them into its window
+    (`Reading.pending`): the two waits run together."""
+    stir_flicker_changes: int
+    """Changes of a cell's reading within `stir_flicker_frames` frames that make it
+    flickering (see there)."""
+    stir_flicker_frames: int
+    """A cell whose reading changed `stir_flicker_changes` times within this many frames is
+    flickering (a glare spot) and not flagged for it: flagged, it would hold the whole board
+    back; the live loop's settling lets the rest of the board settle around such a cell (its
+    `FLICKER_CHANGES` within 2 s). A hand or a shadow going by changes a cell once or twice."""
+    stir_reach: float
+    """Cells (each way, from where a cell's tile top appears) within which a moving block
+    makes a changed reading of the cell not yet one to trust."""
+    nudge_frames: int
+    """Frames running flagged as hidden with nothing moving after which the reader locates the
+    board afresh (see `BoardReader._look_again`). A hand at rest over the board costs a
+    location then and ever more rarely (the gap doubles each time)."""
+    border_settle_frames: int
+    """Frames running (3 s at 30 frames a second) for which one difference of the border
+    (or of its print) from the bare border must stay the same, nothing moving, before it is
+    taken for the room's light or something put down beside the board, not an arm."""
+    border_reach: float
+    """Board units (the larger of across and along) from a changed border sample within which
+    the cells must read as on the last clear frame (without one: must all be readable) before
+    a lasting difference of the border is taken for the room's light (see
+    `BoardReader._unchanged_near`)."""
+    background_sure: float
+    """How sure a reading must be that a cell is bare for the background to follow it."""
+    shift_px: float
+    """How far (top-down view pixels, a twelfth of a cell) the board's lines may lie from where
+    the first clear frame showed them before a frame is not read as clear (see
+    `grid_offsets`). A knock that turned the camera by 1.5 degrees moved them by 2-3 pixels and
+    more (and a wide-angle board seen so read 3-8 edge cells wrong, the grid's border samples
+    still on the wide border); over game videos without a knock, with hands and up to 30
+    moves, the estimate stayed within 0.1 pixels."""
+    shift_reach: int
+    """Pixels (half a cell) either way `grid_offsets` looks for the board's lines."""
+    shift_still_frames: int
+    """Frames running, after the first whose lines lay off, in which they lie in the same place
+    (to `shift_steady_px`) before the reader moves the grid after them: the camera has come to
+    rest."""
+    shift_steady_px: float
+    """How far (top-down view pixels) the lines may move from one frame to the next and still
+    be at rest."""
+    nudge_min_px: float
+    """How far (top-down view pixels) a corner must have moved for `BoardReader._look_again` to
+    move the grid."""
+    nudge_min_correlation: float
+    """The least correlation of the aligned border bands for `realigned` to trust them."""
+    realign_refits: int
+    """How many times `realigned` fits the homography again without the pixels of the border
+    band that match worst (`realign_outliers`), each time chosen by the fit before."""
+    realign_outliers: float
+    """The share of the border band's pixels that `realigned` leaves out of its refits: those
+    that differ most from the view before once the two are lined up by the fit before. They
+    are what does not move with the board: the table beyond its edge, and the tops of the
+    edge cells' pieces, which stand above the board and so shift against it when the camera
+    moves. Fitted with them, the ECC iterations did not settle: on a knocked camera's frame
+    the corners went on moving by up to a pixel (half-size image) from one iteration to the
+    next, so that where they stopped changed with the CPU's instruction set (AVX2 or
+    AVX-512); without them the fit's correlation rose from 0.995 to 0.9995 and the corners
+    lay within a quarter of a pixel of where the camera's move put them."""
 
     @classmethod
     def from_json(cls, data: Any, *, base: Thresholds | None = None) -> Thresholds:

@@ -18,7 +18,6 @@ from calibration.make import make_calibration
 from contracts.calibration import CalibrationError, Lens, default_thresholds
 from vision.bend import Crossings, bend_of, grid_crossings, lens_from_board
 from vision.geometry import board_homography
-from vision.tracking import STIR_REST_S
 
 ROOT = Path(__file__).resolve().parents[1]
 EMPTY = tuple("." * 10 for _ in range(10))
@@ -197,7 +196,7 @@ def test_the_live_loop_calibrates_itself_through_a_wide_angle_lens() -> None:
     assert camera.calibrated and camera.calibration.lens is not None
     # Tiles all put down at once: read, but held back until the picture has rested.
     t = 0.25
-    while t < 0.25 + STIR_REST_S:
+    while t < 0.25 + default_thresholds().stir_rest_s:
         assert camera.read(frame, t).pending
         t += 0.125
     reading = camera.read(frame, t)

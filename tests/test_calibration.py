@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from dataclasses import fields
 from pathlib import Path
 
 import cv2
@@ -126,6 +127,16 @@ def test_thresholds_override_only_what_is_given() -> None:
     assert t.cell_px == 30 and t.empty_distance == default_thresholds().empty_distance
     with pytest.raises(CalibrationError, match="must be a number"):
         Thresholds.from_json({"cell_px": "big"})
+
+
+def test_every_threshold_is_read_by_the_runtime() -> None:
+    """A parameter the reader never reads is dead weight in the parameter file: each field
+    is read by name somewhere in the runtime packages."""
+    root = Path(__file__).resolve().parents[1]
+    runtime = "\n".join(p.read_text(encoding="utf-8") for package in ("vision", "calibration")
+                        for p in (root / package).rglob("*.py"))
+    for field in fields(Thresholds):
+        assert re.search(rf"\.{field.name}\b", runtime), f"{field.name} is never read"
 
 
 def test_example_calibrations_load() -> None:

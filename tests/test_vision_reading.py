@@ -11,10 +11,16 @@ import numpy as np
 import pytest
 
 from calibration.make import make_calibration
-from contracts.calibration import Calibration, CalibrationError, ColourModel, Thresholds
+from contracts.calibration import (
+    Calibration,
+    CalibrationError,
+    ColourModel,
+    Thresholds,
+    default_thresholds,
+)
 from lab.synth import CameraSpec, Frame, HandSpec, SceneSpec, random_spec, render
 from lab.synth.position import random_game
-from vision.bump import SHIFT_STILL_FRAMES, grid_offsets, grid_profiles, nudged_corners
+from vision.bump import grid_offsets, grid_profiles, nudged_corners
 from vision.cells import CellState, parse_cell
 from vision.errors import CalibrationMismatch, ImageUnreadable
 from vision.features import integral
@@ -23,7 +29,7 @@ from vision.learned import Network
 from vision.measure import Measurement, Plan
 from vision.observation import Observation
 from vision.pipeline import read_board
-from vision.tracking import BORDER_SETTLE_FRAMES, REACH, REUSE_AFTER, STIR_REST_S, BoardReader
+from vision.tracking import BoardReader
 
 BOARD = (
     ".....DD...",  # rank 10
@@ -39,6 +45,15 @@ BOARD = (
 )
 # straight a1-c1 and i6-i8, diagonal e2-g4, knight c5-d7
 BRIDGES = (("a1", "c1"), ("c5", "d7"), ("e2", "g4"), ("i6", "i8"))
+
+# The reader's parameters, as every calibration in these tests carries them.
+_SETTINGS = default_thresholds()
+BORDER_SETTLE_FRAMES = _SETTINGS.border_settle_frames
+REACH = _SETTINGS.border_reach
+REUSE_AFTER = _SETTINGS.reuse_after
+STIR_REST_S = _SETTINGS.stir_rest_s
+SHIFT_STILL_FRAMES = _SETTINGS.shift_still_frames
+SHIFT_REACH = _SETTINGS.shift_reach
 
 
 def board_scene(**camera: float) -> SceneSpec:
@@ -1439,11 +1454,12 @@ def test_the_board_lines_are_found_where_they_moved_and_a_hand_does_not_move_the
     before = grid_profiles(integral(view), inner)
     moved = cv2.warpAffine(view, np.float32([[1, 0, 2.5], [0, 1, -1.5]]),
                            (view.shape[1], view.shape[0]), borderMode=cv2.BORDER_REPLICATE)
-    found = grid_offsets(before, grid_profiles(integral(moved), inner))
+    found = grid_offsets(before, grid_profiles(integral(moved), inner), SHIFT_REACH)
     assert np.abs(found - [2.5, 2.5, -1.5, -1.5]).max() < 0.3
     hand = replace(spec, hands=(HandSpec(target=(4.5, 4.5), from_deg=270.0),))
     covered = reader.measure_frame(_noisy(hand, 1))[1].topdown
-    assert np.abs(grid_offsets(before, grid_profiles(integral(covered), inner))).max() < 0.3
+    assert np.abs(grid_offsets(before, grid_profiles(integral(covered), inner),
+                               SHIFT_REACH)).max() < 0.3
 
 
 def test_the_grid_is_nudged_by_the_lines_shifts_and_turned_by_their_difference() -> None:
@@ -1534,7 +1550,7 @@ def test_a_cell_that_changes_while_the_picture_moves_is_trusted_once_it_rests() 
     # A tile appears on h3 (in a game video: the hand that put it down is leaving; an arm's
     # shadow going by looks so too). The frame it appears on has the picture changed
     # around it from the frame before: flagged, and read again once the picture near it
-    # has rested for STIR_REST_S (an arm's shadow can lie still for a moment).
+    # has rested for `stir_rest_s` (an arm's shadow can lie still for a moment).
     fps = 8.0
     spec = board_scene(elevation_deg=80.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
@@ -1717,7 +1733,7 @@ def _held(reader: BoardReader, image: np.ndarray, frames: int) -> list[Observati
 def test_something_set_down_against_the_board_stops_flagging_once_it_lies_still() -> None:
     """Something put down on the table against the board's edge, over the print just
     outside the border (a box lid, a cup), flags the frames while it is new; once it has lain
-    still for `BORDER_SETTLE_FRAMES` frames, the cells near it reading as before, its
+    still for `border_settle_frames` frames, the cells near it reading as before, its
     print is the one compared with, and the board reads unflagged again."""
     from lab.evaluate import tracker_for
     from vision.occlusion import PRINT_LEAST_SPREAD

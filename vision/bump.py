@@ -14,26 +14,6 @@ from contracts.calibration import Thresholds
 from vision.geometry import topdown_matrix
 from vision.measure import Plan
 
-SHIFT_PX = 2.0
-"""How far (top-down view pixels, a twelfth of a cell) the board's lines may lie from where
-the first clear frame showed them before a frame is not read as clear (see
-`grid_offsets`). A knock that turned the camera by 1.5 degrees moved them by 2-3 pixels and
-more (and a wide-angle board seen so read 3-8 edge cells wrong, the grid's border samples
-still on the wide border); over game videos without a knock, with hands and up to 30
-moves, the estimate stayed within 0.1 pixels."""
-
-SHIFT_REACH = 12
-"""Pixels (half a cell) either way `grid_offsets` looks for the board's lines."""
-
-SHIFT_STILL_FRAMES = 2
-"""Frames running, after the first whose lines lay off, in which they lie in the same place
-(to `SHIFT_STEADY_PX`) before the reader moves the grid after them: the camera has come to
-rest."""
-
-SHIFT_STEADY_PX = 0.5
-"""How far (top-down view pixels) the lines may move from one frame to the next and still
-be at rest."""
-
 
 def grid_profiles(ii: np.ndarray, inner: int) -> np.ndarray:
     """(4, side - 1) the top-down view's edges across x, in the top and the bottom half of
@@ -52,7 +32,7 @@ def grid_profiles(ii: np.ndarray, inner: int) -> np.ndarray:
     return result
 
 
-def grid_offsets(before: np.ndarray, now: np.ndarray, reach: int = SHIFT_REACH) -> np.ndarray:
+def grid_offsets(before: np.ndarray, now: np.ndarray, reach: int) -> np.ndarray:
     """(4,) how far (top-down view pixels, to sub-pixel by a parabola) the board's lines
     in `now` lie from where they were `before` (both `grid_profiles`), within `reach`
     either way: across x in the top and the bottom half, across y in the left and the
@@ -93,24 +73,16 @@ def nudged_corners(settings: Thresholds, plan: Plan, offsets: np.ndarray
     return result if np.isfinite(result).all() else None
 
 
-NUDGE_MIN_PX = 0.5
-"""How far (top-down view pixels) a corner must have moved for `BoardReader._look_again` to
-move the grid."""
-
-NUDGE_MIN_CORRELATION = 0.9
-"""The least correlation of the aligned border bands for `realigned` to trust them."""
-
-
 def realigned(settings: Thresholds, plan: Plan, before: np.ndarray, now: np.ndarray
               ) -> tuple[np.ndarray, float] | None:
     """The grid corners (image coordinates, a1 first) that line the border band of the
     top-down view `now` up with that of `before` (grey, both made with `plan`), and how
     far the corners moved in the top-down view; None when the two do not match
-    (`NUDGE_MIN_CORRELATION`). The band (the margin around the grid and the grid's outer
+    (`nudge_min_correlation`). The band (the margin around the grid and the grid's outer
     line) is what nothing but a hand changes: tiles stand inside it. A homography is
-    fitted by OpenCV's ECC method at half size, then at full size, then `REALIGN_REFITS`
+    fitted by OpenCV's ECC method at half size, then at full size, then `realign_refits`
     times at full size again without the band's pixels that match worst
-    (`REALIGN_OUTLIERS`, chosen afresh each time)."""
+    (`realign_outliers`, chosen afresh each time)."""
     px, margin, side = settings.cell_px, settings.margin_cells, plan.sampling.side
     mask = np.full((side, side), 255, np.uint8)
     inner = int(round((margin + 0.1) * px))
@@ -130,14 +102,14 @@ def realigned(settings: Thresholds, plan: Plan, before: np.ndarray, now: np.ndar
                 (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, steps, 1e-4), band, blur)
     except cv2.error:
         return None  # no match: the two do not correlate, or the fit did not converge
-    if not np.isfinite(warp).all() or score < NUDGE_MIN_CORRELATION:
+    if not np.isfinite(warp).all() or score < settings.nudge_min_correlation:
         return None
-    for _ in range(REALIGN_REFITS):
+    for _ in range(settings.realign_refits):
         try:
             _, refit = cv2.findTransformECC(
                 before, now, warp, cv2.MOTION_HOMOGRAPHY,
                 (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 10, 1e-4),
-                _best_matched(before, now, warp, mask), 5)
+                _best_matched(before, now, warp, mask, settings.realign_outliers), 5)
         except cv2.error:
             break  # the fit before stands
         if not np.isfinite(refit).all():
@@ -151,25 +123,9 @@ def realigned(settings: Thresholds, plan: Plan, before: np.ndarray, now: np.ndar
     return found, shift
 
 
-REALIGN_REFITS = 3
-"""How many times `realigned` fits the homography again without the pixels of the border
-band that match worst (`REALIGN_OUTLIERS`), each time chosen by the fit before."""
-
-REALIGN_OUTLIERS = 0.1
-"""The share of the border band's pixels that `realigned` leaves out of its refits: those
-that differ most from the view before once the two are lined up by the fit before. They
-are what does not move with the board: the table beyond its edge, and the tops of the
-edge cells' pieces, which stand above the board and so shift against it when the camera
-moves. Fitted with them, the ECC iterations did not settle: on a knocked camera's frame
-the corners went on moving by up to a pixel (half-size image) from one iteration to the
-next, so that where they stopped changed with the CPU's instruction set (AVX2 or
-AVX-512); without them the fit's correlation rose from 0.995 to 0.9995 and the corners
-lay within a quarter of a pixel of where the camera's move put them."""
-
-
-def _best_matched(before: np.ndarray, now: np.ndarray, warp: np.ndarray, band: np.ndarray
-                  ) -> np.ndarray:
-    """`band` (a uint8 mask of the top-down view) without its `REALIGN_OUTLIERS` pixels
+def _best_matched(before: np.ndarray, now: np.ndarray, warp: np.ndarray, band: np.ndarray,
+                  outliers: float) -> np.ndarray:
+    """`band` (a uint8 mask of the top-down view) without its `realign_outliers` pixels
     that differ most between `before` and `now` brought onto it by `warp` (each view's
     grey levels over the band in units of their spread, the difference smoothed)."""
     side = band.shape[1], band.shape[0]
@@ -181,7 +137,7 @@ def _best_matched(before: np.ndarray, now: np.ndarray, warp: np.ndarray, band: n
     b = (b - b[inside].mean()) / max(float(b[inside].std()), 1e-6)
     off = cv2.GaussianBlur(np.abs(a - b), (0, 0), 2.0)
     kept = band.copy()
-    kept[off > np.quantile(off[inside], 1.0 - REALIGN_OUTLIERS)] = 0
+    kept[off > np.quantile(off[inside], 1.0 - outliers)] = 0
     return kept
 
 

@@ -197,7 +197,7 @@ def _evened(plan: Plan, ii: np.ndarray, coef: np.ndarray
 
 PRINT_REACH = 2
 """... as it lies, or moved by up to this many pixels of the top-down view each way (the
-camera drifts by a pixel or two, which the reading allows, `SHIFT_PX`) ..."""
+camera drifts by a pixel or two, which the reading allows, `shift_px`) ..."""
 
 
 def beyond_boxes(sampling: SamplingPlan) -> np.ndarray:

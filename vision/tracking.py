@@ -24,10 +24,6 @@ from vision.border import (
     strip_correlation,
 )
 from vision.bump import (
-    NUDGE_MIN_PX,
-    SHIFT_PX,
-    SHIFT_STEADY_PX,
-    SHIFT_STILL_FRAMES,
     grid_offsets,
     grid_profiles,
     nudged_corners,
@@ -101,7 +97,7 @@ class BoardReader:
         self._offsets: np.ndarray | None = None
         """Where the board's lines lay from those in the last frame (`grid_offsets`) ..."""
         self._steady_offsets = 0
-        """... and for how many frames running they have lain there (off by `SHIFT_PX` or
+        """... and for how many frames running they have lain there (off by `shift_px` or
         more): the camera, knocked, has come to rest."""
         self._border = _border_of(calibration, self._plan.sampling.ring_xy)
         self._background = background_of(calibration)
@@ -127,7 +123,7 @@ class BoardReader:
         """Frames running flagged as hidden (the frame before each) that look as the frame
         before them (see `view_blocks`): nothing moves, yet something seems to hide the
         board ..."""
-        self._next_look = NUDGE_FRAMES
+        self._next_look = self.settings.nudge_frames
         """... and the count at which the board is next located afresh (`_look_again`)."""
         self._last_odd: np.ndarray | None = None
         self._still: np.ndarray | None = None
@@ -149,9 +145,9 @@ class BoardReader:
         near it moved (see `_stirring`)."""
         self._flips: list[np.ndarray] = []
         """Which cells' report (`board_codes`) changed from the frame before, for each of the
-        last `STIR_FLICKER_FRAMES` frames read that nothing hid (`_stirring` leaves a cell
+        last `stir_flicker_frames` frames read that nothing hid (`_stirring` leaves a cell
         that flickers alone)."""
-        self._blocks = view_blocks(self._plan.sampling.side)
+        self._blocks = view_blocks(self._plan.sampling.side, self.settings.reuse_block)
         self._block_cells = blocks_near_cells(self.settings, self._plan.sampling, self._blocks)
         self._kept: tuple[np.ndarray, Observation] | None = None
         """The last frame read in full (its top-down view's blocks) and its reading, while
@@ -180,7 +176,7 @@ class BoardReader:
         in use."""
         if not self._moved(m):
             self._moving = 0
-        elif self._view_still or self._moving >= MOVING_FRAMES:
+        elif self._view_still or self._moving >= self.settings.moving_frames:
             m = self._relocate(image)
             self._moving = 0
         else:
@@ -220,7 +216,8 @@ class BoardReader:
             last, self._last_blocks = self._last_blocks, blocks
             change = (np.abs(blocks - last) if last is not None and last.shape == blocks.shape
                       else None)  # (n blocks, 3): from the frame before
-            self._view_still = change is not None and float(change.max()) < REUSE_LEVELS
+            self._view_still = (change is not None
+                                and float(change.max()) < self.settings.reuse_levels)
             self._note_moves(change)
             if not (self._view_still and self._last_occluded):
                 self._hidden_still = 0
@@ -254,7 +251,7 @@ class BoardReader:
             # Flicker is counted on frames nothing hides: a hand going to and fro over a
             # cell is no glare spot.
             if self._last_board is not None:
-                self._flips = [*self._flips[1 - STIR_FLICKER_FRAMES:],
+                self._flips = [*self._flips[1 - self.settings.stir_flicker_frames:],
                                board != self._last_board]
             self._last_board = board
         self._last_codes = reading.codes.copy()
@@ -267,7 +264,7 @@ class BoardReader:
             self._lines = lines
         if not obs.occluded:
             self._clear_codes, self._clear_board = self._last_codes, board
-            self._next_look = NUDGE_FRAMES
+            self._next_look = self.settings.nudge_frames
         if self.model is None:
             self.model = model
         elif not obs.occluded:
@@ -281,49 +278,50 @@ class BoardReader:
 
     def _note_moves(self, change: np.ndarray | None) -> None:
         """Note this frame's time for the cells near which the blocks changed by
-        `STIR_LEVELS` or more (`change`: (n blocks, 3) from the frame before; None when
+        `stir_levels` or more (`change`: (n blocks, 3) from the frame before; None when
         there is no frame before to compare, and then for every cell)."""
         if change is None:
             self._moved_at[:] = self._clock
             return
         # Channel by channel and by a product: numpy's reductions along short rows, and
         # over the rows picked out, take several times as long.
-        near = (row_max(change) >= STIR_LEVELS).astype(np.float32) @ self._block_cells
+        near = (row_max(change) >= self.settings.stir_levels).astype(np.float32) @ self._block_cells
         self._moved_at[near > 0] = self._clock
 
     def _stirring(self, board: np.ndarray) -> frozenset[Cell]:
         """The cells whose report (`board`, see `board_codes`: a bridge's cells count)
         differs from the last clear frame's while the
-        top-down view's blocks near them have changed by `STIR_LEVELS` or more from one
-        frame to the next less than `STIR_REST_S` ago (see `_note_moves`);
-        not those whose reading changed `STIR_FLICKER_CHANGES` times or more within the last
-        `STIR_FLICKER_FRAMES` frames."""
+        top-down view's blocks near them have changed by `stir_levels` or more from one
+        frame to the next less than `stir_rest_s` ago (see `_note_moves`);
+        not those whose reading changed `stir_flicker_changes` times or more within the last
+        `stir_flicker_frames` frames."""
         assert self._clear_board is not None and self._last_board is not None
         changed = board != self._clear_board
-        if changed.any() and len(self._flips) >= STIR_FLICKER_CHANGES:
+        if changed.any() and len(self._flips) >= self.settings.stir_flicker_changes:
             # A cell whose reading keeps changing is a glare spot flickering, not something
             # going by: the live loop's settling knows how to wait for the rest of the board.
             changed &= np.sum(self._flips, axis=0) + (board != self._last_board) < (
-                STIR_FLICKER_CHANGES)
-        near = changed & (self._clock - self._moved_at < STIR_REST_S)
+                self.settings.stir_flicker_changes)
+        near = changed & (self._clock - self._moved_at < self.settings.stir_rest_s)
         return frozenset((int(i) % SIZE, int(i) // SIZE) for i in np.flatnonzero(near))
 
     def _lines_moved(self, lines: np.ndarray) -> bool:
         """Follow where the board's lines in this frame (`grid_profiles`) lie from where the
-        first clear frame showed them; True when they have lain `SHIFT_PX` or more off
-        them, in the same place, for `SHIFT_STILL_FRAMES` frames running."""
+        first clear frame showed them; True when they have lain `shift_px` or more off
+        them, in the same place, for `shift_still_frames` frames running."""
         if self._lines is None:
             self._offsets, self._steady_offsets = None, 0
             return False
-        offsets = grid_offsets(self._lines, lines)
+        offsets = grid_offsets(self._lines, lines, self.settings.shift_reach)
         last, self._offsets = self._offsets, offsets
-        if float(np.abs(offsets).max()) < SHIFT_PX:
+        if float(np.abs(offsets).max()) < self.settings.shift_px:
             self._steady_offsets = 0
-        elif last is not None and float(np.abs(offsets - last).max()) <= SHIFT_STEADY_PX:
+        elif (last is not None
+              and float(np.abs(offsets - last).max()) <= self.settings.shift_steady_px):
             self._steady_offsets += 1
         else:
             self._steady_offsets = 1
-        return self._steady_offsets > SHIFT_STILL_FRAMES
+        return self._steady_offsets > self.settings.shift_still_frames
 
     def _nudge(self, image: np.ndarray) -> bool:
         """Move the grid by where the board's lines lie (`_offsets`): the camera was
@@ -342,7 +340,7 @@ class BoardReader:
         if self._reference_grey is not None:
             grey = cv2.cvtColor(warp_topdown(self._plan.sampling, image), cv2.COLOR_BGR2GRAY)
             found = realigned(self.settings, self._plan, self._reference_grey, grey)
-            if found is not None and found[1] >= NUDGE_MIN_PX:
+            if found is not None and found[1] >= self.settings.nudge_min_px:
                 self._follow(found[0])
         return True
 
@@ -355,14 +353,14 @@ class BoardReader:
     def _reusable(self, blocks: np.ndarray | None) -> Observation | None:
         """The last reading, when this frame (its top-down view's `blocks`, see
         `view_blocks`) may be given it without being read: the board has read the same
-        for `REUSE_AFTER` full reads running, nothing hid it or crossed its border, this
-        frame looks as the last one read to within `REUSE_LEVELS` in every block, and
-        fewer than `REUSE_LIMIT` frames running have been given it."""
-        if (blocks is None or self._kept is None or self._same_reads < REUSE_AFTER
-                or self._reuses >= REUSE_LIMIT):
+        for `reuse_after` full reads running, nothing hid it or crossed its border, this
+        frame looks as the last one read to within `reuse_levels` in every block, and
+        fewer than `reuse_limit` frames running have been given it."""
+        if (blocks is None or self._kept is None or self._same_reads < self.settings.reuse_after
+                or self._reuses >= self.settings.reuse_limit):
             return None
         before, obs = self._kept
-        return obs if float(np.abs(blocks - before).max()) < REUSE_LEVELS else None
+        return obs if float(np.abs(blocks - before).max()) < self.settings.reuse_levels else None
 
     def _remember(self, blocks: np.ndarray | None, m: Measurement, obs: Observation) -> None:
         """Keep a frame read in full (its blocks, None after a bump) for `_reusable`."""
@@ -376,7 +374,7 @@ class BoardReader:
         kept = self._kept
         same = (kept is not None and kept[1].cells == obs.cells
                 and kept[1].bridges == obs.bridges
-                and float(np.abs(blocks - kept[0]).max()) < REUSE_LEVELS)
+                and float(np.abs(blocks - kept[0]).max()) < self.settings.reuse_levels)
         self._same_reads = self._same_reads + 1 if same else 1
         self._kept = (blocks, obs)
 
@@ -396,14 +394,14 @@ class BoardReader:
         return image
 
     def _look_again(self, image: np.ndarray, m: Measurement) -> Measurement:
-        """Line the board up again after `NUDGE_FRAMES` frames running flagged as hidden
+        """Line the board up again after `nudge_frames` frames running flagged as hidden
         with nothing moving: a knock that moved the camera or the board by a fraction of
         a cell leaves the bump check's strips alike but puts the border's samples on the
         grid line or past the board's edge, and every frame would be flagged (and after a
         bump found while the view still shook, the board found then may be off). The
         border band of the top-down view is aligned with that of the first clear frame
         (see `realigned`), and the corners moved with it when it has moved by
-        `NUDGE_MIN_PX` or more; without that frame, the board is located afresh and taken
+        `nudge_min_px` or more; without that frame, the board is located afresh and taken
         when the border there looks as the bare border did (at least three samples off it
         now, at most a third as many there). The bare border and the bare board seen
         before still hold (the top-down view is the board's own). Returns the frame
@@ -414,7 +412,7 @@ class BoardReader:
         if self._reference_grey is not None and grey is not None:
             found = realigned(self.settings, self._plan, self._reference_grey, grey)
             if found is not None:
-                if found[1] < NUDGE_MIN_PX:
+                if found[1] < self.settings.nudge_min_px:
                     return m  # lined up: something else is flagged
                 self.bumps += 1
                 self._adopt(found[0])
@@ -463,7 +461,7 @@ class BoardReader:
             self._border, self._outer = self._calibration_border()
         if self._outer is not None and len(self._outer) != len(ring.ring_outer_boxes):
             self._outer = None
-        self._blocks = view_blocks(ring.side)
+        self._blocks = view_blocks(ring.side, self.settings.reuse_block)
         self._block_cells = blocks_near_cells(self.settings, ring, self._blocks)
         self._kept, self._same_reads = None, 0
         self._reference = self._reference_grey = self._lines = None
@@ -531,7 +529,7 @@ class BoardReader:
                 self._still = seen.copy()
             if outer_odd is not None:
                 changed = changed | outer_odd
-            if self._steady >= BORDER_SETTLE_FRAMES and self._unchanged_near(changed):
+            if self._steady >= self.settings.border_settle_frames and self._unchanged_near(changed):
                 self._border = m.ring_bgr.copy()
                 self._outer = None if outer is None else outer.copy()
                 self._steady = 0
@@ -547,7 +545,7 @@ class BoardReader:
     def _settle_print(self, m: Measurement) -> None:
         """Take the border's print as this frame shows it for the one to compare later
         frames with once it has differed from it beside the same border samples for
-        `BORDER_SETTLE_FRAMES` frames running, nothing moving, and the cells near them
+        `border_settle_frames` frames running, nothing moving, and the cells near them
         read as on the last frame nothing hid (`_unchanged_near`). Something put down on
         the table against the board's edge (the box, a cup, the tiles not yet played)
         changes the print's surroundings there for good and would flag every frame after;
@@ -561,12 +559,13 @@ class BoardReader:
         same = self._print_odd is not None and np.array_equal(unlike, self._print_odd)
         self._print_steady = self._print_steady + 1 if same and self._view_still else 0
         self._print_odd = unlike
-        if self._print_steady >= BORDER_SETTLE_FRAMES and self._unchanged_near(unlike):
+        if (self._print_steady >= self.settings.border_settle_frames
+                and self._unchanged_near(unlike)):
             self._print = grey_view(m).copy()
             self._print_odd, self._print_steady = None, 0
 
     def _unchanged_near(self, changed: np.ndarray) -> bool:
-        """Whether the cells within `REACH` of these border samples read as they did on
+        """Whether the cells within `border_reach` of these border samples read as they did on
         the last frame nothing hid (the frame before this one is the one compared: the
         border has been still for seconds). A hand or an arm that rests over the border
         lies over the cells next to where it crosses, and is read as tiles or as hidden
@@ -581,16 +580,19 @@ class BoardReader:
             return True
         sampling = self._plan.sampling
         far = np.abs(sampling.cell_xy[:, None] - sampling.ring_xy[changed][None]).max(axis=2)
-        near = (far <= REACH).any(axis=1)
+        near = (far <= self.settings.border_reach).any(axis=1)
         if self._clear_codes is None:
             return not bool((self._last_codes[near] == UNKNOWN).any())
         return bool(np.array_equal(self._last_codes[near], self._clear_codes[near]))
 
     def _lined_up(self, lines: np.ndarray | None, m: Measurement) -> bool:
         """Whether the board's lines in the frame measured (`m`) lie where `lines` (see
-        `grid_profiles`) put them, to `SHIFT_PX`."""
-        return lines is not None and float(np.abs(grid_offsets(
-            lines, grid_profiles(m.integral, self._inner))).max()) < SHIFT_PX
+        `grid_profiles`) put them, to `shift_px`."""
+        if lines is None:
+            return False
+        now = grid_profiles(m.integral, self._inner)
+        offsets = grid_offsets(lines, now, self.settings.shift_reach)
+        return float(np.abs(offsets).max()) < self.settings.shift_px
 
     def _relocate(self, image: np.ndarray) -> Measurement:
         """Locate the board afresh (a bump); returns the frame measured there."""
@@ -630,59 +632,8 @@ class BoardReader:
         return m
 
 
-REUSE_AFTER = 15
-"""Full reads running that must read the board alike, nothing hiding it, before a frame may
-be given the last reading without being read (see `BoardReader`). At 30 frames a second
-that is half a second, longer than the live loop's settle window (0.4 s): the loop commits
-a board on frames read in full, and a reading one frame got by chance is not repeated."""
-
-REUSE_LIMIT = 15
-"""Frames running given the last reading, at most, before one is read in full again (it
-keeps the colour model and the border following the light, and the reading honest)."""
-
-REUSE_LEVELS = 16.0
-"""How far (8-bit levels, in any colour channel) the mean of a block of the top-down view
-may differ from the frame last read for a frame to look the same. In generated scenes of
-every setup (blocks of 8 pixels at half size), the camera's noise alone moves a block by
-8 levels at most (the most in the dim, noisy setup); taking away one tile moves one by 48
-or more, one bridge by 44 or more."""
-
-REUSE_BLOCK = 8
-"""Side of the blocks (top-down view pixels) compared for `REUSE_LEVELS`."""
-
-MOVING_FRAMES = 8
-"""Frames running, at most, flagged as hidden after the bump check found the border moved,
-while the view is not yet still, before the board is located afresh all the same (a bump
-is located once the view has come to rest: located while it shakes, the board is found
-where it does not stay, and what was learned of its border would be thrown away)."""
-
-STIR_LEVELS = 12.0
-"""Grey levels (0-255, any channel) by which a block of the top-down view (`view_blocks`)
-changes from one frame to the next where something moves: a hand, an arm, its shadow
-(in the game videos looked at, a camera's noise moved a block's mean by 3 or less)."""
-
-STIR_REST_S = 0.5
-"""Seconds for which the picture near a cell must not have moved (by `STIR_LEVELS`) for a
-new reading of it to be trusted: an arm's shadow lying still for a moment, or a hand
-holding a piece still over a cell, reads as a piece put down (in generated game videos,
-for up to 0.4 s, as long as the live loop's settle window). The frames between are
-flagged, their cells `unsettled`, and the live loop's settling counts them into its window
-(`Reading.pending`): the two waits run together."""
-
 NOMINAL_FPS = 30.0
 """The frame rate `BoardReader.read` assumes of frames given without their time."""
-
-STIR_FLICKER_CHANGES = 4
-
-STIR_FLICKER_FRAMES = 20
-"""A cell whose reading changed `STIR_FLICKER_CHANGES` times within this many frames is
-flickering (a glare spot) and not flagged for it: flagged, it would hold the whole board
-back; the live loop's settling lets the rest of the board settle around such a cell (its
-`FLICKER_CHANGES` within 2 s). A hand or a shadow going by changes a cell once or twice."""
-
-STIR_REACH = 1.0
-"""Cells (each way, from where a cell's tile top appears) within which a moving block
-makes a changed reading of the cell not yet one to trust."""
 
 _BOARD_CODES = {CellState.EMPTY: 0, CellState.LIGHT: 1, CellState.DARK: 2}
 
@@ -701,18 +652,18 @@ def board_codes(obs: Observation) -> np.ndarray:
 def blocks_near_cells(settings: Thresholds, sampling: SamplingPlan, blocks: np.ndarray
                       ) -> np.ndarray:
     """(n blocks, 100) float32, 1 where a block of the top-down view (`view_blocks`) lies
-    within `STIR_REACH` of a cell, as the cell's tile top appears (`cell_mid_xy`), else 0
+    within `stir_reach` of a cell, as the cell's tile top appears (`cell_mid_xy`), else 0
     (numbers, for a product: see `BoardReader._note_moves`)."""
     px, margin = settings.cell_px, settings.margin_cells
     cx = (blocks[:, 0] + blocks[:, 2]) / 2.0 / px - margin
     cy = margin + SIZE - (blocks[:, 1] + blocks[:, 3]) / 2.0 / px
     mid = sampling.cell_mid_xy
-    near = ((np.abs(cx[:, None] - mid[None, :, 0]) <= STIR_REACH)
-            & (np.abs(cy[:, None] - mid[None, :, 1]) <= STIR_REACH))
+    near = ((np.abs(cx[:, None] - mid[None, :, 0]) <= settings.stir_reach)
+            & (np.abs(cy[:, None] - mid[None, :, 1]) <= settings.stir_reach))
     return near.astype(np.float32)
 
 
-def view_blocks(side: int, block: int = REUSE_BLOCK) -> np.ndarray:
+def view_blocks(side: int, block: int) -> np.ndarray:
     """(n, 4) int boxes tiling a `side`-pixel-square top-down view in about `block`-pixel
     squares (for `box_means`)."""
     n = max(side // block, 1)
@@ -744,12 +695,6 @@ def _view_of(calibration: Calibration, side: int) -> BareView | None:
     return BareView(image, np.array(calibration.view_light, np.float64).reshape(6, 3), known)
 
 
-NUDGE_FRAMES = 8
-"""Frames running flagged as hidden with nothing moving after which the reader locates the
-board afresh (see `BoardReader._look_again`). A hand at rest over the board costs a
-location then and ever more rarely (the gap doubles each time)."""
-
-
 def _border_changed(settings: Thresholds, m: Measurement, border: np.ndarray,
                     outer: np.ndarray | None) -> int:
     """How many of a frame's border samples (whole boxes and outer halves) look off this
@@ -765,15 +710,6 @@ def _border_changed(settings: Thresholds, m: Measurement, border: np.ndarray,
     return count
 
 
-BORDER_SETTLE_FRAMES = 90  # frames (3 s at 30 fps) of one unchanging border difference
-
-REACH = 2.5
-"""Board units (the larger of across and along) from a changed border sample within which
-the cells must read as on the last clear frame (without one: must all be readable) before
-a lasting difference of the border is taken for the room's light (see
-`BoardReader._unchanged_near`)."""
-
-
 def bare_cells(obs: Observation, reading: CellReading, sure: float = 0.0) -> np.ndarray:
     """(100,) cells read as bare board (at least this sure), with nothing hiding them and
     no bridge over them or standing on them."""
@@ -786,10 +722,6 @@ def bare_cells(obs: Observation, reading: CellReading, sure: float = 0.0) -> np.
     return bare
 
 
-BACKGROUND_SURE = 0.95
-"""How sure a reading must be that a cell is bare for the background to follow it."""
-
-
 def follow_background(
     settings: Thresholds, background: np.ndarray, m: Measurement, obs: Observation,
     reading: CellReading,
@@ -797,7 +729,7 @@ def follow_background(
     """The bare board as it looks now: cells surely bare (no bridge over them) move towards
     this frame's colours at the colour model's rate (the light changes slowly); a cell not
     known yet (a tile stood there at calibration) is taken as it is."""
-    bare = bare_cells(obs, reading, BACKGROUND_SURE)
+    bare = bare_cells(obs, reading, settings.background_sure)
     out = background.copy()
     unknown = np.isnan(out).any(axis=(1, 2))
     rate = settings.adapt_rate
