@@ -173,6 +173,67 @@ class Thresholds:
     next, so that where they stopped changed with the CPU's instruction set (AVX2 or
     AVX-512); without them the fit's correlation rose from 0.995 to 0.9995 and the corners
     lay within a quarter of a pixel of where the camera's move put them."""
+    bridge_min_p: float
+    """The bridge network's probability (after the deck network's look) from which a candidate
+    counts as a bridge ..."""
+    bridge_min_p_sure_ends: float
+    """... and when the cell network is sure both ends are tiles of one colour."""
+    bridge_sure_ends: float
+    """The cell network's probability for an end to count as sure."""
+    deck_end: float
+    """A candidate the bridge network gives less than it needs is made a bridge by the deck
+    network's look only where the cell network gives one end at least this chance of being a
+    tile of either colour or hidden (by the bridge's foot, say): a bridge stands on tiles,
+    and seen at an angle the board's far edge between two bare cells can look like a deck."""
+    refine_p: float
+    """the network's probability for a cell to count in the refit colours"""
+    refine_move: float
+    """Lab units a tile colour must move by to be replaced"""
+    neighbour_changed: float
+    """Lab units (the median over a cell's sample boxes, as for `changed_bare`) by which a cell
+    the cell network reads as bare board must differ from the bare board seen there before to
+    get the second look when it is next to a cell (side by side or corner to corner) that the
+    cell network read as bare board and the look as a tile: where it was wrong about one cell,
+    what misled it (a shadow) may lie over the next. A bare cell changes by less than 4 in
+    nine cases out of ten (`vision.learned.FOOT_CHANGE`).
+
+    A hand held high beside the board casts a shade over several cells at once; light tiles in
+    it can look like the bare board to the cell network, one doubtfully and the next surely.
+    When the look finds a tile where the network saw bare board, its neighbours that changed
+    from their bare board are looked at too. Few frames take the extra look (a few per cent,
+    more of them with a hand)."""
+    same_as_bare: float
+    """A cell the second look is taken at whose patch (the cell and the edges of its
+    neighbours) differs from the calibration photo's bare board there by less than this
+    (`bare_mismatch`, in units of the bare board's colour) is bare board, whatever the
+    networks say: nothing was put there or next to it. A lamp's glare can make a bare cell
+    read as a light tile to both networks when it looks just as it did at calibration. A tile
+    differs from the bare board by more than this even where its colour is the board's (its
+    own edges and shadow): on generated scenes the network never learnt from, no tile came
+    below 4.6 / 128, while about one bare cell in ten came below 3 / 128."""
+    changed_bare: float
+    """Lab units (the median over a cell's sample boxes) by which a cell read as bare board must
+    differ from the bare board seen there before to get a second look however sure the cell
+    network is (see `second_look`). A light tile in a window's or a dim room's light can look
+    like the board to the box means yet not like the board that was there. Cells a bridge
+    could pass over (`_maybe_spanned`) are left out: a deck changes them too. It costs about
+    half a look more a frame, most of them in window light, where the light has moved since
+    calibration."""
+    unchanged_tile: float
+    """Lab units: a cell read as a tile whose colour differs from the bare board seen there
+    before by less than this (the median over its sample boxes, as for `changed_bare`) gets the
+    second look however sure the cell network is. A tile put down changes its cell, unless it
+    is of the board's own colour (a white tile where a window burns the picture out), and the
+    look tells that apart by the tile's edges and shadow (see `same_as_bare`); a bare cell
+    changes by less than 4 in nine cases out of ten (see `vision.learned.FOOT_CHANGE`). Under a
+    warm lamp the cell network can read a bare cell that has hardly changed since calibration
+    as a light tile, and be sure of it; such looks are rare."""
+    saturated_levels: float
+    """Grey levels: a cell read as bare board whose sample boxes are all at least this bright in
+    every channel of the picture (before the light is evened out) gets the second look however
+    sure the cell network is. Where a window's light burns the picture out, a white tile and
+    the bare board are both white: only the tile's edges and shadow tell them apart, and the
+    box means do not see those. Such cells are rare, so the looks cost little."""
 
     @classmethod
     def from_json(cls, data: Any, *, base: Thresholds | None = None) -> Thresholds:

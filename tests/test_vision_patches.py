@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from contracts.calibration import default_thresholds
 from lab.train_patches import (
     CLASSES,
     HARD_SETUPS,
@@ -317,7 +318,7 @@ def test_a_sure_tile_that_has_not_changed_its_cell_gets_a_second_look(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from vision import read_cells
-    from vision.read_cells import UNCHANGED_TILE
+    UNCHANGED_TILE = default_thresholds().unchanged_tile
 
     reader, plan, m, model = measured_scene()
     probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))  # sure: bare board
@@ -344,7 +345,7 @@ def test_a_sure_tile_that_has_not_changed_its_cell_gets_a_second_look(
 
 def test_a_sure_bare_cell_unlike_the_bare_board_seen_there_gets_a_second_look_too() -> None:
     from vision import read_cells
-    from vision.read_cells import CHANGED_BARE
+    CHANGED_BARE = default_thresholds().changed_bare
 
     reader, plan, m, model = measured_scene()
     probs = np.tile([0.9999, 0.00004, 0.00003, 0.00003], (100, 1))  # sure: bare board

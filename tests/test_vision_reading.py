@@ -370,8 +370,8 @@ def test_a_bare_cell_next_to_one_the_look_finds_a_tile_is_looked_at_too(
     probs[:, EMPTY] = 1.0
     probs[44] = (0.9, 0.1, 0.0, 0.0)
     change = np.zeros(100)
-    change[[45, 54, 33]] = read_cells.NEIGHBOUR_CHANGED + 1.0  # f5, e6, d4: changed
-    change[43] = read_cells.NEIGHBOUR_CHANGED  # d5: not by more than bare board does
+    change[[45, 54, 33]] = _SETTINGS.neighbour_changed + 1.0  # f5, e6, d4: changed
+    change[43] = _SETTINGS.neighbour_changed  # d5: not by more than bare board does
     change[46] = 50.0  # g5: changed a lot, but not next to e5
     probs[33] = (0.4, 0.0, 0.0, 0.6)  # d4: taken for hidden
     m = SimpleNamespace(sub_bgr=np.full((100, 9, 3), 100.0))
@@ -1207,10 +1207,12 @@ def _saying(p: float) -> Network:
 def test_a_doubtful_bridge_counts_when_both_ends_are_surely_tiles_of_one_colour(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from vision.read_bridges import BRIDGE_MIN_P, BRIDGE_MIN_P_SURE_ENDS, learned_bridges
+    from vision.read_bridges import learned_bridges
 
     reader, plan, m, model = _empty_board_read(monkeypatch)
-    doubt = (BRIDGE_MIN_P + BRIDGE_MIN_P_SURE_ENDS) / 2  # the network says this everywhere
+    settings = reader.settings
+    # The network says this everywhere:
+    doubt = (settings.bridge_min_p + settings.bridge_min_p_sure_ends) / 2
     net = _saying(doubt)
     probs = np.zeros((100, 4))
     probs[:, 0] = 1.0
@@ -1229,7 +1231,7 @@ def test_a_bridge_whose_foot_hides_its_tile_counts_only_when_the_network_is_sure
     pair is asked about, and counts as a light bridge only from `FOOT_P`."""
     from vision.classify import LIGHT
     from vision.learned import FOOT_CHANGE, FOOT_P
-    from vision.read_bridges import BRIDGE_MIN_P, learned_bridges
+    from vision.read_bridges import learned_bridges
 
     reader, plan, m, model = _empty_board_read(monkeypatch)
     probs = np.zeros((100, 4))
@@ -1237,7 +1239,7 @@ def test_a_bridge_whose_foot_hides_its_tile_counts_only_when_the_network_is_sure
     probs[0] = (0.0, 1.0, 0.0, 0.0)  # a1: a light tile; c1 reads as bare board ...
     change = np.zeros(100)
     change[2] = FOOT_CHANGE * 2  # ... but is not the bare board seen there before
-    doubt = (BRIDGE_MIN_P + FOOT_P) / 2
+    doubt = (reader.settings.bridge_min_p + FOOT_P) / 2
     assert learned_bridges(reader.settings, plan, m, model, probs, _saying(doubt), None,
                             change) == ([], [])
     # The false pair of tuning seed 11 (a bare end in a tile's shadow) came to 0.76.

@@ -9,7 +9,7 @@ edges and corners, its side face, the grid line a shadow leaves visible.
 So each cell the network gives less than `SECOND_LOOK_P`, or more than `RIVAL_P` to its
 second likeliest state, of what a cell in view can be, gets a second look (so does a cell
 read as bare board that is unlike the bare board seen there,
-`vision.read_cells.CHANGED_BARE`): a convolutional network reads a patch of the top-down
+`Thresholds.changed_bare`): a convolutional network reads a patch of the top-down
 view around the cell (centred where its colour samples lie, half-way up a tile, with a
 third of a cell of its neighbours on every side), with the frame's light
 field and the bare board's colour divided out, beside the same patch of the calibration

@@ -26,22 +26,6 @@ from vision.decks import deck_extras, deck_network, deck_patches, unsure_candida
 from vision.learned import FOOT_P, Network, candidate_features, foot_candidates, tile_chance
 from vision.measure import Measurement, Plan
 
-BRIDGE_MIN_P = 0.5
-"""The bridge network's probability (after the deck network's look) from which a candidate
-counts as a bridge ..."""
-
-BRIDGE_MIN_P_SURE_ENDS = 0.3
-"""... and when the cell network is sure both ends are tiles of one colour."""
-
-SURE_ENDS = 0.9
-"""The cell network's probability for an end to count as sure."""
-
-DECK_END = 0.2
-"""A candidate the bridge network gives less than it needs is made a bridge by the deck
-network's look only where the cell network gives one end at least this chance of being a
-tile of either colour or hidden (by the bridge's foot, say): a bridge stands on tiles,
-and seen at an angle the board's far edge between two bare cells can look like a deck."""
-
 
 def bridge_candidates(
     bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray,
@@ -93,15 +77,16 @@ def learned_bridges(
     pair_cells = plan_tables(bridge_plan)[0][keep]  # (k, 2)
     pair_ends = probs[pair_cells]  # (k, 2, 4)
     sure = np.maximum(pair_ends[:, :, LIGHT].min(axis=1), pair_ends[:, :, DARK].min(axis=1))
-    needed = np.where(sure >= SURE_ENDS, BRIDGE_MIN_P_SURE_ENDS, BRIDGE_MIN_P)
+    sure_ends = sure >= settings.bridge_sure_ends
+    needed = np.where(sure_ends, settings.bridge_min_p_sure_ends, settings.bridge_min_p)
     if foot is not None:
         needed[foot[keep]] = FOOT_P
     # A deck the bridge network did not see, found by the deck network's look, needs a
     # tile in sight at one end at least (a tile, or a foot hiding one): the look is not
     # taken where it could not count.
     tile = tile_chance(probs, ends)
-    unfounded = (p < needed) & (tile[pair_cells].max(axis=1) < DECK_END)
-    p = deck_look(settings, plan, m, model, p, keep, sure >= SURE_ENDS, unfounded)
+    unfounded = (p < needed) & (tile[pair_cells].max(axis=1) < settings.deck_end)
+    p = deck_look(settings, plan, m, model, p, keep, sure_ends, unfounded)
     # Best first, each where it fits among those taken (`BridgeLayout`'s rules, by the
     # plan's table of pairs that cannot both stand).
     conflicts = plan_conflicts(bridge_plan)
@@ -130,7 +115,7 @@ def deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourMod
     (and a few faint ones, see `vision.decks.unsure_candidates`) replaced by the deck
     network's (`vision.decks`), when it is there. `sure`: the candidates whose ends the
     cell network is sure are tiles of one colour; `unfounded`: those whose look would not
-    count (see `DECK_END`), which keep `p` and are not looked at. They are chosen among
+    count (see `deck_end`), which keep `p` and are not looked at. They are chosen among
     the candidates looked at all the same: they still take their places."""
     net = deck_network()
     unsure = unsure_candidates(p, sure)

@@ -74,25 +74,20 @@ def looked_cells(
     return looked, model, reading, np.maximum(end_chance(probs), end_chance(looked))
 
 
-_REFINE_P = 0.9  # the network's probability for a cell to count in the refit colours
-
-_REFINE_MOVE = 6.0  # Lab units a tile colour must move by to be replaced
-
-
 def refined_colours(
     settings: Thresholds, model: ColourModel, m: Measurement, probs: np.ndarray
 ) -> ColourModel | None:
     """The tile colours again, as the median of the uniform cells the network is sure of
-    (at least two); None when neither moves by more than `_REFINE_MOVE`."""
+    (at least two); None when neither moves by more than `refine_move`."""
     changes = {}
     uniform = uniform_cells(settings, m.sub_lab, m.cells_lab)
     for name, cls in (("light", LIGHT), ("dark", DARK)):
-        sure = (probs[:, cls] >= _REFINE_P) & uniform
+        sure = (probs[:, cls] >= settings.refine_p) & uniform
         if sure.sum() < 2:
             continue
         centre = median_along(m.cells_lab[sure], 0)
         old = getattr(model, name)
-        if old is None or float(colour_distance(centre[None, :], old)[0]) > _REFINE_MOVE:
+        if old is None or float(colour_distance(centre[None, :], old)[0]) > settings.refine_move:
             changes[name] = (float(centre[0]), float(centre[1]), float(centre[2]))
     return replace(model, **changes) if changes else None
 
@@ -104,11 +99,11 @@ def second_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourM
     hidden keeps its own: the patch network keeps the chance that a cell is hidden, so it
     could not change that answer (and a hand makes many cells unsure). With `change` (see
     `background_change`), a cell read as bare board that has changed from the bare board
-    seen there by more than `CHANGED_BARE` gets the look too, however sure, and so does a
-    cell read as a tile that has changed by less than `UNCHANGED_TILE`; so does a cell
-    read as bare board in a burnt-out picture (`SATURATED`). Where the look finds a tile in
+    seen there by more than `changed_bare` gets the look too, however sure, and so does a
+    cell read as a tile that has changed by less than `unchanged_tile`; so does a cell
+    read as bare board in a burnt-out picture (`saturated_levels`). Where the look finds a tile in
     a cell the cell network read as bare board, the bare cells next to it that changed by
-    more than `NEIGHBOUR_CHANGED` get the look too."""
+    more than `neighbour_changed` get the look too."""
     net = patch_network()
     # Doubt among what the cell can be in view: the look cannot change the chance that
     # it is hidden, so a cell sure of its state but for that chance gains nothing by it.
@@ -118,13 +113,13 @@ def second_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourM
     best = probs.argmax(axis=1)
     bare = best == EMPTY
     if change is not None:
-        changed = bare & (change > CHANGED_BARE)  # NaN (not known) compares False
+        changed = bare & (change > settings.changed_bare)  # NaN (not known) compares False
         if changed.any():
             doubt |= changed & ~_maybe_spanned(plan, probs)
         tile = (best == LIGHT) | (best == DARK)
-        doubt |= tile & (change < UNCHANGED_TILE)  # NaN (not known) compares False
+        doubt |= tile & (change < settings.unchanged_tile)  # NaN (not known) compares False
     subs = m.sub_bgr if m.sub_bgr is not None else cell_colours(m.integral, plan.sampling)
-    doubt |= bare & (subs.min(axis=(1, 2)) >= SATURATED)
+    doubt |= bare & (subs.min(axis=(1, 2)) >= settings.saturated_levels)
     unsure = np.flatnonzero(doubt & (probs[:, UNKNOWN] < 0.5))
     if net is None or not len(unsure):
         return probs
@@ -144,26 +139,11 @@ def second_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourM
             grid[turned] = True
             near = with_neighbours(grid.reshape(SIZE, SIZE)).ravel()
             near[unsure] = False
-            more = np.flatnonzero(near & bare & (change > NEIGHBOUR_CHANGED)
+            more = np.flatnonzero(near & bare & (change > settings.neighbour_changed)
                                   & (probs[:, UNKNOWN] < 0.5) & ~_maybe_spanned(plan, probs))
             if len(more):
                 look_at_cells(settings, plan, m, model, net, more, out)
     return out
-
-
-NEIGHBOUR_CHANGED = 5.0
-"""Lab units (the median over a cell's sample boxes, as for `CHANGED_BARE`) by which a cell
-the cell network reads as bare board must differ from the bare board seen there before to
-get the second look when it is next to a cell (side by side or corner to corner) that the
-cell network read as bare board and the look as a tile: where it was wrong about one cell,
-what misled it (a shadow) may lie over the next. A bare cell changes by less than 4 in
-nine cases out of ten (`vision.learned.FOOT_CHANGE`).
-
-A hand held high beside the board casts a shade over several cells at once; light tiles in
-it can look like the bare board to the cell network, one doubtfully and the next surely.
-When the look finds a tile where the network saw bare board, its neighbours that changed
-from their bare board are looked at too. Few frames take the extra look (a few per cent,
-more of them with a hand)."""
 
 
 def look_at_cells(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
@@ -175,7 +155,7 @@ def look_at_cells(settings: Thresholds, plan: Plan, m: Measurement, model: Colou
         patches = with_reference(settings, plan.sampling, patches, m.bare_view, model, cells)
     out[cells] = net.steady_proba(patches, out[cells])
     if m.bare_view is not None and patches.shape[3] == 6:
-        same = cells[m.bare_view.known[cells] & (bare_mismatch(patches) < SAME_AS_BARE)]
+        same = cells[m.bare_view.known[cells] & (bare_mismatch(patches) < settings.same_as_bare)]
         out[same, :UNKNOWN] = 0.0
         out[same, EMPTY] = 1.0 - out[same, UNKNOWN]
 
@@ -188,17 +168,6 @@ def in_view(probs: np.ndarray) -> np.ndarray:
     return result
 
 
-SAME_AS_BARE = 3.0 / 128.0
-"""A cell the second look is taken at whose patch (the cell and the edges of its
-neighbours) differs from the calibration photo's bare board there by less than this
-(`bare_mismatch`, in units of the bare board's colour) is bare board, whatever the
-networks say: nothing was put there or next to it. A lamp's glare can make a bare cell
-read as a light tile to both networks when it looks just as it did at calibration. A tile
-differs from the bare board by more than this even where its colour is the board's (its
-own edges and shadow): on generated scenes the network never learnt from, no tile came
-below 4.6 / 128, while about one bare cell in ten came below 3 / 128."""
-
-
 def _maybe_spanned(plan: Plan, probs: np.ndarray) -> np.ndarray:
     """(100,) the cells a bridge could pass over: between two cells read as tiles of one
     colour at a bridge's reach. A deck over bare board changes its colour too."""
@@ -209,33 +178,6 @@ def _maybe_spanned(plan: Plan, probs: np.ndarray) -> np.ndarray:
     out = np.zeros(SIZE * SIZE, bool)
     out[under[tiles].ravel()] = True
     return out
-
-
-CHANGED_BARE = 15.0
-"""Lab units (the median over a cell's sample boxes) by which a cell read as bare board must
-differ from the bare board seen there before to get a second look however sure the cell
-network is (see `second_look`). A light tile in a window's or a dim room's light can look
-like the board to the box means yet not like the board that was there. Cells a bridge
-could pass over (`_maybe_spanned`) are left out: a deck changes them too. It costs about
-half a look more a frame, most of them in window light, where the light has moved since
-calibration."""
-
-UNCHANGED_TILE = 4.0
-"""Lab units: a cell read as a tile whose colour differs from the bare board seen there
-before by less than this (the median over its sample boxes, as for `CHANGED_BARE`) gets the
-second look however sure the cell network is. A tile put down changes its cell, unless it
-is of the board's own colour (a white tile where a window burns the picture out), and the
-look tells that apart by the tile's edges and shadow (see `SAME_AS_BARE`); a bare cell
-changes by less than 4 in nine cases out of ten (see `vision.learned.FOOT_CHANGE`). Under a
-warm lamp the cell network can read a bare cell that has hardly changed since calibration
-as a light tile, and be sure of it; such looks are rare."""
-
-SATURATED = 245.0
-"""Grey levels: a cell read as bare board whose sample boxes are all at least this bright in
-every channel of the picture (before the light is evened out) gets the second look however
-sure the cell network is. Where a window's light burns the picture out, a white tile and
-the bare board are both white: only the tile's edges and shadow tell them apart, and the
-box means do not see those. Such cells are rare, so the looks cost little."""
 
 
 def _overrule(probs: np.ndarray, reading: CellReading) -> np.ndarray:
