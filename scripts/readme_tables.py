@@ -252,7 +252,7 @@ def set_tables(results: Path) -> list[str]:
         f"`lab/frozen/`, read only to report; {images}; each column: source measured, "
         "networks: shipped (fitted on `synth`, the deck network on both) or trained on "
         "`raytrace` (`lab/models-raytrace/`); thresholds tuned on `synth`; calibrated on "
-        "each table's empty photo unless the row says otherwise):",
+        "each table's empty photo unless a row says not):",
         "",
         *_table(["", *(SET_NAMES[f.name] for f in files)], rows),
         "",
