@@ -175,9 +175,10 @@ class Thresholds:
     lay within a quarter of a pixel of where the camera's move put them."""
     bridge_min_p: float
     """The bridge network's probability (after the deck network's look) from which a candidate
-    counts as a bridge ..."""
+    counts as a bridge."""
     bridge_min_p_sure_ends: float
-    """... and when the cell network is sure both ends are tiles of one colour."""
+    """The bridge network's probability from which a candidate counts as a bridge when the
+    cell network is sure both ends are tiles of one colour (`bridge_sure_ends`)."""
     bridge_sure_ends: float
     """The cell network's probability for an end to count as sure."""
     deck_end: float
@@ -234,6 +235,27 @@ class Thresholds:
     sure the cell network is. Where a window's light burns the picture out, a white tile and
     the bare board are both white: only the tile's edges and shadow tell them apart, and the
     box means do not see those. Such cells are rare, so the looks cost little."""
+    deck_looks: int
+    """Candidates given a second look by the deck network (`vision.decks.LOW` to `HIGH`) at
+    most this many a frame, the least sure first. A clean frame has a few such
+    candidates, some in a lamp's glare more than 16; with a hand over the board, many more
+    (the reading then waits anyway), and this keeps such a frame quick."""
+    deck_faint: float
+    """Candidates between this and `vision.decks.LOW` (faint ones: a deck washed out by a
+    lamp's glare, or in a window's shadow) get a second look too (see `deck_faint_looks`)."""
+    deck_faint_looks: int
+    """Faint candidates (`deck_faint`) given a look at most this many a frame, the likeliest
+    first: they are many in a crowded frame (a few a frame, over 20 in a busy one), each
+    look costs about 50 us, and few are bridges. Looking at a few finds most of the bridges
+    that looking at all of them would, at a small share of the cost. The deck network learnt
+    from every candidate above 1e-5."""
+    deck_sure_looks: int
+    """Candidates fainter still (at most `deck_faint`) between two tiles the cell network is sure
+    are of one colour get a look too, at most this many a frame, the likeliest first. The
+    bridge network can miss a deck it sees badly (at the far edge with the camera at 45
+    degrees, or in a lamp's shadow) and give it 1e-8-1e-4, and the deck network then often
+    finds it. A frame has about 15 such candidates; looking at all of them costs about 0.9 ms
+    a frame, looking at the likeliest few about 0.1 ms, for most of the same bridges found."""
 
     @classmethod
     def from_json(cls, data: Any, *, base: Thresholds | None = None) -> Thresholds:

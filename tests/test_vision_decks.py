@@ -8,19 +8,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from contracts.calibration import default_thresholds
 from lab.train_decks import augment, main, train
 from lab.train_patches import LAYERS
 from tests.test_vision_patches import measured_scene, run_training
 from vision.cells import parse_cell
 from vision.decks import (
-    DECK_LOOKS,
     DECK_MODEL,
-    FAINT,
-    FAINT_LOOKS,
     HIGH,
     LONG,
     LOW,
-    SURE_LOOKS,
     WIDE,
     deck_extras,
     deck_network,
@@ -28,6 +25,10 @@ from vision.decks import (
     unsure_candidates,
 )
 from vision.patches import PatchNetwork
+
+SETTINGS = default_thresholds()
+DECK_LOOKS, FAINT = SETTINGS.deck_looks, SETTINGS.deck_faint
+FAINT_LOOKS, SURE_LOOKS = SETTINGS.deck_faint_looks, SETTINGS.deck_sure_looks
 
 
 def _pairs(*names: tuple[str, str]) -> np.ndarray:
@@ -78,10 +79,10 @@ def test_the_deck_network_reads_the_bridge_network_s_odds_and_the_kind() -> None
 
 def test_only_unsure_candidates_get_a_second_look_the_least_sure_first() -> None:
     p = np.array([0.0, FAINT, LOW, 0.02, 0.5, 0.97, HIGH, 1.0])
-    assert list(unsure_candidates(p)) == [3, 4, 5, 2]  # then the faint one at LOW
+    assert list(unsure_candidates(SETTINGS, p)) == [3, 4, 5, 2]  # then the faint one at LOW
     rng = np.random.default_rng(1)
     many = rng.uniform(0.05, 0.95, 100)
-    picked = unsure_candidates(many)
+    picked = unsure_candidates(SETTINGS, many)
     assert len(picked) == DECK_LOOKS
     assert set(picked) == set(np.argsort(np.abs(many - 0.5))[:DECK_LOOKS])
 
@@ -90,7 +91,7 @@ def test_faint_candidates_get_a_few_looks_the_likeliest_first() -> None:
     rng = np.random.default_rng(2)
     faint = rng.uniform(FAINT, LOW, 3 * FAINT_LOOKS)
     p = np.concatenate([[0.3, 0.9], faint, [FAINT / 2]])
-    picked = unsure_candidates(p)
+    picked = unsure_candidates(SETTINGS, p)
     assert list(picked[:2]) == [0, 1]  # the unsure first
     assert list(picked[2:]) == list(2 + np.argsort(-faint)[:FAINT_LOOKS])
 
@@ -102,11 +103,11 @@ def test_below_faint_only_candidates_between_sure_tiles_get_a_look_the_likeliest
     p = np.concatenate([[0.3], low, low[:5] / 2])
     sure = np.ones(len(p), bool)
     sure[-5:] = False  # fainter still, but not between two sure tiles of one colour
-    assert list(unsure_candidates(p)) == [0]
-    picked = unsure_candidates(p, sure)
+    assert list(unsure_candidates(SETTINGS, p)) == [0]
+    picked = unsure_candidates(SETTINGS, p, sure)
     assert picked[0] == 0
     assert list(picked[1:]) == list(1 + np.argsort(-low)[:SURE_LOOKS])
-    few = unsure_candidates(p[:4], sure[:4])
+    few = unsure_candidates(SETTINGS, p[:4], sure[:4])
     assert sorted(few[1:]) == [1, 2, 3]
 
 

@@ -7,8 +7,8 @@ bridge and as no bridge. The picture tells them apart: a deck's two straight lon
 its ends resting on the tiles, the shadow it casts beside itself.
 
 So each candidate the bridge network gives a probability between `LOW` and `HIGH`, a
-few faint ones below (between `FAINT` and `LOW`), and a few fainter still between two
-tiles surely of one colour (`SURE_LOOKS`), get a second look: a patch of the top-down
+few faint ones below (between `deck_faint` and `LOW`), and a few fainter still between two
+tiles surely of one colour (`deck_sure_looks`), get a second look: a patch of the top-down
 view along its deck (the line between its two tiles' centres, seen at a middle deck height,
 from a fifth of the way before the first centre to a fifth past the second, and `ACROSS`
 cells either side), with the light field and the bare board's colour divided out as for
@@ -44,21 +44,8 @@ ACROSS = 0.7
 """Cells either side of the deck's middle line that the patch covers: a deck higher or
 lower than the middle height tried appears off that line at an angle."""
 LOW, HIGH = 0.0008, 0.998
-"""Candidates whose bridge-network probability lies between these get a second look ..."""
-DECK_LOOKS = 32
-"""... at most this many a frame, the least sure first. A clean frame has a few such
-candidates, some in a lamp's glare more than 16; with a hand over the board, many more
-(the reading then waits anyway), and this keeps such a frame quick."""
-FAINT = 0.0001
-"""Candidates between this and `LOW` (faint ones: a deck washed out by a lamp's glare, or in
-a window's shadow) get a second look too ..."""
-FAINT_LOOKS = 4
-"""... at most this many a frame, the likeliest first: they are many in a crowded frame
-(a few a frame, over 20 in a busy one), each look costs about 50 us, and few are bridges.
-Looking at a few finds most of the bridges that looking at all of them would, at a small
-share of the cost. The deck network learnt from every candidate above 1e-5."""
-
-
+"""Candidates whose bridge-network probability lies between these get a second look (at
+most `Thresholds.deck_looks` a frame)."""
 @cache
 def deck_network() -> PatchNetwork | None:
     """The shipped deck network, or None when it is missing or unreadable."""
@@ -141,31 +128,24 @@ def deck_extras(p: np.ndarray, kinds: np.ndarray) -> np.ndarray:
     return result
 
 
-SURE_LOOKS = 4
-"""Candidates fainter still (at most `FAINT`) between two tiles the cell network is sure
-are of one colour get a look too, at most this many a frame, the likeliest first. The
-bridge network can miss a deck it sees badly (at the far edge with the camera at 45
-degrees, or in a lamp's shadow) and give it 1e-8-1e-4, and the deck network then often
-finds it. A frame has about 15 such candidates; looking at all of them costs about 0.9 ms
-a frame, looking at the likeliest few about 0.1 ms, for most of the same bridges found."""
-
-
-def unsure_candidates(p: np.ndarray, sure: np.ndarray | None = None) -> np.ndarray:
+def unsure_candidates(settings: Thresholds, p: np.ndarray, sure: np.ndarray | None = None
+                      ) -> np.ndarray:
     """Indices of the candidates that get a second look: the unsure ones (the least sure
-    first when there are more than `DECK_LOOKS`), then the faint ones (the likeliest first
-    when there are more than `FAINT_LOOKS`), then with `sure` (per candidate, whether its
+    first when there are more than `deck_looks`), then the faint ones (the likeliest first
+    when there are more than `deck_faint_looks`), then with `sure` (per candidate, whether its
     ends are sure tiles of one colour) fainter ones between sure tiles (see
-    `SURE_LOOKS`)."""
+    `deck_sure_looks`)."""
     unsure = np.flatnonzero((p > LOW) & (p < HIGH))
-    if len(unsure) > DECK_LOOKS:
-        unsure = unsure[np.argsort(np.abs(p[unsure] - 0.5), kind="stable")[:DECK_LOOKS]]
-    faint = np.flatnonzero((p > FAINT) & (p <= LOW))
-    if len(faint) > FAINT_LOOKS:
-        faint = faint[np.argsort(-p[faint], kind="stable")[:FAINT_LOOKS]]
+    if len(unsure) > settings.deck_looks:
+        nearest = np.argsort(np.abs(p[unsure] - 0.5), kind="stable")
+        unsure = unsure[nearest[:settings.deck_looks]]
+    faint = np.flatnonzero((p > settings.deck_faint) & (p <= LOW))
+    if len(faint) > settings.deck_faint_looks:
+        faint = faint[np.argsort(-p[faint], kind="stable")[:settings.deck_faint_looks]]
     result: np.ndarray = np.concatenate([unsure, faint])
-    if sure is not None and SURE_LOOKS:
-        rest = np.flatnonzero(sure & (p <= FAINT))
-        if len(rest) > SURE_LOOKS:
-            rest = rest[np.argsort(-p[rest], kind="stable")[:SURE_LOOKS]]
+    if sure is not None and settings.deck_sure_looks:
+        rest = np.flatnonzero(sure & (p <= settings.deck_faint))
+        if len(rest) > settings.deck_sure_looks:
+            rest = rest[np.argsort(-p[rest], kind="stable")[:settings.deck_sure_looks]]
         result = np.concatenate([result, rest])
     return result

@@ -118,7 +118,7 @@ def deck_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourMod
     count (see `deck_end`), which keep `p` and are not looked at. They are chosen among
     the candidates looked at all the same: they still take their places."""
     net = deck_network()
-    unsure = unsure_candidates(p, sure)
+    unsure = unsure_candidates(settings, p, sure)
     if unfounded is not None:
         unsure = unsure[~unfounded[unsure]]
     if net is None or not len(unsure):
