@@ -50,31 +50,76 @@ class Thresholds:
     """The pipeline's tunable numbers (defaults in contracts/thresholds.json)."""
 
     work_long_side: int
+    """Pixels: locating the board from scratch works on the image scaled down (never up) so
+    that its longer side is at most this."""
     min_board_area: float
+    """Share of the image: the least area a candidate outline of the board may cover when
+    the board is located from scratch."""
     grid_min_cells_span: float
+    """Share of the outline found, across and along: the 11 printed lines fitted when
+    locating are tried at spacings from this share of a tenth of the outline up to a tenth
+    (the grid fills at least this much of the outline)."""
     cell_px: int
+    """Pixels a cell spans in the top-down view at tile height, which every later stage reads."""
     margin_cells: float
+    """Cells of board border the top-down view keeps around the grid on each side."""
     patch_fraction: float
+    """Share of a cell, each way, covered by its 3 x 3 sample boxes round the tile top's
+    centre (the rest is left to the tile's edges and the printed lines)."""
     empty_distance: float
+    """Lab units from the bare board's colour beyond which a sample is not bare board (a
+    bridge's deck candidate must lie so all along)."""
     cluster_min_separation: float
+    """Lab units: two colour clusters nearer than this are one colour, however tight."""
     cluster_separation_sigmas: float
+    """Two colour clusters are apart when their centres lie more than this many of their
+    spreads (along the line joining them) apart."""
     light_vs_board_lightness: float
+    """Lab lightness: a single tile colour found on the board is the light one when it is
+    lighter than the bare board by more than this, else the dark one."""
     match_distance: float
+    """Lab units within which a sample matches a learned colour (board, light, dark, bridge)."""
     uniform_spread: float
+    """Lab units: a cell whose sample boxes lie within this of each other is uniform (one
+    colour over the whole cell, as a tile or the bare board, not an edge or a hand)."""
     tile_max_group: int
+    """Cells: a 4-connected group of one tile colour larger than this is not tiles but a
+    sleeve, a hand or the board (an island has 4 tiles; a few more still read lets an
+    illegal group be read and flagged)."""
     tile_min_votes: int
+    """Of a cell's 9 sample boxes, how many must vote for a tile colour (and more than for
+    the other) for the colour votes to read the tile."""
     empty_min_votes: int
+    """Of a cell's 9 sample boxes, how many must vote for the bare board for the colour votes
+    to read the cell as empty."""
     ring_occlusion_fraction: float
+    """Share of the border's samples that may look off the bare border before the frame is
+    flagged hidden (an arm reaching across)."""
     ring_outlier_error: float
+    """Share of a border sample's brightness by which it may differ from the light field
+    fitted to the border (or from the bare border) and still be bare border."""
     occlusion_min_cells: int
+    """Cells: a connected patch of unreadable cells this large flags the frame hidden."""
     bridge_min_score: float
+    """Share of a candidate deck's samples that must match the bridge colour for the colour
+    reading (without the networks) to report a bridge."""
     bridge_max_spread: float
+    """Lab units: the farthest a candidate deck's samples may lie from their mean colour
+    (a deck is one grey)."""
     tile_height_cells: float
+    """A tile's height, in cells: where its top appears in an oblique view."""
     bridge_height_cells: float
+    """The lowest deck height tried, in cells above the board ..."""
     bridge_height_step: float
+    """... the step between the heights tried ..."""
     bridge_heights: int
+    """... and how many heights are tried (a deck is seen at the one that matches best)."""
     bump_misaligned_fraction: float
+    """Share of the border's strips that must no longer correlate with the reference frame's
+    for the camera or board to count as moved (a bump: the board is located afresh)."""
     adapt_rate: float
+    """Weight of each clear frame in the slowly followed colours (colour model, bare border,
+    bare board): the room's light changes slowly."""
     grid_bend_fit: float
     """Cells: a calibration whose located grid lies farther than this from the board's
     printed lines at some inner crossing (`vision.bend`) fits a lens to the lines."""

@@ -129,13 +129,16 @@ def test_thresholds_override_only_what_is_given() -> None:
         Thresholds.from_json({"cell_px": "big"})
 
 
-def test_every_threshold_is_read_by_the_runtime() -> None:
-    """A parameter the reader never reads is dead weight in the parameter file: each field
-    is read by name somewhere in the runtime packages."""
+def test_every_threshold_is_documented_and_read_by_the_runtime() -> None:
+    """A parameter the reader never reads, or one nobody can tell the meaning of, is dead
+    weight in the parameter file: each field has its docstring and is read by name somewhere
+    in the runtime packages."""
     root = Path(__file__).resolve().parents[1]
+    source = (root / "contracts" / "calibration.py").read_text(encoding="utf-8")
     runtime = "\n".join(p.read_text(encoding="utf-8") for package in ("vision", "calibration")
                         for p in (root / package).rglob("*.py"))
     for field in fields(Thresholds):
+        assert re.search(rf"^    {field.name}: \w+\n    \"\"\"", source, re.M), field.name
         assert re.search(rf"\.{field.name}\b", runtime), f"{field.name} is never read"
 
 
