@@ -109,11 +109,12 @@ class Thresholds:
     tile_height_cells: float
     """A tile's height, in cells: where its top appears in an oblique view."""
     bridge_height_cells: float
-    """The lowest deck height tried, in cells above the board ..."""
+    """The lowest deck height tried, in cells above the board (see `bridge_heights`)."""
     bridge_height_step: float
-    """... the step between the heights tried ..."""
+    """Cells between the deck heights tried (see `bridge_heights`)."""
     bridge_heights: int
-    """... and how many heights are tried (a deck is seen at the one that matches best)."""
+    """How many deck heights are tried, from `bridge_height_cells` by `bridge_height_step`
+    (a deck is seen at the one that matches best)."""
     bump_misaligned_fraction: float
     """Share of the border's strips that must no longer correlate with the reference frame's
     for the camera or board to count as moved (a bump: the board is located afresh)."""
@@ -301,6 +302,29 @@ class Thresholds:
     degrees, or in a lamp's shadow) and give it 1e-8-1e-4, and the deck network then often
     finds it. A frame has about 15 such candidates; looking at all of them costs about 0.9 ms
     a frame, looking at the likeliest few about 0.1 ms, for most of the same bridges found."""
+    shadow_tone: float
+    """How far a cell's shade-free colour (a and b over L + 16) may lie from the bare board's
+    there for the cell to pass as that board in shadow (when `shadow_board_tone` allows)."""
+    shadow_board_tone: float
+    """How strong the board's own shade-free colour must be for `shadow_tone` to apply (on a
+    grey or white board a black or white tile has the board's shade-free colour too)."""
+    board_unlike: float
+    """Lab distance from the bare board seen at the same cells beyond which a cluster's cells
+    are not the bare board (the bare board differs by at most 8 after the light has changed a
+    little; tiles by at least 12 in the evaluation's setups), when at least `board_like_cells`
+    other cells are within `board_like` of it."""
+    board_like: float
+    """Lab distance from the bare board seen there within which a cell still looks as it did:
+    at least `board_like_cells` such cells show the light has not changed (see
+    `board_unlike`)."""
+    board_like_cells: int
+    """Cells that must look as the bare board did (`board_like`) for `board_unlike` to apply."""
+    tile_tone: float
+    """How far (a and b over L + 16) a colour hidden in a cluster of the board's shadows must
+    lie from the board's own to count as a tile colour (see `_colour_of_its_own`). Under the
+    evaluation's window light, red and brown tiles lay 0.46-1.03 from the board's; the grey of
+    bridges and the bluish shade of the board under them, 0.27-0.32 (and one brown edition's
+    tiles, deep in a shadow, 0.20: theirs is not found this way)."""
 
     @classmethod
     def from_json(cls, data: Any, *, base: Thresholds | None = None) -> Thresholds:

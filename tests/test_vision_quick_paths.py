@@ -242,15 +242,15 @@ def test_the_shade_worked_out_once_a_frame_is_used_only_for_its_own_arrays() -> 
     sub_lab[:7] = rng.normal(50, 10, (7, 9, 3))
     shade = make_shade(sub_lab, background)
     assert shade is not None
-    assert np.array_equal(bare_in_shadow(sub_lab, background, shade),
-                          bare_in_shadow(sub_lab, background))
+    assert np.array_equal(bare_in_shadow(default_thresholds(), sub_lab, background, shade),
+                          bare_in_shadow(default_thresholds(), sub_lab, background))
     assert np.array_equal(against_background(sub_lab, background, shade),
                           against_background(sub_lab, background))
     # Made of other arrays (an older frame's), it is not used.
     other = make_shade(sub_lab + 3.0, background)
     assert np.array_equal(against_background(sub_lab, background, other),
                           against_background(sub_lab, background))
-    assert bare_in_shadow(sub_lab, background, shade).any()
+    assert bare_in_shadow(default_thresholds(), sub_lab, background, shade).any()
     assert make_shade(sub_lab, None) is None
 
 

@@ -306,7 +306,7 @@ def test_colour_model_keeps_the_board_when_a_window_shadow_covers_most_of_it() -
 
     now, background, light, dark, shade = _shadowed_board_scene()
     assert len(shade) > 50
-    found = bare_in_shadow(now, background)
+    found = bare_in_shadow(default_thresholds(), now, background)
     assert set(np.flatnonzero(found)) == set(shade)  # not the black tiles, not the lit board
     hint = ColourModel(empty=(55.0, -3.0, -34.0), ring=(30.0, 0.0, -20.0), light=None,
                        dark=None)
@@ -475,8 +475,8 @@ def test_a_black_tile_on_a_grey_board_is_not_taken_for_its_shadow() -> None:
     grey = np.tile(np.array([60.0, 0.0, 2.0]), (100, 9, 1))
     now = grey.copy()
     now[10] = (15.0, 0.0, 0.5)  # black tile: the grey board's shade-free colour, darker
-    assert not bare_in_shadow(now, grey).any()
-    assert not bare_in_shadow(now, None).any()
+    assert not bare_in_shadow(default_thresholds(), now, grey).any()
+    assert not bare_in_shadow(default_thresholds(), now, None).any()
 
 
 def test_a_stray_cell_is_read_as_the_networks_likeliest_colour_unless_it_gives_them_none() -> None:

@@ -152,7 +152,7 @@ def learn_colours(
     no cluster matches the hint's board colour, that colour is kept: a window's shadows over
     most of the board would otherwise make a cluster of their own, taken for a tile colour.
     """
-    shaded = bare_in_shadow(sub_lab, background, shade)
+    shaded = bare_in_shadow(settings, sub_lab, background, shade)
     cells = median_along(sub_lab, 1) if cells is None else cells
     uniform = uniform_cells(settings, sub_lab, cells) & ~shaded
     lab = cells[uniform] if uniform.sum() >= 10 else cells
@@ -185,7 +185,7 @@ def learn_colours(
         if min(gaps) <= settings.match_distance:
             board = int(np.argmin(gaps))
             empty = centres[board]
-            if _unlike_background(cells, (nearest == board) & pure, background):
+            if _unlike_background(settings, cells, (nearest == board) & pure, background):
                 # Tracking: a cluster unlike the bare board seen at its cells, where other
                 # cells still look as the bare board did (so the light has not changed),
                 # is tiles (white tiles on a pale board, on a board so full that no bare
@@ -200,8 +200,8 @@ def learn_colours(
             board, empty = -1, hint.empty
     chosen = [i for i in range(len(centres)) if i != board and spans[i] <= settings.tile_max_group]
     tiles = [centres[i] for i in chosen]
-    shadows = [i for i, s in zip(chosen, _shadow_like(np.array(tiles).reshape(-1, 3), empty),
-                                 strict=True) if s]
+    in_shadow = _shadow_like(settings, np.array(tiles).reshape(-1, 3), empty)
+    shadows = [i for i, s in zip(chosen, in_shadow, strict=True) if s]
     if shadows:
         # A tile colour can hide in a cluster of the board's shadows (see
         # `_colour_of_its_own`): it is one more to name.
@@ -216,14 +216,6 @@ def learn_colours(
         dark = dark if dark is not None else hint.dark
     return ColourModel(empty=empty, ring=ring, light=light, dark=dark,
                        bridge=hint.bridge if hint is not None else None)
-
-
-SHADOW_TONE = 0.1
-"""How far a cell's shade-free colour (a and b over L + 16) may lie from the bare board's
-there for the cell to pass as that board in shadow ..."""
-SHADOW_BOARD_TONE = 0.2
-"""... when the board's own shade-free colour is at least this strong (on a grey or white
-board a black or white tile has the board's shade-free colour too)."""
 
 
 @dataclass(frozen=True)
@@ -255,7 +247,7 @@ def background_shade(sub_lab: np.ndarray, background: np.ndarray | None,
     return make_shade(sub_lab, background)
 
 
-def bare_in_shadow(sub_lab: np.ndarray, background: np.ndarray | None,
+def bare_in_shadow(settings: Thresholds, sub_lab: np.ndarray, background: np.ndarray | None,
                    made: Shade | None = None) -> np.ndarray:
     """(100,) cells that look like the bare board seen there before (`background`, Lab per
     sample box, NaN where unknown) in a shadow: 0.2 to 0.85 times as light, with the same
@@ -270,25 +262,15 @@ def bare_in_shadow(sub_lab: np.ndarray, background: np.ndarray | None,
     ratio = np.exp(change[:, 2])
     light_then = then[..., 0] + 16.0
     board = median_along(np.hypot(then[..., 1] / light_then, then[..., 2] / light_then), 1)
-    out[known] = ((np.hypot(change[:, 0], change[:, 1]) < SHADOW_TONE) & _shadow_depth(ratio)
-                  & (board >= SHADOW_BOARD_TONE))
+    same_tone = np.hypot(change[:, 0], change[:, 1]) < settings.shadow_tone
+    out[known] = same_tone & _shadow_depth(ratio) & (board >= settings.shadow_board_tone)
     return out
 
 
-BOARD_UNLIKE = 10.0
-"""Lab distance from the bare board seen at the same cells beyond which a cluster's cells
-are not the bare board (the bare board differs by at most 8 after the light has changed a
-little; tiles by at least 12 in the evaluation's setups) ..."""
-BOARD_LIKE = 5.0
-"""... when at least `BOARD_LIKE_CELLS` cells are within this of it: the light has not
-changed, so the board's cells still look as they did."""
-BOARD_LIKE_CELLS = 3
-
-
-def _unlike_background(cells: np.ndarray, members: np.ndarray,
+def _unlike_background(settings: Thresholds, cells: np.ndarray, members: np.ndarray,
                        background: np.ndarray | None) -> bool:
     """Whether the cells `members` ((100,) mask; `cells`: (100, 3) Lab) are, by their median,
-    further than `BOARD_UNLIKE` from the bare board seen there before (`background`) while
+    further than `board_unlike` from the bare board seen there before (`background`) while
     other cells look as it did; False where it is known at none of them."""
     if background is None:
         return False
@@ -296,9 +278,9 @@ def _unlike_background(cells: np.ndarray, members: np.ndarray,
     gap = np.sqrt(squared_lengths(diff))  # NaN where not known
     mine = gap[members]
     mine = mine[~np.isnan(mine)]
-    if not len(mine) or float(median_along(mine, 0)) <= BOARD_UNLIKE:
+    if not len(mine) or float(median_along(mine, 0)) <= settings.board_unlike:
         return False
-    return int((gap[~members] <= BOARD_LIKE).sum()) >= BOARD_LIKE_CELLS
+    return int((gap[~members] <= settings.board_like).sum()) >= settings.board_like_cells
 
 
 def known_background(background: np.ndarray | None) -> np.ndarray | None:
@@ -331,19 +313,11 @@ def _shade_free(now: np.ndarray, then: np.ndarray | Lab) -> np.ndarray:
     return result
 
 
-TILE_TONE = 0.4
-"""How far (a and b over L + 16) a colour hidden in a cluster of the board's shadows must
-lie from the board's own to count as a tile colour (see `_colour_of_its_own`). Under the
-evaluation's window light, red and brown tiles lay 0.46-1.03 from the board's; the grey of
-bridges and the bluish shade of the board under them, 0.27-0.32 (and one brown edition's
-tiles, deep in a shadow, 0.20: theirs is not found this way)."""
-
-
-def _shadow_like(lab: np.ndarray, board: Lab) -> np.ndarray:
+def _shadow_like(settings: Thresholds, lab: np.ndarray, board: Lab) -> np.ndarray:
     """(n,) colours that could be the board's colour (`board`) in a shadow: 0.2 to 0.85
-    times as light (L + 16), with its shade-free colour (see `SHADOW_TONE`)."""
+    times as light (L + 16), with its shade-free colour (see `shadow_tone`)."""
     ratio = (lab[:, 0] + 16.0) / (board[0] + 16.0)
-    result: np.ndarray = (_tone_gap(lab, board) < SHADOW_TONE) & _shadow_depth(ratio)
+    result: np.ndarray = (_tone_gap(lab, board) < settings.shadow_tone) & _shadow_depth(ratio)
     return result
 
 
@@ -363,14 +337,14 @@ def _tone_gap(lab: np.ndarray, board: Lab) -> np.ndarray:
 def _colour_of_its_own(settings: Thresholds, members: np.ndarray, board: Lab) -> Lab | None:
     """A tile colour hidden in a cluster whose median looks like the board in a shadow
     (`members`, (n, 3) Lab): the median of its members that do not, when at least two agree
-    on a colour whose shade-free colour lies further from the board's than `TILE_TONE` (no
+    on a colour whose shade-free colour lies further from the board's than `tile_tone` (no
     shadow's tint, no bridge's grey comes so far). None when there is none."""
-    rest = members[~_shadow_like(members, board)]
+    rest = members[~_shadow_like(settings, members, board)]
     if len(rest) < 2:
         return None
     mid = median_along(rest, 0)
     if (float(colour_distance(rest, mid).max()) > settings.uniform_spread
-            or float(_tone_gap(mid[None, :], board)[0]) <= TILE_TONE):
+            or float(_tone_gap(mid[None, :], board)[0]) <= settings.tile_tone):
         return None
     return (float(mid[0]), float(mid[1]), float(mid[2]))
 
@@ -394,7 +368,7 @@ def _name_tiles(
     known: dict[str, Lab] = {}
     if hint is not None:
         known = {n: c for n, c in (("light", hint.light), ("dark", hint.dark)) if c is not None}
-    shaded = (_shadow_like(np.array(tiles, np.float64), empty) if tiles
+    shaded = (_shadow_like(settings, np.array(tiles, np.float64), empty) if tiles
               else np.zeros(0, bool))
     if not known:
         # The board's colour in a shadow (or a black tile on a grey board: the two look
