@@ -325,6 +325,23 @@ class Thresholds:
     evaluation's window light, red and brown tiles lay 0.46-1.03 from the board's; the grey of
     bridges and the bluish shade of the board under them, 0.27-0.32 (and one brown edition's
     tiles, deep in a shadow, 0.20: theirs is not found this way)."""
+    second_look_p: float
+    """A cell whose top probability from the cell network, of what it can be in view
+    (`vision.read_cells.in_view`), is below this gets a second look from the patch network
+    (see also `rival_p` and `second_looks`)."""
+    rival_p: float
+    """A cell the cell network is surer of than `second_look_p` gets the second look too when
+    its second likeliest state in view has more than this: most light tiles the cell network
+    reads as bare board are cells it gives 0.99-0.999, with a little for a light tile.
+    Looking at those costs about one cell a frame; looking at every cell below 0.998 would
+    cost several milliseconds a frame."""
+    second_looks: int
+    """Cells given the second look, at most, a frame, the least sure first, when the cell
+    network takes some cell for hidden. With an arm over the board nearly all cells are unsure (the
+    reading then waits anyway), and this keeps such a frame quick. A frame with nothing
+    hidden has no limit: a frame of a clean board has a few unsure cells, but a warm lamp can
+    make most of them unsure (46 and 70 in some lamp frames), and a cell left out keeps the
+    cell network's answer."""
 
     @classmethod
     def from_json(cls, data: Any, *, base: Thresholds | None = None) -> Thresholds:

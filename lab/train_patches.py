@@ -5,7 +5,7 @@ their own seeds (`PATCH_SEED`): the cell network is surer of the scenes it was t
 than of new ones, so its unsure cells there are not those it meets. They are read up to the
 cell network's probabilities the way `vision.pipeline.observe` reads them. Every cell
 the cell network is not sure of (top probability below 0.999, a wider net than the
-pipeline's `SECOND_LOOK_P`) becomes an example, and a few sure cells besides so that the
+pipeline's `second_look_p`) becomes an example, and a few sure cells besides so that the
 network also sees ordinary ones. Cells a hand hides are left out: the patch network only
 chooses among empty, light and dark (see `vision.patches`).
 
@@ -72,7 +72,7 @@ WIDE_P = 0.999
 SURE_SHARE = 0.04
 """... and this share of the others."""
 UNSURE_WEIGHT = 3.0
-"""How much more a cell below `SECOND_LOOK_P` counts in training than the others."""
+"""How much more a cell below `second_look_p` counts in training than the others."""
 LAYERS = ((16, 5), (32, 3), (32, 3))
 """Per convolution (each with stride 2): output channels and kernel size; the trainer's
 default shape (the deck network's, `lab.train_decks`) ..."""
@@ -308,9 +308,10 @@ def train(data: dict[str, np.ndarray], *, epochs: int = 20, batch: int = 256, se
     """Fit the patch network to collected examples (see `collect`), with these
     convolutions and dense units: in plain numpy, or in PyTorch (`lab.train_torch`,
     which can also go on from the weights of a network `init` of the same shape)."""
-    from vision.patches import SECOND_LOOK_P
+    from contracts.calibration import default_thresholds
 
-    weight = np.where(data["p"].max(axis=1) < SECOND_LOOK_P, UNSURE_WEIGHT, 1.0)
+    unsure = data["p"].max(axis=1) < default_thresholds().second_look_p
+    weight = np.where(unsure, UNSURE_WEIGHT, 1.0)
     if init is not None and init.channels < data["x"].shape[3]:
         init = widened(init, data["x"].shape[3])
     if use_torch:
@@ -490,9 +491,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     net = train(train_part, epochs=args.epochs, log=True, layers=args.layers,
                 hidden=args.hidden, use_torch=args.torch, lr=args.lr, init=init)
     if held.any():
-        from vision.patches import SECOND_LOOK_P
+        from contracts.calibration import default_thresholds
 
-        n, before, after = errors(net, {k: v[held] for k, v in data.items()}, SECOND_LOOK_P)
+        n, before, after = errors(net, {k: v[held] for k, v in data.items()},
+                                  default_thresholds().second_look_p)
         print(f"held-out scenes, {n} unsure cells: the cell network gets {before} wrong, "
               f"the patch network {after}", file=sys.stderr)
     return write(net, args.out / PATCH_MODEL.name)

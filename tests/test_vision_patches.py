@@ -289,7 +289,7 @@ def test_the_second_look_changes_only_the_cells_the_cell_network_is_unsure_of(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from vision import read_cells
-    from vision.patches import SECOND_LOOK_P
+    SECOND_LOOK_P = default_thresholds().second_look_p
 
     reader, plan, m, model = measured_scene()
     probs = np.tile([0.9995, 0.0003, 0.0001, 0.0001], (100, 1))
@@ -480,7 +480,7 @@ def test_training_from_generated_scenes_writes_a_network_the_pipeline_reads(
 
 def test_a_frame_gets_at_most_so_many_second_looks_the_least_sure_first() -> None:
     from vision import read_cells
-    from vision.patches import SECOND_LOOKS
+    SECOND_LOOKS = default_thresholds().second_looks
 
     reader, plan, m, model = measured_scene()
     rng = np.random.default_rng(5)
@@ -500,7 +500,7 @@ def test_with_nothing_hidden_every_unsure_cell_gets_a_second_look() -> None:
     """A lamp can make most of a clean board unsure: no cell is left unread for a limit
     meant for an arm over the board."""
     from vision import read_cells
-    from vision.patches import SECOND_LOOKS
+    SECOND_LOOKS = default_thresholds().second_looks
 
     reader, plan, m, model = measured_scene()
     top = np.random.default_rng(6).uniform(0.6, 0.98, 100)

@@ -6,7 +6,7 @@ board and a dark tile can give the same means, and so can a light tile in a lamp
 and the bare board beside it. What tells them apart is in the picture: a tile's straight
 edges and corners, its side face, the grid line a shadow leaves visible.
 
-So each cell the network gives less than `SECOND_LOOK_P`, or more than `RIVAL_P` to its
+So each cell the network gives less than `second_look_p`, or more than `rival_p` to its
 second likeliest state, of what a cell in view can be, gets a second look (so does a cell
 read as bare board that is unlike the bare board seen there,
 `Thresholds.changed_bare`): a convolutional network reads a patch of the top-down
@@ -44,21 +44,6 @@ from vision.learned import MODELS, model_file, one_blas_thread
 PATCH_MODEL = MODELS / "patches.npz"
 HALF = 20
 """Half a patch's side in top-down pixels (a cell is `cell_px`, 24, pixels)."""
-SECOND_LOOK_P = 0.99
-"""A cell whose top probability from the cell network, of what it can be in view
-(`vision.read_cells.in_view`), is below this gets a second look ..."""
-RIVAL_P = 0.001
-"""... and so does a cell the cell network is surer of, but whose second likeliest state in
-view has more than this: most light tiles the cell network reads as bare board are cells
-it gives 0.99-0.999, with a little for a light tile. Looking at those costs about one cell
-a frame; looking at every cell below 0.998 would cost several milliseconds a frame ..."""
-SECOND_LOOKS = 40
-"""... but at most this many cells a frame, the least sure first, when the cell network
-takes some cell for hidden. With an arm over the board nearly all cells are unsure (the
-reading then waits anyway), and this keeps such a frame quick. A frame with nothing
-hidden has no limit: a frame of a clean board has a few unsure cells, but a warm lamp can
-make most of them unsure (46 and 70 in some lamp frames), and a cell left out keeps the
-cell network's answer."""
 MIRROR_BELOW = 0.99
 """A cell the patch network gives less than this (of what a cell in view can be) is read
 again in its patch's seven other turns and mirror images, and the eight answers are

@@ -30,9 +30,6 @@ from vision.features import cell_colours
 from vision.learned import Network, background_change, cell_features, end_chance
 from vision.measure import Measurement, Plan
 from vision.patches import (
-    RIVAL_P,
-    SECOND_LOOK_P,
-    SECOND_LOOKS,
     PatchNetwork,
     bare_mismatch,
     cell_patches,
@@ -109,7 +106,7 @@ def second_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourM
     # it is hidden, so a cell sure of its state but for that chance gains nothing by it.
     ranked = np.sort(in_view(probs), axis=1)
     top, rival = ranked[:, -1], ranked[:, -2]
-    doubt = (top < SECOND_LOOK_P) | (rival > RIVAL_P)
+    doubt = (top < settings.second_look_p) | (rival > settings.rival_p)
     best = probs.argmax(axis=1)
     bare = best == EMPTY
     if change is not None:
@@ -123,10 +120,10 @@ def second_look(settings: Thresholds, plan: Plan, m: Measurement, model: ColourM
     unsure = np.flatnonzero(doubt & (probs[:, UNKNOWN] < 0.5))
     if net is None or not len(unsure):
         return probs
-    if len(unsure) > SECOND_LOOKS and (probs[:, UNKNOWN] >= 0.5).any():
+    if len(unsure) > settings.second_looks and (probs[:, UNKNOWN] >= 0.5).any():
         # An arm over the board: the least sure (the reading waits for it anyway). Without
         # one, every unsure cell is looked at: a lamp can make most of a board unsure.
-        unsure = unsure[np.argsort(top[unsure], kind="stable")[:SECOND_LOOKS]]
+        unsure = unsure[np.argsort(top[unsure], kind="stable")[:settings.second_looks]]
     out = probs.copy()
     look_at_cells(settings, plan, m, model, net, unsure, out)
     if change is not None:
