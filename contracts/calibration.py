@@ -156,17 +156,18 @@ class Thresholds:
     """Seconds for which the picture near a cell must not have moved (by `stir_levels`) for a
     new reading of it to be trusted: an arm's shadow lying still for a moment, or a hand
     holding a piece still over a cell, reads as a piece put down (in generated game videos,
-    for up to 0.4 s, as long as the live loop's settle window). The frames between are
-    flagged, their cells `unsettled`, and the live loop's settling counts them into its window
-    (`Reading.pending`): the two waits run together."""
+    for up to 0.4 s, as long as the live loop's settle window). The readings between are
+    held back (`ponte.live.settle.Stirring`: `Reading.pending`), and the live loop's
+    settling counts them into its window: the two waits run together."""
     stir_flicker_changes: int
-    """Changes of a cell's reading within `stir_flicker_frames` frames that make it
+    """Changes of a place's reading within `stir_flicker_frames` readings that make it
     flickering (see there)."""
     stir_flicker_frames: int
-    """A cell whose reading changed `stir_flicker_changes` times within this many frames is
-    flickering (a glare spot) and not flagged for it: flagged, it would hold the whole board
-    back; the live loop's settling lets the rest of the board settle around such a cell (its
-    `FLICKER_CHANGES` within 2 s). A hand or a shadow going by changes a cell once or twice."""
+    """A place (a cell, a bridge) whose reading changed `stir_flicker_changes` times within
+    this many readings nothing hid is flickering (a glare spot) and not held back for it:
+    held back, it would hold the whole board back; the live loop's settling lets the rest
+    of the board settle around such a place (its `FLICKER_CHANGES` within 2 s). A hand or
+    a shadow going by changes a cell once or twice."""
     stir_reach: float
     """Cells (each way, from where a cell's tile top appears) within which a moving block
     makes a changed reading of the cell not yet one to trust."""

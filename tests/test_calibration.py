@@ -135,7 +135,8 @@ def test_every_threshold_is_documented_and_read_by_the_runtime() -> None:
     in the runtime packages."""
     root = Path(__file__).resolve().parents[1]
     source = (root / "contracts" / "calibration.py").read_text(encoding="utf-8")
-    runtime = "\n".join(p.read_text(encoding="utf-8") for package in ("vision", "calibration")
+    runtime = "\n".join(p.read_text(encoding="utf-8")
+                        for package in ("vision", "calibration", "ponte")
                         for p in (root / package).rglob("*.py"))
     for field in fields(Thresholds):
         assert re.search(rf"^    {field.name}: \w+\n    \"\"\"", source, re.M), field.name

@@ -32,13 +32,10 @@ def test_an_observation_becomes_a_reading_with_cell_names() -> None:
     assert dict(reading.board.tiles) == {"a1": "light", "c1": "light", "j10": "dark"}
     assert reading.board.bridges == {("a1", "c1")}
     assert reading.occluded and reading.occluded_cells == {"e5"} and reading.t == 1.5
-    assert not reading.pending  # e5 is hidden
-    # A frame flagged only for cells read anew while the picture near them moved: pending.
-    held = observation_reading(replace(obs, unsettled=frozenset({(4, 4)})), 1.6)
-    assert held.occluded and held.pending
-    mixed = replace(obs, occluded_cells=frozenset({(4, 4), (5, 5)}),
-                    unsettled=frozenset({(4, 4)}))
-    assert not observation_reading(mixed, 1.7).pending  # f6 is hidden besides
+    assert not reading.pending and not reading.moved  # e5 is hidden
+    # Where the picture moved goes with the reading, by cell name (the settling waits on it).
+    moved = observation_reading(replace(obs, moved=frozenset({(4, 4), (0, 9)})), 1.6)
+    assert moved.moved == {"e5", "a10"} and not moved.pending
 
 
 def test_the_snapshot_is_the_board_from_above_with_a1_bottom_left() -> None:

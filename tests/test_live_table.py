@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from contracts.live import EventType
-from ponte.live.settle import BoardView, Reading, SettleDetector
+from ponte.live.settle import BoardView, Reading, SettleDetector, Stirring
 from ponte.live.table import OpError, Table, replay
 
 
@@ -77,6 +77,51 @@ def test_a_reading_held_back_by_the_camera_runs_the_clock_but_is_never_committed
     det.feed(Reading(2.6, before, occluded=True))
     assert det.feed(Reading(2.7, before)) is None
     assert det.feed(Reading(3.2, before)) is not None
+
+
+def test_a_change_the_picture_moved_near_is_held_back_until_it_rests() -> None:
+    stir = Stirring(rest=0.5, flicker_changes=4, flicker_readings=20)
+    before, placed = board({"a1": "light"}), board({"a1": "light", "c3": "dark"})
+    assert stir.apply(Reading(0.0, before, moved=frozenset({"a1", "c3"}))) == Reading(
+        0.0, before, moved=frozenset({"a1", "c3"}))  # nothing read before it to differ from
+    stir.apply(Reading(0.1, before))
+    held = stir.apply(Reading(0.2, placed, moved=frozenset({"c2", "c3"})))
+    assert held.occluded and held.pending and held.occluded_cells == {"c3"}
+    assert stir.apply(Reading(0.69, placed)).pending  # moved 0.49 s ago
+    assert not stir.apply(Reading(0.75, placed)).occluded  # rested
+    # A change where the picture did not move is not held back; a hidden reading passes.
+    assert not stir.apply(Reading(0.8, before, moved=frozenset({"j9"}))).occluded
+    hidden = Reading(0.9, placed, occluded=True, occluded_cells=frozenset({"c3"}),
+                     moved=frozenset({"c3"}))
+    assert stir.apply(hidden) is hidden
+
+
+def test_a_bridge_is_held_back_when_the_picture_moved_near_any_of_its_cells() -> None:
+    stir = Stirring(rest=0.5, flicker_changes=4, flicker_readings=20)
+    tiles = {"a1": "light", "c1": "light"}
+    stir.apply(Reading(0.0, board(tiles)))
+    bridged = board(tiles, [("a1", "c1")])
+    held = stir.apply(Reading(0.1, bridged, moved=frozenset({"b1"})))  # over the deck
+    assert held.pending and held.occluded_cells == {"a1", "b1", "c1"}
+    assert not stir.apply(Reading(0.7, bridged)).occluded
+
+
+def test_a_flickering_cell_is_not_held_back_by_the_moving_picture() -> None:
+    stir = Stirring(rest=0.5, flicker_changes=4, flicker_readings=20)
+    steady, glare = board({"a1": "light"}), board({"a1": "light", "e5": "light"})
+    held = []
+    for k in range(12):  # e5 flips every frame while the picture near it moves
+        reading = stir.apply(Reading(k / 30, glare if k % 2 else steady,
+                                     moved=frozenset({"e5"})))
+        held.append(reading.pending)
+    assert held[1] and not any(held[5:])  # held at first; flickering once it flipped 4 times
+
+
+def test_stirring_rejects_impossible_settings() -> None:
+    with pytest.raises(ValueError):
+        Stirring(rest=-1.0, flicker_changes=4, flicker_readings=20)
+    with pytest.raises(ValueError):
+        Stirring(rest=0.5, flicker_changes=0, flicker_readings=20)
 
 
 def flicker_stream(det: SettleDetector, boards: list[tuple[float, BoardView | None]],

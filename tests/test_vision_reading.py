@@ -1550,28 +1550,41 @@ def test_a_still_board_is_given_its_last_reading_and_any_change_is_read() -> Non
 
 def test_a_cell_that_changes_while_the_picture_moves_is_trusted_once_it_rests() -> None:
     # A tile appears on h3 (in a game video: the hand that put it down is leaving; an arm's
-    # shadow going by looks so too). The frame it appears on has the picture changed
-    # around it from the frame before: flagged, and read again once the picture near it
-    # has rested for `stir_rest_s` (an arm's shadow can lie still for a moment).
+    # shadow going by looks so too). The reader says the picture moved near it on the frame
+    # it appears on; the live loop holds the reading back until the picture near it has
+    # rested for `stir_rest_s` (an arm's shadow can lie still for a moment).
+    from ponte.live.camera import CameraReader
+
     fps = 8.0
     spec = board_scene(elevation_deg=80.0)
     empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
-    reader = BoardReader(make_calibration(render(empty).image, empty=True))
+    camera = CameraReader(make_calibration(render(empty).image, empty=True))
+
+    def frame(scene: SceneSpec, n: int) -> np.ndarray:
+        return cv2.imdecode(np.frombuffer(_noisy(scene, n), np.uint8), cv2.IMREAD_COLOR)
+
+    def tiles(rows: list[str]) -> dict[str, str]:
+        return {f"{'abcdefghij'[f]}{10 - r}": {"L": "light", "D": "dark"}[ch]
+                for r, row in enumerate(rows) for f, ch in enumerate(row) if ch != "."}
+
     for n in range(2):
-        obs = reader.read(_noisy(spec, n), t=n / fps)
-        assert not obs.occluded and obs.board_rows() == list(BOARD)
+        reading = camera.read(frame(spec, n), n / fps)
+        assert not reading.occluded and reading.board.tiles == tiles(list(BOARD))
+        # The first frame has none before it: every cell counts as moved; then none.
+        assert len(reading.moved) == (100 if n == 0 else 0)
     board = list(BOARD)
     board[7] = ".......L.."  # h3
     placed = replace(spec, board=tuple(board))
     held = round(STIR_REST_S * fps)
     for n in range(2, 2 + held):
-        obs = reader.read(_noisy(placed, n), t=n / fps)
-        assert obs.occluded and obs.unsettled == {(7, 2)} == obs.occluded_cells
-        assert obs.board_rows() == board  # read, but not to be trusted yet
-    rested = reader.read(_noisy(placed, 2 + held), t=(2 + held) / fps)
-    assert not rested.occluded and not rested.unsettled and rested.board_rows() == board
+        reading = camera.read(frame(placed, n), n / fps)
+        assert reading.occluded and reading.pending and reading.occluded_cells == {"h3"}
+        assert reading.board.tiles == tiles(board)  # read, but not to be trusted yet
+        assert ("h3" in reading.moved) == (n == 2)
+    rested = camera.read(frame(placed, 2 + held), (2 + held) / fps)
+    assert not rested.occluded and not rested.pending and rested.board.tiles == tiles(board)
     # The camera's noise alone moves nothing: the board stays read clear.
-    assert all(not reader.read(_noisy(placed, n), t=n / fps).occluded
+    assert all(not camera.read(frame(placed, n), n / fps).occluded
                for n in range(3 + held, 6 + held))
 
 

@@ -19,10 +19,9 @@ class Observation:
     `confidence` is a number in [0, 1] per cell in the same layout; `occluded_cells` lists
     cells something (a hand, an arm) hides, and `occluded` says whether anything does.
     `corners` are the grid's outer corners in the image: a1's corner, j1's, j10's, a10's.
-    `unsettled` lists cells read otherwise than on the last frame nothing hid while the
-    picture near them moved a moment ago (the live reader's, see `BoardReader`): they are
-    among `occluded_cells` and the frame is flagged, but they are read; when they are all
-    it flags, nothing hides the board and it is read in full, not yet to be trusted.
+    `moved` lists the cells near which the picture changed from the frame before (the live
+    reader's, see `BoardReader`; every cell when there is none to compare with): what
+    waits for the picture to rest (`ponte.live.settle.Stirring`) goes by it.
     """
 
     cells: tuple[tuple[CellState, ...], ...]
@@ -31,7 +30,7 @@ class Observation:
     occluded_cells: frozenset[Cell]
     occluded: bool
     corners: tuple[tuple[float, float], ...]
-    unsettled: frozenset[Cell] = frozenset()
+    moved: frozenset[Cell] = frozenset()
 
     def state(self, cell: Cell) -> CellState:
         """The state read at a (file, rank) cell."""

@@ -4,7 +4,9 @@
 model learned at calibration, the bare board seen so far, the border's reference view. It
 notices a bumped camera or board (`vision.bump`, `vision.border`) and locates the board
 again, and it gives a still board's reading to a frame that looks the same without reading
-it again.
+it again. Each reading says near which cells the picture moved from the frame before
+(`Observation.moved`); waiting for the picture to rest is the live loop's
+(`ponte.live.settle`), not the reader's: the reader counts frames, never time.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from vision.bump import (
     nudged_corners,
     realigned,
 )
-from vision.cells import SIZE, Cell, CellState, cells_under
+from vision.cells import SIZE, Cell, cells_under
 from vision.classify import (
     EMPTY,
     UNKNOWN,
@@ -133,20 +135,6 @@ class BoardReader:
         """The cells' reading (`CellReading.codes`) of the last frame nothing hid ..."""
         self._last_codes: np.ndarray | None = None
         """... and of the last frame read."""
-        self._clear_board: np.ndarray | None = None
-        """What the last frame nothing hid reported of each cell (`board_codes`) ..."""
-        self._last_board: np.ndarray | None = None
-        """... and the last frame read that nothing hid."""
-        self._clock = 0.0
-        """The time of the frame being read (seconds: as given to `read`, else counted at
-        `NOMINAL_FPS`) ..."""
-        self._moved_at = np.zeros(SIZE * SIZE)
-        """... and, for each cell, of the last frame in which the top-down view's blocks
-        near it moved (see `_stirring`)."""
-        self._flips: list[np.ndarray] = []
-        """Which cells' report (`board_codes`) changed from the frame before, for each of the
-        last `stir_flicker_frames` frames read that nothing hid (`_stirring` leaves a cell
-        that flickers alone)."""
         self._blocks = view_blocks(self._plan.sampling.side, self.settings.reuse_block)
         self._block_cells = blocks_near_cells(self.settings, self._plan.sampling, self._blocks)
         self._kept: tuple[np.ndarray, Observation] | None = None
@@ -194,13 +182,9 @@ class BoardReader:
                               self._background, m.shade, m.cells_lab)
         return self._plan, m, model
 
-    def read(self, frame: np.ndarray | bytes, *, source: str = "frame",
-             t: float | None = None) -> Observation:
+    def read(self, frame: np.ndarray | bytes, *, source: str = "frame") -> Observation:
         """Read one frame (BGR array at calibration size, or encoded bytes); `source`
-        names it in errors, `t` is its time in seconds (default: the last frame's, and
-        `1 / NOMINAL_FPS` more)."""
-        self._clock = self._clock + 1.0 / NOMINAL_FPS if t is None else float(t)
-        np.minimum(self._moved_at, self._clock, out=self._moved_at)  # a video started over
+        names it in errors."""
         with one_blas_thread():
             image = self._image(frame, source)
             topdown = warp_topdown(self._plan.sampling, image)
@@ -218,7 +202,7 @@ class BoardReader:
                       else None)  # (n blocks, 3): from the frame before
             self._view_still = (change is not None
                                 and float(change.max()) < self.settings.reuse_levels)
-            self._note_moves(change)
+            moved = self._moved_cells(change)
             if not (self._view_still and self._last_occluded):
                 self._hidden_still = 0
             else:
@@ -227,7 +211,7 @@ class BoardReader:
             if kept is not None:
                 self.reused += 1
                 self._reuses += 1
-                return kept
+                return replace(kept, moved=moved)
             bumps = self.bumps
             plan, m, model = self._measured(
                 image, measure_view(self.settings, self._plan, topdown, ii, even=False))
@@ -237,25 +221,9 @@ class BoardReader:
             # samples may still lie on the border, but the edge cells take in some of it),
             # or by more, and the view is still shaking.
             obs = replace(obs, occluded=True)
-        board = board_codes(obs)
-        if (not obs.occluded and self.bumps == bumps and last is not None
-                and last.shape == blocks.shape and self._clear_board is not None):
-            stirring = self._stirring(board)
-            if stirring:
-                # A cell reads otherwise than on the last clear frame while the picture
-                # around it has changed a moment ago: a hand, an arm or its shadow going
-                # by, not yet a board to trust (a piece put down reads so once it rests).
-                obs = replace(obs, occluded=True, unsettled=stirring,
-                              occluded_cells=obs.occluded_cells | stirring)
-        if not obs.occluded or obs.unsettled:
-            # Flicker is counted on frames nothing hides: a hand going to and fro over a
-            # cell is no glare spot.
-            if self._last_board is not None:
-                self._flips = [*self._flips[1 - self.settings.stir_flicker_frames:],
-                               board != self._last_board]
-            self._last_board = board
+        obs = replace(obs, moved=moved)
         self._last_codes = reading.codes.copy()
-        self._last_occluded = obs.occluded and not obs.unsettled  # something hides it
+        self._last_occluded = obs.occluded
         if self._reference is None and not obs.occluded and self.bumps == bumps:
             # The border as the first frame nothing hides shows it: the bump check's
             # strips and the grey levels `_look_again` lines the border up with.
@@ -263,7 +231,7 @@ class BoardReader:
             self._reference_grey = None if m.slopes is None else m.slopes.image
             self._lines = lines
         if not obs.occluded:
-            self._clear_codes, self._clear_board = self._last_codes, board
+            self._clear_codes = self._last_codes
             self._next_look = self.settings.nudge_frames
         if self.model is None:
             self.model = model
@@ -276,34 +244,16 @@ class BoardReader:
         self._remember(blocks if self.bumps == bumps else None, m, obs)
         return obs
 
-    def _note_moves(self, change: np.ndarray | None) -> None:
-        """Note this frame's time for the cells near which the blocks changed by
-        `stir_levels` or more (`change`: (n blocks, 3) from the frame before; None when
-        there is no frame before to compare, and then for every cell)."""
+    def _moved_cells(self, change: np.ndarray | None) -> frozenset[Cell]:
+        """The cells near which the top-down view's blocks changed by `stir_levels` or more
+        (`change`: (n blocks, 3) from the frame before; None when there is no frame before
+        to compare, and then every cell)."""
         if change is None:
-            self._moved_at[:] = self._clock
-            return
+            return ALL_CELLS
         # Channel by channel and by a product: numpy's reductions along short rows, and
         # over the rows picked out, take several times as long.
         near = (row_max(change) >= self.settings.stir_levels).astype(np.float32) @ self._block_cells
-        self._moved_at[near > 0] = self._clock
-
-    def _stirring(self, board: np.ndarray) -> frozenset[Cell]:
-        """The cells whose report (`board`, see `board_codes`: a bridge's cells count)
-        differs from the last clear frame's while the
-        top-down view's blocks near them have changed by `stir_levels` or more from one
-        frame to the next less than `stir_rest_s` ago (see `_note_moves`);
-        not those whose reading changed `stir_flicker_changes` times or more within the last
-        `stir_flicker_frames` frames."""
-        assert self._clear_board is not None and self._last_board is not None
-        changed = board != self._clear_board
-        if changed.any() and len(self._flips) >= self.settings.stir_flicker_changes:
-            # A cell whose reading keeps changing is a glare spot flickering, not something
-            # going by: the live loop's settling knows how to wait for the rest of the board.
-            changed &= np.sum(self._flips, axis=0) + (board != self._last_board) < (
-                self.settings.stir_flicker_changes)
-        near = changed & (self._clock - self._moved_at < self.settings.stir_rest_s)
-        return frozenset((int(i) % SIZE, int(i) // SIZE) for i in np.flatnonzero(near))
+        return frozenset((int(i) % SIZE, int(i) // SIZE) for i in np.flatnonzero(near > 0))
 
     def _lines_moved(self, lines: np.ndarray) -> bool:
         """Follow where the board's lines in this frame (`grid_profiles`) lie from where the
@@ -632,22 +582,7 @@ class BoardReader:
         return m
 
 
-NOMINAL_FPS = 30.0
-"""The frame rate `BoardReader.read` assumes of frames given without their time."""
-
-_BOARD_CODES = {CellState.EMPTY: 0, CellState.LIGHT: 1, CellState.DARK: 2}
-
-
-def board_codes(obs: Observation) -> np.ndarray:
-    """(100,) int, cell index rank * 10 + file: what the observation reports of each cell,
-    0 empty, 1 light, 2 dark, and 3 more for a bridge's end or a cell it passes over (a
-    bridge's coming or going changes its cells' codes even where the tiles stay)."""
-    codes = np.array([_BOARD_CODES[state] for row in obs.cells for state in row], np.int64)
-    for a, b in obs.bridges:
-        for f, r in (a, b, *cells_under(a, b)):
-            codes[r * SIZE + f] += 3
-    return codes
-
+ALL_CELLS = frozenset((f, r) for r in range(SIZE) for f in range(SIZE))
 
 def blocks_near_cells(settings: Thresholds, sampling: SamplingPlan, blocks: np.ndarray
                       ) -> np.ndarray:

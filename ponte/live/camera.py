@@ -3,8 +3,10 @@
 An adapter on the live loop's side of the vision package: `CameraReader` holds a
 `vision.tracking.BoardReader` (made from a calibration, or by calibrating on the first frame
 that shows the board clearly) and turns each `vision` Observation into the loop's
-`Reading` (cell names, colours, bridges, occlusion). It also draws what the players see on
-the camera page (outline, grid, readings) and the small top-down JPEG kept with each move.
+`Reading` (cell names, colours, bridges, occlusion, the cells the picture moved near),
+which `ponte.live.settle.Stirring` holds back while a changed place has not rested. It
+also draws what the players see on the camera page (outline, grid, readings) and the
+small top-down JPEG kept with each move.
 Frames the pipeline cannot read become occluded readings: they hold the settle clock and
 never change the board. Frames of a new size get the calibration scaled to them (or the
 board found afresh when the framing changed); a board unreadable for a few seconds with
@@ -21,7 +23,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from ponte.live.settle import BoardView, Reading, bridge_ends
+from ponte.live.settle import BoardView, Reading, Stirring, bridge_ends
 from ponte.live.sources import Image
 
 log = logging.getLogger(__name__)
@@ -66,7 +68,7 @@ def observation_reading(obs: Any, t: float) -> Reading:
         BoardView(tiles, bridges),
         occluded=bool(obs.occluded),
         occluded_cells=frozenset(_name(c) for c in obs.occluded_cells),
-        pending=bool(obs.occluded and obs.unsettled and obs.occluded_cells <= obs.unsettled),
+        moved=frozenset(_name(c) for c in obs.moved),
     )
 
 
@@ -154,10 +156,20 @@ class CameraReader:
         self._thumb: NDArray[np.float32] | None = None
         self._next_relocate = 0.0
         self._why: str | None = None
+        self._stirring: Stirring | None = None
+        """Holds back readings the picture moved near (see `Stirring`), made with the
+        reader from its calibration's parameters."""
         if calibration is not None:
-            from vision.tracking import BoardReader
+            self._use(calibration)
 
-            self._reader = BoardReader(calibration)
+    def _use(self, calibration: Any) -> None:
+        """Read with this calibration from now on (a new reader, a new stirring watch)."""
+        from vision.tracking import BoardReader
+
+        self._reader = BoardReader(calibration)
+        settings = calibration.thresholds
+        self._stirring = Stirring(settings.stir_rest_s, settings.stir_flicker_changes,
+                                  settings.stir_flicker_frames)
 
     @staticmethod
     def from_file(path: str) -> CameraReader:
@@ -190,7 +202,6 @@ class CameraReader:
         from contracts.calibration import CalibrationError
         from vision.errors import VisionError
         from vision.pipeline import read_board
-        from vision.tracking import BoardReader
 
         try:
             calibration = self._calibration_of(image)
@@ -206,7 +217,7 @@ class CameraReader:
         if previous is None or np.abs(previous - corners).max() > STILL_CORNERS_PX:
             return False  # the board must be found in the same place twice running
         self.calibration = calibration
-        self._reader = BoardReader(calibration)
+        self._use(calibration)
         self.problem = None
         return True
 
@@ -233,7 +244,6 @@ class CameraReader:
         """Frames of another size than calibrated: scale the calibration when the view is
         the same shape, else find the board afresh."""
         from contracts.calibration import scaled_calibration
-        from vision.tracking import BoardReader
 
         assert self.calibration is not None
         old = tuple(self.calibration.image_size)
@@ -241,7 +251,7 @@ class CameraReader:
                  f"{old[0]} x {old[1]})"
         if abs(size[0] / size[1] - old[0] / old[1]) <= SAME_SHAPE * old[0] / old[1]:
             self.calibration = scaled_calibration(self.calibration, size)
-            self._reader = BoardReader(self.calibration)
+            self._use(self.calibration)
             self.notices.append(f"{change}: the calibration was scaled to them")
         else:
             self._reader = None
@@ -291,7 +301,7 @@ class CameraReader:
                 return Reading(t, BoardView(), occluded=True)
         assert self._reader is not None
         try:
-            obs = self._reader.read(image, t=t)
+            obs = self._reader.read(image)
         except (ValueError, cv2.error) as exc:  # VisionError, or a pipeline bug
             if not isinstance(exc, VisionError):
                 log.warning("the board reader failed on a frame; read as unreadable",
@@ -301,7 +311,8 @@ class CameraReader:
             return Reading(t, BoardView(), occluded=True)
         self._why = None
         self.last_observation = obs
-        return observation_reading(obs, t)
+        reading = observation_reading(obs, t)
+        return reading if self._stirring is None else self._stirring.apply(reading)
 
     # ----------------------------------------------------------------- calibration page
 
@@ -329,7 +340,6 @@ class CameraReader:
         import dataclasses
 
         from contracts.calibration import CalibrationError, check_corners
-        from vision.tracking import BoardReader
 
         if self.calibration is None:
             raise CameraError("the camera is not calibrated yet: no board seen")
@@ -341,6 +351,6 @@ class CameraReader:
         calibration = dataclasses.replace(
             self.calibration, corners=tuple((float(x), float(y)) for x, y in ordered)
         )
-        self._reader = BoardReader(calibration)
+        self._use(calibration)
         self.calibration = calibration
         return calibration

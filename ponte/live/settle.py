@@ -7,6 +7,10 @@ picture therefore never create, remove or move tiles: while anything occludes th
 the clock is reset. A reading the camera holds back only because the picture moved near a
 changed cell a moment ago (`Reading.pending`) goes on the clock but is never committed.
 
+Before that, `Stirring` holds back a reading in which a cell or a bridge reads otherwise
+than on the last reading nothing hid while the picture near it moved a moment ago: the hand
+that put a piece down is leaving, or an arm's shadow goes by. Such a reading is `pending`.
+
 One cell that never rests — a glare spot flipping between two readings — must not hold the
 game up for ever. A cell (or bridge) that changed `flicker_changes` times or more within the
 last `flicker_window` seconds is *flickering*; it does not stop the rest of the board from
@@ -26,7 +30,9 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from referee.cells import Cell, cells_under
 
 DEFAULT_WINDOW = 0.4
 """Seconds a board must stay still and unoccluded before it is committed."""
@@ -103,11 +109,14 @@ class Reading:
     occluded: bool = False
     occluded_cells: frozenset[str] = frozenset()
     pending: bool = False
-    """Occluded only because some cells read otherwise than before while the picture near
-    them moved a moment ago (`vision.observation.Observation.unsettled`): nothing hides the
-    board and `board` is read in full, but not yet to be trusted. Such a reading goes on
-    the still stretch (a change in it starts the stretch afresh, as any change does) but
-    is never committed: the camera's wait and the settle window run together."""
+    """Occluded only because some places read otherwise than before while the picture near
+    them moved a moment ago (see `Stirring`): nothing hides the board and `board` is read
+    in full, but not yet to be trusted. Such a reading goes on the still stretch (a change
+    in it starts the stretch afresh, as any change does) but is never committed: the wait
+    for the picture to rest and the settle window run together."""
+    moved: frozenset[str] = frozenset()
+    """The cells near which the picture changed from the frame before
+    (`vision.observation.Observation.moved`): every cell when there was none to compare."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,3 +313,86 @@ class SettleDetector:
         self._changes.clear()
         self._committed = None
         self._resolved = None
+
+
+class Stirring:
+    """Holds back a reading in which a place (a cell, a bridge) reads otherwise than on the
+    last reading nothing hid while the picture near it (`Reading.moved`: one of its cells,
+    for a bridge) moved less than `rest` seconds ago. A hand that has just put a piece down,
+    or an arm's shadow going by, reads as a change; a piece put down still reads so once
+    the picture around it rests (an arm's shadow can lie still for a moment, hence the
+    wait). The reading comes back occluded and `pending`, the stirred cells among its
+    occluded cells.
+
+    A place whose reading changed `flicker_changes` times or more within the last
+    `flicker_readings` readings nothing hid is a glare spot flickering, not something going
+    by: it is not held back here (the settle detector knows how to wait for the rest of the
+    board while one place flickers).
+
+    `apply(reading)` takes the readings in order; time is the readings' own."""
+
+    def __init__(self, rest: float, flicker_changes: int, flicker_readings: int) -> None:
+        if rest < 0 or flicker_changes < 1 or flicker_readings < 1:
+            raise ValueError("stirring needs a rest of 0 s or more and flicker counts of at "
+                             "least 1")
+        self.rest = rest
+        self.flicker_changes = flicker_changes
+        self._moved_at: dict[str, float] = {}
+        """When the picture last moved near each cell ..."""
+        self._latest = -float("inf")
+        """... and the time of the latest reading."""
+        self._clear: dict[str, str] | None = None
+        """The last reading returned with nothing hidden (flat, see `_flat`) ..."""
+        self._last: dict[str, str] | None = None
+        """... and the last reading nothing hid, held back or not ..."""
+        self._flips: deque[frozenset[str]] = deque(maxlen=flicker_readings)
+        """... and the places that changed from one such reading to the next, for each of
+        the last `flicker_readings`."""
+
+    def apply(self, reading: Reading) -> Reading:
+        """The reading, held back (occluded and `pending`) when it stirs."""
+        if reading.t < self._latest:  # a video started over: no move lies ahead of it
+            self._moved_at = {c: min(t, reading.t) for c, t in self._moved_at.items()}
+        self._latest = reading.t
+        for cell in reading.moved:
+            self._moved_at[cell] = reading.t
+        if reading.occluded:
+            return reading
+        flat = _flat(reading.board)
+        if self._last is not None:
+            self._flips.append(frozenset(_changed(flat, self._last)))
+        self._last = flat
+        clear, stirred = self._clear, set[str]()
+        if clear is not None:
+            counts: dict[str, int] = {}
+            if len(self._flips) >= self.flicker_changes:
+                for flips in self._flips:
+                    for place in flips:
+                        counts[place] = counts.get(place, 0) + 1
+            for place in _changed(flat, clear):
+                if counts.get(place, 0) >= self.flicker_changes:
+                    continue  # flickering
+                cells = _place_cells(place)
+                if any(reading.t - self._moved_at.get(c, -float("inf")) < self.rest
+                       for c in cells):
+                    stirred.update(cells)
+        if not stirred:
+            self._clear = flat
+            return reading
+        return replace(reading, occluded=True, pending=True,
+                       occluded_cells=reading.occluded_cells | stirred)
+
+
+def _changed(a: Mapping[str, str], b: Mapping[str, str]) -> list[str]:
+    """The places two flat boards (see `_flat`) differ in."""
+    return [key for key in a.keys() | b.keys() if a.get(key) != b.get(key)]
+
+
+def _place_cells(place: str) -> tuple[str, ...]:
+    """The cells of a flat board's place: a cell itself, or a bridge's ends and the cells it
+    lies over."""
+    if "-" not in place:
+        return (place,)
+    first, _, second = place.partition("-")
+    a, b = Cell.parse(first), Cell.parse(second)
+    return (first, second, *(c.name for c in cells_under(a, b)))
