@@ -1807,3 +1807,40 @@ def test_a_hand_hiding_the_print_stays_flagged_however_still_it_is() -> None:
     assert reader is not None
     assert not reader.read(clear.image).occluded
     assert all(obs.occluded for obs in _held(reader, hand.image, BORDER_SETTLE_FRAMES + 5))
+
+
+def _arrays(state: object) -> dict[str, np.ndarray]:
+    """Copies of every array a tracking state holds, by field."""
+    from dataclasses import fields as fields_of
+
+    out = {}
+    for f in fields_of(state):  # type: ignore[arg-type]
+        value = getattr(state, f.name)
+        if isinstance(value, np.ndarray):
+            out[f.name] = value.copy()
+    return out
+
+
+def test_tracking_is_a_pure_update_of_a_state_value() -> None:
+    from vision.tracking import start, update
+
+    spec = board_scene(elevation_deg=80.0)
+    empty = replace(spec, board=tuple("." * 10 for _ in range(10)), bridges=())
+    first = start(make_calibration(render(empty).image, empty=True))
+    before = _arrays(first)
+    frames = [_noisy(spec, n) for n in range(3)]
+    hand = _noisy(replace(spec, hands=(HandSpec(target=(4.5, 4.5), from_deg=270.0),)), 9)
+    second, a = update(first, frames[0])
+    third, b = update(second, frames[1])
+    hidden_after, hidden = update(third, hand)
+    assert not a.occluded and a.board_rows() == list(BOARD) and hidden.occluded
+    # Read from, a state stays as it was: the same state and frame give the same answer,
+    # and a state kept from before a hand can be read on from as if the hand never came.
+    assert update(first, frames[0])[1] == a
+    assert update(second, frames[1])[1] == b
+    assert update(third, frames[2])[1].board_rows() == list(BOARD)
+    assert hidden_after.last_occluded and not third.last_occluded
+    for name, array in before.items():
+        assert np.array_equal(getattr(first, name), array, equal_nan=True), name
+    # What a clear frame teaches goes into the next state only: the colour model adapts.
+    assert second.model != first.model and first.model == first.calibration.colours
