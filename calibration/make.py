@@ -88,8 +88,8 @@ def make_calibration(
     if empty:  # judged on an empty board only: tiles' edges beside the lines move crossings
         from vision.bend import bend_of
 
-        crossings = _crossings(image, corners, lens)
-        bend = bend_of(crossings, corners)
+        crossings = _crossings(settings, image, corners, lens)
+        bend = bend_of(settings, crossings, corners)
         if bend is not None and bend > settings.grid_bend_fit:
             corners, lens, bend = _laid_through_lines(settings, image, crossings, corners,
                                                       lens, bend, a1, markers)
@@ -141,16 +141,17 @@ def _laid_through_lines(
     from vision.bend import bend_of, lens_from_board, straight_corners
 
     tries = []
-    straight = straight_corners(crossings)
+    straight = straight_corners(settings, crossings)
     if straight is not None:
-        off = bend_of(_crossings(image, straight, lens), straight)
+        off = bend_of(settings, _crossings(settings, image, straight, lens), straight)
         tries.append((off, 0.7, lens, straight))
     if lens is None:
         h, w = image.shape[:2]
-        fitted = lens_from_board(crossings, (w, h))
+        fitted = lens_from_board(settings, crossings, (w, h))
         if fitted is not None:
             again = _located(settings, image, fitted, a1, markers)
-            tries.append((bend_of(_crossings(image, again, fitted), again), 1.0, fitted, again))
+            off = bend_of(settings, _crossings(settings, image, again, fitted), again)
+            tries.append((off, 1.0, fitted, again))
     fits = [(off * weight, off, kept, found) for off, weight, kept, found in tries
             if off is not None and off < min(bend / 2, settings.grid_bend_fit)]
     if not fits:
@@ -175,12 +176,14 @@ def _undistorted(image: np.ndarray, lens: Lens) -> np.ndarray:
     return result
 
 
-def _crossings(image: np.ndarray, corners: np.ndarray, lens: Lens | None) -> Crossings:
+def _crossings(settings: Thresholds, image: np.ndarray, corners: np.ndarray, lens: Lens | None
+               ) -> Crossings:
     """The printed lines' crossings near the grid through `corners` (`vision.bend`), in
     the undistorted image when there is a lens (where such corners lie)."""
     from vision.bend import grid_crossings
 
-    return grid_crossings(image if lens is None else _undistorted(image, lens), corners)
+    return grid_crossings(settings, image if lens is None else _undistorted(image, lens),
+                          corners)
 
 
 def _bent_message(bend: float, lens: Lens | None) -> str:

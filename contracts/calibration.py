@@ -243,7 +243,7 @@ class Thresholds:
     get the second look when it is next to a cell (side by side or corner to corner) that the
     cell network read as bare board and the look as a tile: where it was wrong about one cell,
     what misled it (a shadow) may lie over the next. A bare cell changes by less than 4 in
-    nine cases out of ten (`vision.learned.FOOT_CHANGE`).
+    nine cases out of ten (`foot_change`).
 
     A hand held high beside the board casts a shade over several cells at once; light tiles in
     it can look like the bare board to the cell network, one doubtfully and the next surely.
@@ -273,7 +273,7 @@ class Thresholds:
     second look however sure the cell network is. A tile put down changes its cell, unless it
     is of the board's own colour (a white tile where a window burns the picture out), and the
     look tells that apart by the tile's edges and shadow (see `same_as_bare`); a bare cell
-    changes by less than 4 in nine cases out of ten (see `vision.learned.FOOT_CHANGE`). Under a
+    changes by less than 4 in nine cases out of ten (see `foot_change`). Under a
     warm lamp the cell network can read a bare cell that has hardly changed since calibration
     as a light tile, and be sure of it; such looks are rare."""
     saturated_levels: float
@@ -343,6 +343,76 @@ class Thresholds:
     hidden has no limit: a frame of a clean board has a few unsure cells, but a warm lamp can
     make most of them unsure (46 and 70 in some lamp frames), and a cell left out keeps the
     cell network's answer."""
+    candidate_end_p: float
+    """The cell network's probability of a tile (or a foot hiding one) from which a cell counts
+    as a possible bridge end: low, since a bridge's foot can hide most of a tile's top."""
+    candidate_fit_p: float
+    """A bridge stands on two tiles of one colour over bare cells: while tracking (the bare
+    board seen before known), a candidate is asked about only when the cell network gives its
+    two ends one colour (or a foot hiding them) and each cell it passes over bare board (or
+    hidden) at least this chance. This leaves out about three in five candidates, and none
+    the bridge network takes for a bridge. Reading a photo from scratch, the cell network is
+    less sure of itself, and the test is not made."""
+    foot_end_p: float
+    """A bridge's foot can hide its tile so well that the cell network reads bare board there
+    with conviction, and the pair never becomes a candidate. So, while tracking, a pair is
+    also asked about when one end is a tile in view at least this chance (a hidden cell may
+    be a hand) and the other, read as bare, has changed from the bare board seen there before
+    (`foot_change`, `foot_spread`)."""
+    foot_change: float
+    """Lab units (the median over the cell's sample boxes) by which a cell read as bare must
+    differ from the bare board seen there before to be taken for a hidden foot (see
+    `foot_end_p`): a bare cell's change is below 4 in nine cases out of ten, only shadows and
+    what stands beside it change it."""
+    foot_spread: float
+    """... and how many times as much as the cells read as bare board have changed (the
+    median) it must differ: after a change of light (a webcam's exposure, a cloud) every bare
+    cell has changed a little, and a foot still stands out."""
+    foot_p: float
+    """The probability (the bridge network's, or the deck network's after a second look) from
+    which a pair asked about for a hidden foot (`foot_end_p`) counts as a bridge: a margin
+    over the plain `bridge_min_p`, since it has only the deck to go by. Real bridges with a
+    foot over one end come to about 0.9 or more; false pairs (a light tile and a bare cell in
+    a tile's shadow) can come to three quarters, and 0.9 would lose real ones."""
+
+    mirror_below: float
+    """A cell the patch network gives less than this (of what a cell in view can be) is read
+    again in its patch's seven other turns and mirror images, and the eight answers are
+    averaged (at most `mirror_looks` cells a frame)."""
+    mirror_looks: int
+    """Cells read again in their patches' turns and mirror images (`mirror_below`), at most, a
+    frame, the least sure first (with an arm over the board most are unsure, and the reading
+    then waits anyway)."""
+
+    line_prominence: float
+    """How many times its window's mean edge strength a printed line's peak must be for its
+    crossing to be measured (`vision.bend`): below it, the line is too faint there (glare, a
+    dim corner, a hand) to say where it is."""
+    min_crossings: int
+    """Crossings of the printed lines (of 81 inner ones) that must be measured to say how the
+    board bends or to fit a lens to it."""
+
+    odd_levels: float
+    """Grey levels: a border sample differing by less (from its neighbours along the ring, or
+    from the bare border behind it) is noise or a soft shadow, not an arm."""
+    still_share: float
+    """A border sample has not moved while it stays within this share of its brightness of
+    where it was (a third of `ring_outlier_error`, the change that makes it odd: frames of
+    one scene, each with noise of 2 grey levels and JPEG-encoded again, move the samples by
+    up to 3% and 1.9 levels), or within `still_levels`."""
+    still_levels: float
+    """Grey levels within which a border sample has not moved either (see `still_share`: a
+    dark border's samples are noisy for their brightness)."""
+    shadow_tint: float
+    """A changed border sample is a shadow when the ratios of its channels to the bare
+    border's, all below 1, lie within this share of their mean of each other (a shadow darkens
+    every channel by about the same factor; an arm or a sleeve changes the colour), plus
+    `shadow_noise_levels`."""
+    shadow_noise_levels: float
+    """Grey levels of the camera's noise allowed on top of `shadow_tint`."""
+    shadow_deepest: float
+    """The least ratio of a shadow's channels to the bare border's: a "shadow" darker than
+    this is something dark lying there."""
 
     @classmethod
     def from_json(cls, data: Any, *, base: Thresholds | None = None) -> Thresholds:

@@ -214,7 +214,7 @@ def read_scene(seed: int, i: int, cells: Network | None, stills: Path | None = N
     read = measure_scene(seed, i, stills)
     if read is None:
         return None
-    frame, _, plan, m, model = read
+    frame, reader, plan, m, model = read
     labels = np.zeros(100, np.int64)
     for r_top, row in enumerate(frame.board):
         for f, ch in enumerate(row):
@@ -236,8 +236,8 @@ def read_scene(seed: int, i: int, cells: Network | None, stills: Path | None = N
     cx = cell_features(m, model)
     probs = cells.proba(cx)
     feats, keep = bridge_candidates(
-        plan.bridges, m, model, probs,
-        extra=foot_candidates(plan.bridges, probs, background_change(cx)))
+        reader.settings, plan.bridges, m, model, probs,
+        extra=foot_candidates(reader.settings, plan.bridges, probs, background_change(cx)))
     wanted = {tuple(sorted(t)) for t in frame.bridges}
     bridge_labels = np.array([
         tuple(sorted((cell_name(*plan.bridges.pairs[j][0]), cell_name(*plan.bridges.pairs[j][1]))))

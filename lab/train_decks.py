@@ -89,8 +89,8 @@ def read_scene(seed: int, i: int, stills: Path | None = None) -> tuple[np.ndarra
     feats = cell_features(m, model)
     probs, model, _, ends = looked_cells(settings, plan, m, model, reading, cells, feats)
     scored = bridge_probabilities(
-        plan.bridges, m, model, probs, bridges, ends,
-        foot_candidates(plan.bridges, probs, background_change(feats), ends))
+        settings, plan.bridges, m, model, probs, bridges, ends,
+        foot_candidates(settings, plan.bridges, probs, background_change(feats), ends))
     if scored is None:
         return None
     p, keep = scored

@@ -20,6 +20,7 @@ from vision.bend import Crossings, bend_of, grid_crossings, lens_from_board
 from vision.geometry import board_homography
 
 ROOT = Path(__file__).resolve().parents[1]
+SETTINGS = default_thresholds()
 EMPTY = tuple("." * 10 for _ in range(10))
 TILES = (  # rank 10 first
     "L........D",
@@ -77,8 +78,8 @@ def _crossings(to_image: np.ndarray, k1: float = 0.0, size: tuple[int, int] = (6
 
 def test_a_straight_grid_has_no_bend_and_a_lens_bends_it() -> None:
     corners, to_image = _square_grid()
-    assert bend_of(_crossings(to_image), corners) == pytest.approx(0.0, abs=1e-6)
-    assert bend_of(_crossings(to_image, k1=-0.6), corners) > 0.2  # type: ignore[operator]
+    assert bend_of(SETTINGS, _crossings(to_image), corners) == pytest.approx(0.0, abs=1e-6)
+    assert bend_of(SETTINGS, _crossings(to_image, k1=-0.6), corners) > 0.2  # type: ignore[operator]
 
 
 def test_one_crossing_out_of_place_is_not_a_bend() -> None:
@@ -87,20 +88,21 @@ def test_one_crossing_out_of_place_is_not_a_bend() -> None:
     crossings = _crossings(to_image)
     moved = crossings.image.copy()
     moved[40] += (12.0, 0.0)  # 0.3 of a cell
-    assert bend_of(crossings._replace(image=moved), corners) == pytest.approx(0.0, abs=1e-6)
+    off = bend_of(SETTINGS, crossings._replace(image=moved), corners)
+    assert off == pytest.approx(0.0, abs=1e-6)
 
 
 def test_too_few_crossings_say_nothing() -> None:
     corners, to_image = _square_grid()
     few = _crossings(to_image)
     few = Crossings(few.board[:20], few.image[:20])
-    assert bend_of(few, corners) is None
-    assert lens_from_board(few, (640, 600)) is None
+    assert bend_of(SETTINGS, few, corners) is None
+    assert lens_from_board(SETTINGS, few, (640, 600)) is None
 
 
 def test_a_radial_lens_is_recovered_from_the_crossings_alone() -> None:
     _, to_image = _square_grid()
-    lens = lens_from_board(_crossings(to_image, k1=-0.5), (640, 600))
+    lens = lens_from_board(SETTINGS, _crossings(to_image, k1=-0.5), (640, 600))
     assert lens is not None
     assert lens.distortion[0] == pytest.approx(-0.5, abs=0.01)
     assert lens.rms_error < 0.05
@@ -109,12 +111,12 @@ def test_a_radial_lens_is_recovered_from_the_crossings_alone() -> None:
 
 def test_a_lens_that_would_fold_the_picture_is_not_given() -> None:
     _, to_image = _square_grid()
-    assert lens_from_board(_crossings(to_image, k1=-2.5), (640, 600)) is None
+    assert lens_from_board(SETTINGS, _crossings(to_image, k1=-2.5), (640, 600)) is None
 
 
 def test_the_crossings_are_found_where_the_printed_lines_cross() -> None:
     image, truth = _wide_angle_scene(EMPTY)
-    crossings = grid_crossings(image, truth)
+    crossings = grid_crossings(SETTINGS, image, truth)
     assert len(crossings.board) == 81
     # the true corners make a homography that misses the bent lines in the middle of the
     # board by a fraction of a cell: the crossings are found on the lines, not the grid
@@ -248,6 +250,6 @@ def test_a_grid_located_off_the_lines_is_laid_through_them() -> None:
 ], ids=["blank", "collinear"])
 def test_no_grid_gives_no_crossings_and_no_error(corners: list[list[int]]) -> None:
     blank = np.zeros((100, 100, 3), np.uint8)
-    crossings = grid_crossings(blank, np.array(corners, np.float64))
+    crossings = grid_crossings(SETTINGS, blank, np.array(corners, np.float64))
     assert len(crossings.board) == 0
-    assert bend_of(crossings, np.array(corners, np.float64)) is None
+    assert bend_of(SETTINGS, crossings, np.array(corners, np.float64)) is None

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from contracts.calibration import ColourModel
+from contracts.calibration import ColourModel, default_thresholds
 from lab.train import Raw, cell_examples, load_raw, read_scene, save_raw, train
 from vision.bridges import BridgePlan
 from vision.learned import (
@@ -24,6 +24,8 @@ from vision.learned import (
     cell_features,
     cell_network,
 )
+
+SETTINGS = default_thresholds()
 
 
 def test_training_learns_a_rule_the_features_carry(tmp_path: Path) -> None:
@@ -214,9 +216,9 @@ def test_bridge_candidates_see_how_their_deck_differs_from_the_bare_board_seen_b
     def deck(rows: np.ndarray) -> np.ndarray:
         return np.tile(np.array([62.0, 0.0, -14.0]), (len(rows), n, 1))
 
-    seen, keep = candidate_features(bridges, bare, model, probs, background)
-    moved, _ = candidate_features(bridges, deck, model, probs, background)
-    blind, _ = candidate_features(bridges, deck, model, probs, None)
+    seen, keep = candidate_features(SETTINGS, bridges, bare, model, probs, background)
+    moved, _ = candidate_features(SETTINGS, bridges, deck, model, probs, background)
+    blind, _ = candidate_features(SETTINGS, bridges, deck, model, probs, None)
     assert seen.shape == moved.shape == blind.shape and len(keep) == len(bridges.pairs)
     # before the flanks and the deck's outline (not measured here): how much of the deck's
     # path the board seen before covers, and how its shade-free colour (a, b over L + 16,
@@ -373,10 +375,10 @@ def test_a_cell_the_second_look_took_for_bare_board_can_still_end_a_bridge() -> 
     after = before.copy()
     after[24] = (0.99, 0.01, 0.0, 0.0)  # the second look: e3 is bare board after all
     pair = bridges.pairs.index(((2, 2), (4, 2)))
-    _, keep = candidate_features(bridges, paths, model, after)
+    _, keep = candidate_features(SETTINGS, bridges, paths, model, after)
     assert pair not in keep.tolist()
     ends = np.maximum(end_chance(before), end_chance(after))
-    _, keep = candidate_features(bridges, paths, model, after, ends=ends)
+    _, keep = candidate_features(SETTINGS, bridges, paths, model, after, ends=ends)
     assert pair in keep.tolist()
 
 
@@ -399,7 +401,7 @@ def test_candidates_are_pairs_of_one_colour_over_bare_cells() -> None:
 
     def asked(a: tuple[int, int], b: tuple[int, int], p: np.ndarray,
               background: np.ndarray | None = seen) -> bool:
-        _, keep = candidate_features(bridges, paths, model, p, background)
+        _, keep = candidate_features(SETTINGS, bridges, paths, model, p, background)
         return bridges.pairs.index((a, b)) in keep.tolist()
 
     assert asked((2, 2), (2, 4), probs)  # c3-c5: light to light over bare c4
@@ -420,7 +422,7 @@ def test_a_pair_whose_one_end_a_foot_may_hide_is_asked_about_while_tracking() ->
     there with conviction. While tracking, a pair is asked about anyway when its other end
     is a sure tile and the "bare" end differs from the bare board seen before; a bare cell
     that has not changed, a pair with no sure tile, or one over a tile is not."""
-    from vision.learned import FOOT_CHANGE, FOOT_SPREAD, candidate_features, foot_candidates
+    from vision.learned import candidate_features, foot_candidates
 
     bridges, model, paths = _bare_board_paths()
     probs = np.tile([1.0, 0.0, 0.0, 0.0], (100, 1))  # bare board everywhere ...
@@ -429,15 +431,15 @@ def test_a_pair_whose_one_end_a_foot_may_hide_is_asked_about_while_tracking() ->
     probs[72] = (0.0, 0.0, 1.0, 0.0)
     seen = np.tile(np.array([60.0, 0.0, -20.0]), (100, 9, 1))
     change = np.zeros(100)
-    change[[24, 82]] = FOOT_CHANGE + 1.0  # e3 and c9 are not as they were
+    change[[24, 82]] = SETTINGS.foot_change + 1.0  # e3 and c9 are not as they were
 
     def asked(a: tuple[int, int], b: tuple[int, int], p: np.ndarray,
               moved: np.ndarray | None = change) -> bool:
-        foot = None if moved is None else foot_candidates(bridges, p, moved)
-        _, keep = candidate_features(bridges, paths, model, p, seen, extra=foot)
+        foot = None if moved is None else foot_candidates(SETTINGS, bridges, p, moved)
+        _, keep = candidate_features(SETTINGS, bridges, paths, model, p, seen, extra=foot)
         return bridges.pairs.index((a, b)) in keep.tolist()
 
-    foot = foot_candidates(bridges, probs, change)
+    foot = foot_candidates(SETTINGS, bridges, probs, change)
     assert foot[bridges.pairs.index(((2, 2), (4, 2)))]  # c3-e3
     assert asked((2, 2), (4, 2), probs)
     assert not asked((2, 2), (4, 2), probs, None)  # without the changes: the plain rule
@@ -453,12 +455,13 @@ def test_a_pair_whose_one_end_a_foot_may_hide_is_asked_about_while_tracking() ->
     both = probs.copy()
     both[24] = (0.0, 1.0, 0.0, 0.0)  # e3 read as a tile: a plain candidate, not a foot's
     assert asked((2, 2), (4, 2), both)
-    assert not foot_candidates(bridges, both, change)[bridges.pairs.index(((2, 2), (4, 2)))]
+    pair = bridges.pairs.index(((2, 2), (4, 2)))
+    assert not foot_candidates(SETTINGS, bridges, both, change)[pair]
     # After a change of light every bare cell has changed a little: e3 must stand out.
-    dimmer = np.full(100, FOOT_CHANGE)
-    dimmer[24] = FOOT_CHANGE + 1.0
+    dimmer = np.full(100, SETTINGS.foot_change)
+    dimmer[24] = SETTINGS.foot_change + 1.0
     assert not asked((2, 2), (4, 2), probs, dimmer)
-    dimmer[24] = FOOT_CHANGE * (FOOT_SPREAD + 1.0)
+    dimmer[24] = SETTINGS.foot_change * (SETTINGS.foot_spread + 1.0)
     assert asked((2, 2), (4, 2), probs, dimmer)
 
 

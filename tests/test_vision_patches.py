@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from contracts.calibration import default_thresholds
+from contracts.calibration import Thresholds, default_thresholds
 from lab.train_patches import (
     CLASSES,
     HARD_SETUPS,
@@ -25,8 +25,6 @@ from lab.train_patches import (
 )
 from vision.patches import (
     HALF,
-    MIRROR_BELOW,
-    MIRROR_LOOKS,
     PATCH_MODEL,
     Conv,
     PatchNetwork,
@@ -149,10 +147,11 @@ def test_an_unsure_cell_is_read_again_in_its_patch_s_turns_and_mirror_images() -
                                    x[:, ::-1, ::-1].transpose(0, 2, 1, 3))]
     mean = np.mean(mirrored, axis=0)
     top = once[:, :3].max(axis=1) / once[:, :3].sum(axis=1)
-    unsure = np.flatnonzero(top < MIRROR_BELOW)
-    unsure = unsure[np.argsort(top[unsure], kind="stable")[:MIRROR_LOOKS]]
+    settings = default_thresholds()
+    unsure = np.flatnonzero(top < settings.mirror_below)
+    unsure = unsure[np.argsort(top[unsure], kind="stable")[:settings.mirror_looks]]
     assert 0 < len(unsure) < len(x)  # random patches: some sure, some not, for the test
-    got = net.steady_proba(x, probs)
+    got = net.steady_proba(settings, x, probs)
     want = once.copy()
     want[unsure] = mean[unsure]
     assert np.allclose(got, want, atol=1e-6)
@@ -423,7 +422,8 @@ def test_a_looked_at_cell_just_like_its_bare_board_in_the_calibration_photo_is_b
 
         channels = 6
 
-        def steady_proba(self, patches: np.ndarray, probs: np.ndarray) -> np.ndarray:
+        def steady_proba(self, settings: Thresholds, patches: np.ndarray, probs: np.ndarray
+                         ) -> np.ndarray:
             seen = np.tile([0.1, 0.85, 0.05], (len(patches), 1))
             return np.column_stack([seen * (1 - probs[:, 3:]), probs[:, 3]])
 

@@ -167,15 +167,15 @@ def test_the_light_field_is_the_same_for_a_ring_seen_again_or_another_ring() -> 
                       [5.0, 0.0, 0.0], [0.0, 3.0, 0.0], [0.0, 0.0, -4.0]])
     seen = design_at(ring) @ truth
     seen[7] += 80.0  # an arm over one sample
-    first, keep = light_field(seen, ring)
-    again, keep_again = light_field(seen.copy(), ring.copy())
+    first, keep = light_field(default_thresholds(), seen, ring)
+    again, keep_again = light_field(default_thresholds(), seen.copy(), ring.copy())
     assert np.array_equal(first, again) and np.array_equal(keep, keep_again)
     assert not keep[7] and keep.sum() == len(ring) - 1
     assert np.allclose(first, truth)
     # Another ring (fewer samples, in another order) is worked out anew, not taken from
     # the first one's.
     other = ring[::-1][:30]
-    fitted, kept = light_field(design_at(other) @ truth, other)
+    fitted, kept = light_field(default_thresholds(), design_at(other) @ truth, other)
     assert kept.all() and np.allclose(fitted, truth)
 
 

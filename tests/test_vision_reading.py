@@ -527,11 +527,11 @@ def test_border_outliers_know_a_fixed_shadow_from_an_arm() -> None:
     bare[10:14] *= 0.45  # a window bar's shadow across the border
     bare += rng.normal(0, 2, bare.shape)
     # The same border a little brighter (the camera's exposure): nothing odd.
-    assert not np.any(border_changes(bare * 1.15, bare, 0.15))
+    assert not np.any(border_changes(default_thresholds(), bare * 1.15, bare, 0.15))
     # An arm over samples 20-22 (skin over the border): exactly those.
     arm = bare * 1.15
     arm[20:23] = (120.0, 150.0, 210.0)
-    odd, shadows = border_changes(arm, bare, 0.15)
+    odd, shadows = border_changes(default_thresholds(), arm, bare, 0.15)
     assert list(np.flatnonzero(odd)) == [20, 21, 22] and not shadows.any()
 
 
@@ -544,7 +544,7 @@ def test_a_shadow_falling_across_the_border_is_not_an_arm() -> None:
     now[5:8] *= 0.5  # a tile's long shadow under a low lamp: every channel halved
     now[30:33] = (60.0, 120.0, 60.0)  # a green sleeve
     now[35] = (20.0, 20.0, 20.0)  # something black lying there, no shadow is that deep
-    odd, shadows = border_changes(now, bare, 0.15)
+    odd, shadows = border_changes(default_thresholds(), now, bare, 0.15)
     assert list(np.flatnonzero(odd)) == [30, 31, 32, 35]
     assert list(np.flatnonzero(shadows)) == [5, 6, 7]
 
@@ -841,9 +841,9 @@ def test_a_border_change_counts_by_the_grey_levels_asked_for() -> None:
     now = bare.copy()
     now[3] = [80.0, 100.0, 97.0]  # 13 levels off in one channel: 13% of the average
     now[7] = [80.0, 112.0, 124.0]  # 14 levels (14%), lighter
-    odd, shadows = border_changes(now, bare, 0.1)
+    odd, shadows = border_changes(default_thresholds(), now, bare, 0.1)
     assert not odd.any() and not shadows.any()  # under the 15 levels that count alone
-    faint, _ = border_changes(now, bare, 0.1, 10.0)
+    faint, _ = border_changes(default_thresholds(), now, bare, 0.1, 10.0)
     assert list(np.flatnonzero(faint)) == [3, 7]
 
 
@@ -1101,7 +1101,7 @@ def test_cells_a_lamps_glare_half_hides_are_read_though_the_frame_is_flagged() -
 def test_a_bare_cell_in_a_tiles_shadow_is_not_taken_for_a_bridges_foot() -> None:
     """In window light, e10 is bare but lies in a red tile's shadow, so it has changed since
     calibration, and the pair c10-e10 (c10 a cream tile) is asked about as a bridge whose
-    foot may hide its tile. The deck network gives it 0.76: below `FOOT_P`, so no bridge
+    foot may hide its tile. The deck network gives it 0.76: below `Thresholds.foot_p`, so no bridge
     c10-e10 is reported and e10 is not read as a light tile (both were, at 0.7)."""
     spec = _scene(11, "window-daylight", 20)
     frame, obs = _tracked(spec)
@@ -1228,9 +1228,8 @@ def test_a_bridge_whose_foot_hides_its_tile_counts_only_when_the_network_is_sure
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """One end read as bare board that has changed since, the other a sure light tile: the
-    pair is asked about, and counts as a light bridge only from `FOOT_P`."""
+    pair is asked about, and counts as a light bridge only from `Thresholds.foot_p`."""
     from vision.classify import LIGHT
-    from vision.learned import FOOT_CHANGE, FOOT_P
     from vision.read_bridges import learned_bridges
 
     reader, plan, m, model = _empty_board_read(monkeypatch)
@@ -1238,14 +1237,14 @@ def test_a_bridge_whose_foot_hides_its_tile_counts_only_when_the_network_is_sure
     probs[:, 0] = 1.0
     probs[0] = (0.0, 1.0, 0.0, 0.0)  # a1: a light tile; c1 reads as bare board ...
     change = np.zeros(100)
-    change[2] = FOOT_CHANGE * 2  # ... but is not the bare board seen there before
-    doubt = (reader.settings.bridge_min_p + FOOT_P) / 2
+    change[2] = reader.settings.foot_change * 2  # ... but not the bare board seen there before
+    doubt = (reader.settings.bridge_min_p + reader.settings.foot_p) / 2
     assert learned_bridges(reader.settings, plan, m, model, probs, _saying(doubt), None,
                             change) == ([], [])
     # The false pair of tuning seed 11 (a bare end in a tile's shadow) came to 0.76.
     assert learned_bridges(reader.settings, plan, m, model, probs, _saying(0.76), None,
                             change) == ([], [])
-    sure = (FOOT_P + 1.0) / 2
+    sure = (reader.settings.foot_p + 1.0) / 2
     found = learned_bridges(reader.settings, plan, m, model, probs, _saying(sure), None, change)
     assert found == ([((0, 0), (2, 0))], [LIGHT])
     assert learned_bridges(reader.settings, plan, m, model, probs, _saying(sure)) == ([], [])

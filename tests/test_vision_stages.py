@@ -249,8 +249,8 @@ def test_light_field_against_the_bare_border_ignores_a_shadow_along_one_side() -
     shadow = (xy[:, 0] < 0) & (xy[:, 1] > 1)
     now[shadow] *= 0.45
     want = field_at(truth, cells)
-    fitted, _ = light_field(now, xy)
-    against = light_field_against(now, bare, xy, shadow)
+    fitted, _ = light_field(default_thresholds(), now, xy)
+    against = light_field_against(default_thresholds(), now, bare, xy, shadow)
     err_fitted = np.abs(field_at(fitted, cells) - want).max()
     err_against = np.abs(field_at(against, cells) - want).max()
     assert err_fitted > 0.1  # the shadow, fitted as light, bends the field
@@ -272,7 +272,7 @@ def test_light_field_against_the_bare_border_seen_along_one_side_only_stays_in_b
     seen[20] = True  # ... and the left side's first sample, in a soft shadow
     now[~seen] *= np.linspace(0.2, 0.6, int((~seen).sum()))[:, None]
     now[20] *= 0.7
-    field = field_at(light_field_against(now, bare, xy, ~seen), cells)
+    field = field_at(light_field_against(default_thresholds(), now, bare, xy, ~seen), cells)
     # the light is the bare border's (only shadows fell), but one bare side cannot show
     # that: the field is only kept near it (0.53 off with the free plane, 0.23 now)
     assert np.abs(field - field_at(truth, cells)).max() < 0.3

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import cv2
 import numpy as np
 
-from contracts.calibration import Lens
+from contracts.calibration import Lens, Thresholds
 from vision.geometry import SIZE, board_homography, board_to_topdown, topdown_size
 
 _PX = 32
@@ -35,11 +35,6 @@ _WINDOW = 0.45
 _SIGMA = 2.5
 """Pixels (of the view) the edge profile is smoothed by: a printed line's two edges make
 one peak, wherever the line is dark on light or light on dark."""
-MIN_PROMINENCE = 2.0
-"""How many times its window's mean edge strength a line's peak must be to be measured:
-below it, the line is too faint there (glare, a dim corner, a hand) to say where it is."""
-MIN_CROSSINGS = 40
-"""Crossings (of 81) that must be measured to say how the board bends or to fit a lens."""
 
 
 class Crossings(NamedTuple):
@@ -52,10 +47,10 @@ class Crossings(NamedTuple):
     """(n, 2) image coordinates where they were found."""
 
 
-def grid_crossings(image: np.ndarray, corners: np.ndarray) -> Crossings:
+def grid_crossings(settings: Thresholds, image: np.ndarray, corners: np.ndarray) -> Crossings:
     """Where the printed grid's inner lines cross, found within `_WINDOW` of a cell of
     where the grid through `corners` (a1 first) puts them; crossings where either line is
-    too faint (`MIN_PROMINENCE`) are left out."""
+    too faint (`Thresholds.line_prominence`) are left out."""
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     to_image = board_homography(corners)
     if abs(np.linalg.det(to_image)) < 1e-12:  # corners on a line: no grid to look along
@@ -73,7 +68,8 @@ def grid_crossings(image: np.ndarray, corners: np.ndarray) -> Crossings:
             x0, y0 = int(round(cx)), int(round(cy))
             window = view[y0 - reach:y0 + reach + 1, x0 - reach:x0 + reach + 1]
             across, down = _edges(window.mean(axis=0)), _edges(window.mean(axis=1))
-            dx, dy = _peak(across), _peak(down)
+            dx = _peak(across, settings.line_prominence)
+            dy = _peak(down, settings.line_prominence)
             if dx is None or dy is None:
                 continue
             board.append((i, j))
@@ -95,28 +91,28 @@ def _edges(profile: np.ndarray) -> np.ndarray:
     return smoothed
 
 
-def _peak(profile: np.ndarray) -> float | None:
-    """Where (sub-pixel, by a parabola) a profile peaks, if it stands out and is not at an
-    end of the window."""
+def _peak(profile: np.ndarray, prominence: float) -> float | None:
+    """Where (sub-pixel, by a parabola) a profile peaks, if it stands out (`prominence`
+    times the profile's mean at least) and is not at an end of the window."""
     k = int(profile.argmax())
     if k == 0 or k == len(profile) - 1:
         return None
     top = float(profile[k])
-    if top < MIN_PROMINENCE * float(profile.mean()) or top <= 0.0:
+    if top < prominence * float(profile.mean()) or top <= 0.0:
         return None
     a, b, c = (float(v) for v in profile[k - 1:k + 2])
     bend = a - 2.0 * b + c
     return k + (0.5 * (a - c) / bend if bend < 0 else 0.0)
 
 
-def bend_of(crossings: Crossings, corners: np.ndarray) -> float | None:
+def bend_of(settings: Thresholds, crossings: Crossings, corners: np.ndarray) -> float | None:
     """How far (cells) the printed lines lie from the grid through `corners`, at the worst
-    crossing; None when too few crossings were measured to say.
+    crossing; None when too few crossings were measured to say (`min_crossings`).
 
     A line's offset across it is taken as the median of three crossings running along it:
     a lens bends a line smoothly, while one crossing can be misplaced alone (a mark or a
     glint on the board beside the line)."""
-    if len(crossings.board) < MIN_CROSSINGS:
+    if len(crossings.board) < settings.min_crossings:
         return None
     to_board = np.linalg.inv(board_homography(corners))
     seen = cv2.perspectiveTransform(crossings.image.reshape(-1, 1, 2), to_board).reshape(-1, 2)
@@ -134,11 +130,11 @@ def bend_of(crossings: Crossings, corners: np.ndarray) -> float | None:
     return worst
 
 
-def straight_corners(crossings: Crossings) -> np.ndarray | None:
+def straight_corners(settings: Thresholds, crossings: Crossings) -> np.ndarray | None:
     """The corners (a1 first) of the straight grid that best fits the crossings (least
     median of squares: a crossing taken at a tile's edge or a mark does not pull it); None
     when too few were measured."""
-    if len(crossings.board) < MIN_CROSSINGS:
+    if len(crossings.board) < settings.min_crossings:
         return None
     to_image = cv2.findHomography(crossings.board, crossings.image, cv2.LMEDS)[0]
     if to_image is None:
@@ -148,14 +144,15 @@ def straight_corners(crossings: Crossings) -> np.ndarray | None:
     return result
 
 
-def lens_from_board(crossings: Crossings, image_size: tuple[int, int]) -> Lens | None:
+def lens_from_board(settings: Thresholds, crossings: Crossings, image_size: tuple[int, int]
+                    ) -> Lens | None:
     """A radial lens (OpenCV's model, k1 alone, about the image's centre) that, with a
     homography, puts the board's crossings where they were found; None when too few were
     measured, the fit does not converge, or the lens it gives folds the picture over.
 
     The focal length stands for the lens's scale only: with k1 alone, the same bending is
     described by any focal length with k1 scaled to it, so none need be measured."""
-    if len(crossings.board) < MIN_CROSSINGS:
+    if len(crossings.board) < settings.min_crossings:
         return None
     w, h = image_size
     centre = np.array([w / 2.0, h / 2.0])

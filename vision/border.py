@@ -9,26 +9,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from contracts.calibration import Thresholds
 from vision.classify import median_along
-from vision.features import MIN_ODD_LEVELS
-
-STILL_SHARE = 0.05
-"""A border sample has not moved while it stays within this share of its brightness of
-where it was (a third of `ring_outlier_error`, the change that makes it odd; frames of
-one scene in window light, each with noise of 2 grey levels and JPEG-encoded again, moved
-the samples by up to 3% and 1.9 levels) ..."""
-
-STILL_LEVELS = 6.0
-"""... or within this many grey levels (a dark border's samples are noisy for their
-brightness)."""
 
 
-def border_unmoved(seen: np.ndarray, before: np.ndarray) -> bool:
+def border_unmoved(settings: Thresholds, seen: np.ndarray, before: np.ndarray) -> bool:
     """Whether the border's (n, 3) samples are where they were `before`, up to the
     camera's noise and its exposure (the median change of every channel is taken out):
-    an arm or a hand moves, a lamp turned on and left on does not."""
+    an arm or a hand moves, a lamp turned on and left on does not (`still_share`,
+    `still_levels`)."""
     expected, diff = _off_exposure(seen, before)
-    return bool((diff <= np.maximum(STILL_SHARE * expected.mean(axis=1), STILL_LEVELS)).all())
+    least = np.maximum(settings.still_share * expected.mean(axis=1), settings.still_levels)
+    return bool((diff <= least).all())
 
 
 def _off_exposure(seen: np.ndarray, before: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -40,32 +32,36 @@ def _off_exposure(seen: np.ndarray, before: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def border_changes(
-    ring: np.ndarray, reference: np.ndarray, limit: float, levels: float = MIN_ODD_LEVELS
+    settings: Thresholds, ring: np.ndarray, reference: np.ndarray, limit: float,
+    levels: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(n,) border samples unlike the bare border behind them, as (outliers, shadows).
 
     The overall change of exposure (the median ratio) is taken out first; a sample has
-    changed when it then differs by more than `limit` (relative) and by `levels` (grey).
+    changed when it then differs by more than `limit` (relative) and by `levels` (grey;
+    default `odd_levels`).
     A changed sample is a shadow when every channel is darker by about the same factor (a
     tile's or a bridge's shadow under a low lamp falls across the border, and so does a
     hand's); otherwise it is an outlier (a hand, an arm, a sleeve changes the colour).
     """
-    return split_changes(*border_change_levels(ring, reference, limit), levels)
+    least = settings.odd_levels if levels is None else levels
+    return split_changes(*border_change_levels(settings, ring, reference, limit), least)
 
 
 def border_change_levels(
-    ring: np.ndarray, reference: np.ndarray, limit: float
+    settings: Thresholds, ring: np.ndarray, reference: np.ndarray, limit: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """(n,) the grey levels by which each border sample differs from the bare border behind
     it where it differs by more than `limit` (relative), else 0; and (n,) whether its
-    change is a shadow's (see `border_changes`, which counts the levels)."""
+    change is a shadow's (see `border_changes`, which counts the levels; and
+    `Thresholds.shadow_tint`)."""
     expected, diff = _off_exposure(ring, reference)
     change = np.where(diff > limit * np.maximum(expected.mean(axis=1), 1.0), diff, 0.0)
     ratio = np.maximum(ring, 1.0) / np.maximum(expected, 1.0)
     top, bottom = ratio.max(axis=1), ratio.min(axis=1)
-    noise = _SHADOW_NOISE_LEVELS / np.maximum(expected.min(axis=1), 1.0)
-    shadow = (top < 1.0) & (bottom > _SHADOW_DEEPEST) & (
-        top - bottom < _SHADOW_TINT * ratio.mean(axis=1) + noise)
+    noise = settings.shadow_noise_levels / np.maximum(expected.min(axis=1), 1.0)
+    shadow = (top < 1.0) & (bottom > settings.shadow_deepest) & (
+        top - bottom < settings.shadow_tint * ratio.mean(axis=1) + noise)
     return change, shadow
 
 
@@ -76,13 +72,6 @@ def split_changes(
     (outliers, shadows)."""
     odd = change > levels
     return odd & ~shadow, odd & shadow
-
-
-_SHADOW_TINT = 0.06  # a shadow changes the channels' ratios by less than this (relative)
-
-_SHADOW_NOISE_LEVELS = 3.0  # grey levels of noise allowed on top of that
-
-_SHADOW_DEEPEST = 0.2  # a "shadow" darker than this is something dark lying there
 
 
 def strip_correlation(ref: np.ndarray, now: np.ndarray) -> np.ndarray:

@@ -317,19 +317,18 @@ _MEAN_DESIGN = np.array([1.0, 0.0, 0.0, 1 / 12, 0.0, 1 / 12])
 
 
 def light_field(
-    ring_bgr: np.ndarray, ring_xy: np.ndarray, outlier_error: float = 0.15
+    settings: Thresholds, ring_bgr: np.ndarray, ring_xy: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """A smooth per-channel light field fitted to the ring: (coefficients (6, 3), inliers).
 
     A ring sample is an outlier (a hand or an arm over the border) when it differs by more
-    than `outlier_error` (relative, and by 15 grey levels) from the median of its
-    neighbours along the ring, four each way: light changes smoothly along the border, an
-    arm does not. Each channel is
-    then modelled as a quadratic in x and y over the board (a lamp's falloff), fitted to
-    the other samples.
+    than `ring_outlier_error` (relative, and by `odd_levels` grey levels) from the median of
+    its neighbours along the ring, four each way: light changes smoothly along the border, an
+    arm does not. Each channel is then modelled as a quadratic in x and y over the board (a
+    lamp's falloff), fitted to the other samples.
     """
     layout = _ring_layout(ring_xy)
-    keep = ~_odd_ones_out(ring_bgr, layout, outlier_error)
+    keep = ~_odd_ones_out(ring_bgr, layout, settings.ring_outlier_error, settings.odd_levels)
     if keep.sum() < 12:
         keep = np.ones(len(ring_xy), bool)
     design = layout.design
@@ -339,8 +338,8 @@ def light_field(
 
 
 def light_field_against(
-    ring_bgr: np.ndarray, reference: np.ndarray, ring_xy: np.ndarray, changed: np.ndarray,
-    outlier_error: float = 0.15,
+    settings: Thresholds, ring_bgr: np.ndarray, reference: np.ndarray, ring_xy: np.ndarray,
+    changed: np.ndarray,
 ) -> np.ndarray:
     """The light field as the bare border seen before shows it now: coefficients (6, 3).
 
@@ -365,11 +364,7 @@ def light_field_against(
     seen = ratio[keep] if keep.any() else ratio
     change = np.clip(plane @ gain, seen.min(axis=0), seen.max(axis=0))
     filled = np.where(keep[:, None], ring_bgr, reference * change)
-    return light_field(filled, ring_xy, outlier_error)[0]
-
-
-MIN_ODD_LEVELS = 15.0
-"""Grey levels: a border sample differing by less is noise or a soft shadow, not an arm."""
+    return light_field(settings, filled, ring_xy)[0]
 
 
 @dataclass(frozen=True)
@@ -406,11 +401,12 @@ def _ring_layout(ring_xy: np.ndarray) -> _RingLayout:
     return layout
 
 
-def _odd_ones_out(ring_bgr: np.ndarray, layout: _RingLayout, limit: float) -> np.ndarray:
+def _odd_ones_out(ring_bgr: np.ndarray, layout: _RingLayout, limit: float, levels: float
+                  ) -> np.ndarray:
     ordered = ring_bgr[layout.order]
     ref = median_along(ordered[layout.near], 1)
     diff = np.abs(ordered - ref).max(axis=1)
-    flags = (diff > limit * np.maximum(ref.mean(axis=1), 1.0)) & (diff > MIN_ODD_LEVELS)
+    flags = (diff > limit * np.maximum(ref.mean(axis=1), 1.0)) & (diff > levels)
     odd = np.zeros(len(ordered), bool)
     odd[layout.order] = flags
     return odd

@@ -38,7 +38,7 @@ from typing import BinaryIO, Protocol, TypeVar
 import numpy as np
 from threadpoolctl import LibController, ThreadpoolController
 
-from contracts.calibration import ColourModel
+from contracts.calibration import ColourModel, Thresholds
 from vision.bridges import BridgePlan, plan_tables
 from vision.classify import (
     Shade,
@@ -556,38 +556,6 @@ def deck_outline(edges: np.ndarray) -> np.ndarray:
     return result
 
 
-CANDIDATE_END = 0.05
-"""The cell network's probability of a tile (or a foot hiding one) from which a cell counts
-as a possible bridge end: low, since a bridge's foot can hide most of a tile's top."""
-CANDIDATE_FIT = 0.01
-"""A bridge stands on two tiles of one colour over bare cells: while tracking (the bare
-board seen before known), a candidate is asked about only when the cell network gives its
-two ends one colour (or a foot hiding them) and each cell it passes over bare board (or
-hidden) at least this chance. Over generated tuning scenes this leaves out about three in
-five candidates, and none the bridge network takes for a bridge. Reading a photo from
-scratch, the cell network is less sure of itself, and in window light this left out a few
-bridges."""
-FOOT_END = 0.5
-"""A bridge's foot can hide its tile so well that the cell network reads bare board there
-with conviction, and the pair never becomes a candidate. So, while tracking, a pair is also
-asked about when one end is a tile in view at least this chance (a hidden cell may be a
-hand) and the other, read as bare, differs from the bare board seen there before by at
-least `FOOT_CHANGE` ..."""
-FOOT_CHANGE = 4.0
-"""... Lab units (the median over the cell's sample boxes; a bare cell's is below 4 in nine
-cases out of ten: only shadows and what stands beside it change it) ..."""
-FOOT_SPREAD = 3.0
-"""... and at least this many times as much as the cells read as bare board have changed
-(the median): after a change of light (a webcam's exposure, a cloud) every bare cell has
-changed a little, and a foot still stands out ..."""
-FOOT_P = 0.8
-"""... and such a pair counts as a bridge from this probability (the bridge network's, or
-the deck network's after a second look), a margin over the plain 0.5: it has only the deck
-to go by. Real bridges with a foot over one end come to about 0.9 or more; false pairs
-(a light tile and a bare cell in a tile's shadow) can come to three quarters, and 0.9
-would lose real ones."""
-
-
 def end_chance(probs: np.ndarray) -> np.ndarray:
     """(n, 2) each cell's chance of being a light bridge's end and a dark one's, by its class
     probabilities (n, 4): a tile of that colour, or hidden (by the bridge's foot, say)."""
@@ -604,32 +572,33 @@ def tile_chance(probs: np.ndarray, ends: np.ndarray | None) -> np.ndarray:
 
 
 def foot_candidates(
-    bridge_plan: BridgePlan, probs: np.ndarray, change: np.ndarray,
+    settings: Thresholds, bridge_plan: BridgePlan, probs: np.ndarray, change: np.ndarray,
     ends: np.ndarray | None = None,
 ) -> np.ndarray:
     """(pairs,) bool: the pairs worth asking about only because a bridge's foot may hide
-    one end's tile (see `FOOT_END`): one end a tile at least `FOOT_END`; the other not a
-    possible end by `CANDIDATE_END`, but changed from the bare board seen there before by
-    at least `FOOT_CHANGE` and `FOOT_SPREAD` times what the cells read as bare board have
-    (`change`: (100,) Lab units, NaN where not known; see `background_change`); and the
-    cells passed over bare board (or hidden) at least `CANDIDATE_FIT`. No candidate of
-    the plain rule is among them."""
+    one end's tile (see `Thresholds.foot_end_p`): one end a tile at least `foot_end_p`; the
+    other not a possible end by `candidate_end_p`, but changed from the bare board seen there
+    before by at least `foot_change` and `foot_spread` times what the cells read as bare
+    board have (`change`: (100,) Lab units, NaN where not known; see `background_change`);
+    and the cells passed over bare board (or hidden) at least `candidate_fit_p`. No
+    candidate of the plain rule is among them."""
     ends_i, under_i, _ = plan_tables(bridge_plan)
     tile = tile_chance(probs, ends)
-    sure = probs[:, 1] + probs[:, 2] >= FOOT_END  # a tile in view: not a hand
+    sure = probs[:, 1] + probs[:, 2] >= settings.foot_end_p  # a tile in view: not a hand
     known = ~np.isnan(change)
     seen = change[(probs[:, 0] >= 0.5) & known]  # the cells read as bare board
     typical = float(np.median(seen)) if len(seen) else 0.0
-    least = max(FOOT_CHANGE, FOOT_SPREAD * typical)
-    hidden = (tile <= CANDIDATE_END) & known & (np.where(known, change, 0.0) >= least)
+    least = max(settings.foot_change, settings.foot_spread * typical)
+    hidden = (tile <= settings.candidate_end_p) & known & (np.where(known, change, 0.0) >= least)
     a, b = ends_i[:, 0], ends_i[:, 1]
     bare = (probs[:, 0] + probs[:, 3])[under_i].min(axis=1)
     result: np.ndarray = ((sure[a] & hidden[b]) | (sure[b] & hidden[a])) & (
-        bare > CANDIDATE_FIT)
+        bare > settings.candidate_fit_p)
     return result
 
 
 def candidate_features(
+    settings: Thresholds,
     bridge_plan: BridgePlan,
     paths: Callable[[np.ndarray], np.ndarray],
     model: ColourModel,
@@ -642,8 +611,8 @@ def candidate_features(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Features of the candidate bridges worth asking about (both ends likely tiles or
     hidden by a foot; while tracking, of one colour, the cells passed over likely bare: see
-    `CANDIDATE_FIT`), and their indices in the plan's pair list. `paths(rows)` measures
-    the path samples of some rows (pair * heights + height) of the plan; `background` is
+    `Thresholds.candidate_fit_p`), and their indices in the plan's pair list. `paths(rows)`
+    measures the path samples of some rows (pair * heights + height) of the plan; `background` is
     the bare board seen before, per cell sample box ((100, 9, 3) Lab, NaN where unknown);
     `beside(rows)` measures the samples either side of those rows' paths, `edges(rows)`
     the grey level's rise across their decks' edges; `ends` is each cell's chance of being
@@ -657,9 +626,10 @@ def candidate_features(
                             np.minimum(colour[first, 1], colour[second, 1]))
     bare_cell = probs[:, 0] + probs[:, 3]
     bare = np.minimum(bare_cell[under_i[:, 0]], bare_cell[under_i[:, 1]])
-    fits = (tile[first] > CANDIDATE_END) & (tile[second] > CANDIDATE_END)
+    least = settings.candidate_end_p
+    fits = (tile[first] > least) & (tile[second] > least)
     if known_background(background) is not None:
-        fits &= (one_colour > CANDIDATE_FIT) & (bare > CANDIDATE_FIT)
+        fits &= (one_colour > settings.candidate_fit_p) & (bare > settings.candidate_fit_p)
     if extra is not None:
         fits |= extra
     keep = np.flatnonzero(fits)

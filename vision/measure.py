@@ -148,7 +148,7 @@ def measure_view(settings: Thresholds, plan: Plan, topdown: np.ndarray, ii: np.n
                  even: bool = True) -> Measurement:
     """`measure` of a top-down view already made (`warp_topdown`) and its integral image."""
     ring = box_means(ii, plan.sampling.index(plan.sampling.ring_boxes))
-    coef, keep = light_field(ring, plan.sampling.ring_xy, settings.ring_outlier_error)
+    coef, keep = light_field(settings, ring, plan.sampling.ring_xy)
     if even:
         sub_lab, rim_lab, subs = _evened(plan, ii, coef)
     else:
@@ -171,8 +171,8 @@ def relit(settings: Thresholds, plan: Plan, m: Measurement, border: np.ndarray |
     coef = m.light_coef
     changed = m.ring_outliers if m.ring_shadows is None else m.ring_outliers | m.ring_shadows
     if border is not None and changed.any():
-        coef = light_field_against(m.ring_bgr, border, plan.sampling.ring_xy, changed,
-                                   settings.ring_outlier_error)
+        coef = light_field_against(settings, m.ring_bgr, border, plan.sampling.ring_xy,
+                                   changed)
     sub_lab, rim_lab, subs = _evened(plan, m.integral, coef)
     return replace(m, cells_lab=median_along(sub_lab, 1), sub_lab=sub_lab, rim_lab=rim_lab,
                    light_coef=coef, sub_bgr=subs)

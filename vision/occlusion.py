@@ -90,13 +90,13 @@ def fading_arm(settings: Thresholds, plan: Plan, m: Measurement, odd: np.ndarray
 
 FAINT_LEVELS = 10.0
 """Grey levels a border sample must differ by, beside one changed by `CLEAR_LEVELS`, to
-count (see `fading_arm`): two thirds of `MIN_ODD_LEVELS`, which alone counts. A hand over
+count (see `fading_arm`): two thirds of `Thresholds.odd_levels`, which alone counts. A hand over
 a border of its own colour may change one box clearly and the next just under what counts,
 and one box alone is not enough. Such a frame is flagged and read as it would be
 otherwise, as `edge_hidden` does."""
 
 CLEAR_LEVELS = 30.0
-"""Grey levels (twice `MIN_ODD_LEVELS`) by which a border sample off the bare border makes
+"""Grey levels (twice `Thresholds.odd_levels`) by which a border sample off the bare border makes
 the faint changes next to it count (see `FAINT_LEVELS`)."""
 
 FAINT_BESIDE = 1.5

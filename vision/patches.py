@@ -44,13 +44,6 @@ from vision.learned import MODELS, model_file, one_blas_thread
 PATCH_MODEL = MODELS / "patches.npz"
 HALF = 20
 """Half a patch's side in top-down pixels (a cell is `cell_px`, 24, pixels)."""
-MIRROR_BELOW = 0.99
-"""A cell the patch network gives less than this (of what a cell in view can be) is read
-again in its patch's seven other turns and mirror images, and the eight answers are
-averaged ..."""
-MIRROR_LOOKS = 8
-"""... at most this many cells a frame, the least sure first (with an arm over the board,
-most are unsure, and the reading then waits anyway)."""
 FLOOR = 1e-4
 """The smallest probability the patch network is told of (its inputs are log-probabilities)."""
 
@@ -155,20 +148,21 @@ class PatchNetwork:
             [seen * (1.0 - probs[:, 3:4]), probs[:, 3:4]], axis=1)
         return result
 
-    def steady_proba(self, patches: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    def steady_proba(self, settings: Thresholds, patches: np.ndarray, probs: np.ndarray
+                     ) -> np.ndarray:
         """`proba`, averaged over the patch and its seven other images under the square's
-        turns and mirrors for the cells it is unsure of (see `MIRROR_BELOW`). The network
+        turns and mirrors for the cells it is unsure of (see `Thresholds.mirror_below`). The network
         learned from every quarter turn and mirror image of its patches, so each is as
         fair a view of the cell as the first, and where one view is unsure their mean is
         steadier than any of them. The chance that a cell is hidden is the same in all."""
         out = self.proba(patches, probs)
         seen = out[:, :3]
         top = seen.max(axis=1) / np.maximum(seen.sum(axis=1), 1e-12)
-        doubt = np.flatnonzero(top < MIRROR_BELOW)
+        doubt = np.flatnonzero(top < settings.mirror_below)
         if not len(doubt):
             return out
-        if len(doubt) > MIRROR_LOOKS:
-            doubt = doubt[np.argsort(top[doubt], kind="stable")[:MIRROR_LOOKS]]
+        if len(doubt) > settings.mirror_looks:
+            doubt = doubt[np.argsort(top[doubt], kind="stable")[:settings.mirror_looks]]
         views = mirror_images(patches[doubt])
         tiled = np.tile(probs[doubt], (len(views) // len(doubt), 1))
         answers = [out[doubt], self.proba(views, tiled)]

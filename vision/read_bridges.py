@@ -23,20 +23,21 @@ from vision.cells import SIZE, Cell
 from vision.classify import DARK, LIGHT
 from vision.decks import HIGH as DECK_HIGH
 from vision.decks import deck_extras, deck_network, deck_patches, unsure_candidates
-from vision.learned import FOOT_P, Network, candidate_features, foot_candidates, tile_chance
+from vision.learned import Network, candidate_features, foot_candidates, tile_chance
 from vision.measure import Measurement, Plan
 
 
 def bridge_candidates(
-    bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray,
-    ends: np.ndarray | None = None, extra: np.ndarray | None = None,
+    settings: Thresholds, bridge_plan: BridgePlan, m: Measurement, model: ColourModel,
+    probs: np.ndarray, ends: np.ndarray | None = None, extra: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The bridge network's inputs for this frame's candidates and their indices in the
     plan's pair list (see `candidate_features`, for `ends` `looked_cells` and for `extra`
     `foot_candidates`): what the pipeline reads and training learns from, measured
     alike."""
     return candidate_features(
-        bridge_plan, lambda rows: measure_rows(bridge_plan, m.integral, m.light_coef, rows),
+        settings, bridge_plan,
+        lambda rows: measure_rows(bridge_plan, m.integral, m.light_coef, rows),
         model, probs, m.background,
         lambda rows: measure_flanks(bridge_plan, m.integral, m.light_coef, rows),
         None if m.slopes is None else (
@@ -44,13 +45,14 @@ def bridge_candidates(
 
 
 def bridge_probabilities(
-    bridge_plan: BridgePlan, m: Measurement, model: ColourModel, probs: np.ndarray,
-    net: Network, ends: np.ndarray | None = None, extra: np.ndarray | None = None,
+    settings: Thresholds, bridge_plan: BridgePlan, m: Measurement, model: ColourModel,
+    probs: np.ndarray, net: Network, ends: np.ndarray | None = None,
+    extra: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The bridge network's probability for each candidate worth asking about (see
     `bridge_candidates`), and the candidates' indices in the plan's pair list; None when
     the network was made for other features."""
-    feats, keep = bridge_candidates(bridge_plan, m, model, probs, ends, extra)
+    feats, keep = bridge_candidates(settings, bridge_plan, m, model, probs, ends, extra)
     if len(keep) == 0:
         return np.zeros(0), keep
     if feats.shape[1] != net.mean.shape[0]:
@@ -65,10 +67,11 @@ def learned_bridges(
     """Bridges by the bridge network (with a second look at those it is unsure of), best
     first, kept only where they fit together (see `BridgeLayout`); None when the network
     was made for other features. With `change` (see `background_change`), pairs whose
-    one end a bridge's foot may hide are asked about too, and need `FOOT_P`."""
+    one end a bridge's foot may hide are asked about too, and need `Thresholds.foot_p`."""
     bridge_plan = plan.bridges
-    foot = None if change is None else foot_candidates(bridge_plan, probs, change, ends)
-    scored = bridge_probabilities(bridge_plan, m, model, probs, net, ends, foot)
+    foot = None if change is None else foot_candidates(
+        settings, bridge_plan, probs, change, ends)
+    scored = bridge_probabilities(settings, bridge_plan, m, model, probs, net, ends, foot)
     if scored is None:
         return None
     p, keep = scored
@@ -80,7 +83,7 @@ def learned_bridges(
     sure_ends = sure >= settings.bridge_sure_ends
     needed = np.where(sure_ends, settings.bridge_min_p_sure_ends, settings.bridge_min_p)
     if foot is not None:
-        needed[foot[keep]] = FOOT_P
+        needed[foot[keep]] = settings.foot_p
     # A deck the bridge network did not see, found by the deck network's look, needs a
     # tile in sight at one end at least (a tile, or a foot hiding one): the look is not
     # taken where it could not count.

@@ -150,7 +150,7 @@ def look_at_cells(settings: Thresholds, plan: Plan, m: Measurement, model: Colou
     patches = cell_patches(settings, plan.sampling, m.topdown, m.light_coef, model, cells)
     if net.channels == 6:
         patches = with_reference(settings, plan.sampling, patches, m.bare_view, model, cells)
-    out[cells] = net.steady_proba(patches, out[cells])
+    out[cells] = net.steady_proba(settings, patches, out[cells])
     if m.bare_view is not None and patches.shape[3] == 6:
         same = cells[m.bare_view.known[cells] & (bare_mismatch(patches) < settings.same_as_bare)]
         out[same, :UNKNOWN] = 0.0

@@ -42,7 +42,7 @@ from vision.classify import (
     row_max,
 )
 from vision.errors import VisionError
-from vision.features import MIN_ODD_LEVELS, SamplingPlan, box_means, integral, warp_topdown
+from vision.features import SamplingPlan, box_means, integral, warp_topdown
 from vision.imageio import check_image, decode_image
 from vision.learned import one_blas_thread
 from vision.locate import locate_board, orient_corners
@@ -586,13 +586,13 @@ class _Step:
                 self.outer = None if outer is None else outer.copy()
             return m
         limit = self.settings.ring_outlier_error
-        change = border_change_levels(m.ring_bgr, self.border, limit)
-        odd, shadows = split_changes(*change, MIN_ODD_LEVELS)
+        change = border_change_levels(self.settings, m.ring_bgr, self.border, limit)
+        odd, shadows = split_changes(*change, self.settings.odd_levels)
         outer_odd = outer_shadows = None
         levels = change[0]
         if self.outer is not None and outer is not None:
-            outer_change = border_change_levels(outer, self.outer, limit)
-            outer_odd, outer_shadows = split_changes(*outer_change, MIN_ODD_LEVELS)
+            outer_change = border_change_levels(self.settings, outer, self.outer, limit)
+            outer_odd, outer_shadows = split_changes(*outer_change, self.settings.odd_levels)
             levels = np.maximum(levels, outer_change[0])
         faint = clear = None
         if odd.any():
@@ -616,7 +616,7 @@ class _Step:
             changed = odd | shadows
             seen = m.ring_bgr if outer is None else np.concatenate([m.ring_bgr, outer])
             same = self.last_odd is not None and np.array_equal(changed, self.last_odd)
-            still = self.still is not None and border_unmoved(seen, self.still)
+            still = self.still is not None and border_unmoved(self.settings, seen, self.still)
             self.steady = self.steady + 1 if same or still else 0
             if not still:
                 self.still = seen.copy()
@@ -780,11 +780,11 @@ def _border_changed(settings: Thresholds, m: Measurement, border: np.ndarray,
     if border.shape != m.ring_bgr.shape:
         return len(m.ring_bgr) + len(border)  # other boxes in view: nothing to compare
     limit = settings.ring_outlier_error
-    odd, shadows = border_changes(m.ring_bgr, border, limit)
+    odd, shadows = border_changes(settings, m.ring_bgr, border, limit)
     count = int((odd | shadows).sum())
     if (outer is not None and m.ring_outer_bgr is not None
             and outer.shape == m.ring_outer_bgr.shape):
-        count += int(border_changes(m.ring_outer_bgr, outer, limit)[0].sum())
+        count += int(border_changes(settings, m.ring_outer_bgr, outer, limit)[0].sum())
     return count
 
 
