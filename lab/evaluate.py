@@ -40,7 +40,13 @@ import cv2
 import numpy as np
 
 from calibration.make import make_calibration, save_lens
-from contracts.calibration import Calibration, CalibrationError, Lens, save_calibration
+from contracts.calibration import (
+    Calibration,
+    CalibrationError,
+    Lens,
+    Thresholds,
+    save_calibration,
+)
 from vision.cells import SIZE, cell_name, parse_cell
 from vision.errors import VisionError
 from vision.observation import Observation
@@ -385,9 +391,10 @@ def empty_photo(spec: SceneSpec, relight: np.random.Generator | None = None
     return shot.image, lens
 
 
-def _calibrated(photo: np.ndarray, lens: Lens | None) -> Calibration | None:
+def _calibrated(photo: np.ndarray, lens: Lens | None, thresholds: Thresholds | None = None
+                ) -> Calibration | None:
     try:
-        return make_calibration(photo, lens=lens, empty=True)
+        return make_calibration(photo, lens=lens, empty=True, thresholds=thresholds)
     except (VisionError, CalibrationError):
         return None
 

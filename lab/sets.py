@@ -20,6 +20,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from contracts.calibration import Thresholds
 from lab.evaluate import (
     COLUMNS,
     MODES,
@@ -87,9 +88,11 @@ def evaluate_set(folder: Path, out: Path, *, listing: Path | None = None,
     return rows
 
 
-def calibration_of(folder: Path, record: dict[str, Any]) -> Any:
+def calibration_of(folder: Path, record: dict[str, Any], thresholds: Thresholds | None = None
+                   ) -> Any:
     """What `ponte calibrate --empty` makes of the record's empty photo (with the camera's
-    lens where it bends lines, as `ponte calibrate-lens` would have measured it)."""
+    lens where it bends lines, as `ponte calibrate-lens` would have measured it), with
+    `thresholds` (default: the parameter file's)."""
     photo = cv2.imread(str(folder / record["empty"]), cv2.IMREAD_COLOR)
     if photo is None:
         return None
@@ -98,7 +101,7 @@ def calibration_of(folder: Path, record: dict[str, Any]) -> Any:
     if any(dist):
         size = (photo.shape[1], photo.shape[0])
         lens = _lens_of(np.asarray(record["camera_matrix"], np.float64), dist, size)
-    return _calibrated(photo, lens)
+    return _calibrated(photo, lens, thresholds)
 
 
 def write_synth_set(out: Path, per_setup: int, seed: int) -> int:
