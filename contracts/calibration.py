@@ -414,6 +414,46 @@ class Thresholds:
     """The least ratio of a shadow's channels to the bare border's: a "shadow" darker than
     this is something dark lying there."""
 
+    grid_square_px: int
+    """Pixels: a candidate outline of the board is warped to a square of this side when the
+    grid's lines are looked for in it."""
+    grid_min_share: float
+    """How many times the mean edge strength the median printed line must have (its share,
+    on the poorer axis) for an outline to hold a grid at all."""
+    line_min_share: float
+    """The least share of the edge strength each of the eleven lines each way must have when
+    the outline was found from the cells alone (no border tells the board from a smaller
+    grid or a chessboard then)."""
+    line_full_share: float
+    """A grid whose weakest line has less than this share ranks lower in proportion: numbered
+    a row or column off, a grid has a line on the border, where none is printed."""
+    rim_min_share: float
+    """The least share an outermost line of a faint-rimmed grid has (a grid printed in a dark
+    colour beside a dark border, whose outermost lines have an edge on one side only)."""
+    rim_alike: float
+    """How many times the other's share the stronger outermost line of a faint rim may have:
+    numbered a line off, a grid has one end on the border and one on a full line."""
+    bare_rim_hue: float
+    """Chromaticity (a channel over the sum) by which a sample just outside the grid may
+    differ from its neighbours along the ring and still be the bare border: a shadow keeps the
+    hue; a hand, an arm or a sleeve changes it (see `bare_rim_noise`)."""
+    bare_rim_brighter: float
+    """How many times as bright as its neighbours along the ring a sample just outside the
+    grid may be: no shadow brightens the border."""
+    bare_rim_noise: float
+    """... nor changes the hue by more than this many times its typical change along the
+    ring (a dim, noisy photo's hue varies from sample to sample by itself; `bare_rim_hue`)."""
+    grid_min_cells: int
+    """Cells (closed four-sided contours of about a cell's size) a group must have for a grid
+    to be fitted to it when the board is located from its cells."""
+    lattice_near: float
+    """Times a cell's size within which another cell lies beside it (a grid's next cell lies
+    about 1.1-1.2 of a cell's size away): a cell with fewer than two beside it is a loose tile,
+    not one of the grid's."""
+    cell_link_reach: float
+    """Times a cell's size up to which cells are grouped as one grid (three cells away: a
+    shadow's edge may break the cells between)."""
+
     @classmethod
     def from_json(cls, data: Any, *, base: Thresholds | None = None) -> Thresholds:
         """Thresholds from a JSON object; keys it lacks come from `base` (or the defaults)."""

@@ -255,11 +255,15 @@ def test_a_faint_rim_is_two_alike_outermost_lines_beside_nine_clear_ones() -> No
         return GridFit(1.0, 3.0, float(min(across + down)), np.zeros((4, 2)), shares)
 
     clear = [3.0] * 9
-    assert faint_rimmed(grid([1.0, *clear, 1.2], [0.9, *clear, 1.1]))
+
+    def rimmed(across: list[float], down: list[float]) -> bool:
+        return faint_rimmed(default_thresholds(), grid(across, down))
+
+    assert rimmed([1.0, *clear, 1.2], [0.9, *clear, 1.1])
     # numbered a line off: one end on the border, the other on a full line
-    assert not faint_rimmed(grid([0.6, *clear, 3.0], [0.9, *clear, 1.1]))
-    assert not faint_rimmed(grid([0.3, *clear, 0.4], [0.9, *clear, 1.1]))  # no line there
-    assert not faint_rimmed(grid([1.0, 3.0, 1.0, *([3.0] * 7), 1.0], [1.0, *clear, 1.0]))
+    assert not rimmed([0.6, *clear, 3.0], [0.9, *clear, 1.1])
+    assert not rimmed([0.3, *clear, 0.4], [0.9, *clear, 1.1])  # no line there
+    assert not rimmed([1.0, 3.0, 1.0, *([3.0] * 7), 1.0], [1.0, *clear, 1.0])
 
 
 def test_tiles_on_the_table_beside_the_board_do_not_join_its_cells() -> None:
@@ -282,8 +286,8 @@ def test_a_cell_with_two_others_beside_it_lies_in_a_lattice() -> None:
     apart = np.array([[200.0, 40.0], [200.0, 80.0], [300.0, 300.0]])  # three tiles away
     centres = np.concatenate([grid, apart])
     sizes = np.full(len(centres), 34.0)
-    kept = in_lattice(centres, sizes)
+    kept = in_lattice(default_thresholds(), centres, sizes)
     assert kept[:9].all()
     assert not kept[9:].any()  # a pair has one beside each, a lone tile none
     sizes[4] = 80.0  # nothing of another size counts
-    assert in_lattice(centres, sizes)[:9].sum() == 8
+    assert in_lattice(default_thresholds(), centres, sizes)[:9].sum() == 8

@@ -23,8 +23,6 @@ from vision.errors import BoardNotFound
 from vision.imageio import check_image
 
 SIZE = 10
-_SQUARE = 480  # side of the square the outline is warped to when looking for the grid
-
 Corners = np.ndarray
 """Four (x, y) float points, shape (4, 2)."""
 
@@ -47,7 +45,7 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
     maps = _edge_maps(small)
     fence = _marker_fence(small)
     quads = _candidate_quads(maps, settings.min_board_area)
-    found = _best_grid(_graded(
+    found = _best_grid(settings, _graded(
         gray, [_refine_quad(maps[0], q) for q in quads if _inside(fence, q)], settings))
     if found is None:
         # Something crossing the outline (a window bar's hard shadow, an arm) joins its edges
@@ -58,23 +56,23 @@ def locate_board(settings: Thresholds, image: np.ndarray, *, markers: bool = Fal
         for edges in maps:
             rough = [_around(g, 0.5) for g in _grids_from_cells(gray, edges, settings)]
             graded = _graded(gray, [o for o in rough if _inside(fence, o)], settings)
-            found = _best_grid(graded, image=small)
+            found = _best_grid(settings, graded, image=small)
             if found is not None:
                 break
             seen += graded
         if found is None:
             # A grid printed in a dark colour next to a dark border: its outermost lines
             # stand out on one side only (`faint_rimmed`).
-            found = _best_grid(seen, image=small, faint_rim=True)
+            found = _best_grid(settings, seen, image=small, faint_rim=True)
         for edges in maps if found is None else []:
             # Tiles left on the table beside the board are quadrilaterals of a cell's size
             # too, and join the cells' group: only cells lying in a lattice are grouped.
             rough = [_around(g, 0.5) for g in _grids_from_cells(gray, edges, settings,
                                                                 lattice=True)]
             graded = _graded(gray, [o for o in rough if _inside(fence, o)], settings)
-            found = _best_grid(graded, image=small)
+            found = _best_grid(settings, graded, image=small)
             if found is None:
-                found = _best_grid(graded, image=small, faint_rim=True)
+                found = _best_grid(settings, graded, image=small, faint_rim=True)
             if found is not None:
                 break
     if found is None:
@@ -92,17 +90,18 @@ def _inside(fence: np.ndarray | None, quad: np.ndarray) -> bool:
 
 def _graded(gray: np.ndarray, outlines: list[Corners], settings: Thresholds
             ) -> list[tuple[Corners, GridFit]]:
-    """The outlines that hold a grid (`_MIN_GRID_SHARE`), each with the grid found in it."""
+    """The outlines that hold a grid (`Thresholds.grid_min_share`), each with the grid found
+    in it."""
     graded = []
     for outline in outlines:
         grid = _find_grid(gray, outline, settings)
-        if grid is not None and grid.share >= _MIN_GRID_SHARE:
+        if grid is not None and grid.share >= settings.grid_min_share:
             graded.append((outline, grid))
     return graded
 
 
 def _best_grid(
-    graded: list[tuple[Corners, GridFit]], *, image: np.ndarray | None = None,
+    settings: Thresholds, graded: list[tuple[Corners, GridFit]], *, image: np.ndarray | None = None,
     faint_rim: bool = False,
 ) -> Corners | None:
     """The grid corners of the outline whose grid ranks best (`graded`: see `_graded`), or
@@ -119,18 +118,19 @@ def _best_grid(
     best: tuple[float, Corners] | None = None
     for outline, grid in graded:
         if image is not None and (
-            not (faint_rimmed(grid) if faint_rim else grid.weakest >= _MIN_LINE_SHARE)
-            or not _border_is_bare(image, grid.corners)
+            not (faint_rimmed(settings, grid) if faint_rim
+                 else grid.weakest >= settings.line_min_share)
+            or not _border_is_bare(settings, image, grid.corners)
         ):
             continue
         rank = grid.sharpness * float(cv2.contourArea(outline.astype(np.float32))) ** 0.25
-        rank *= min(1.0, grid.weakest / _FULL_LINE_SHARE)
+        rank *= min(1.0, grid.weakest / settings.line_full_share)
         if best is None or rank > best[0]:
             best = (rank, grid.corners)
     return None if best is None else best[1]
 
 
-def faint_rimmed(grid: GridFit) -> bool:
+def faint_rimmed(settings: Thresholds, grid: GridFit) -> bool:
     """Whether every line of a grid stands out but its outermost ones, which stand out less,
     about alike: a grid printed in a dark colour beside a dark border, whose outermost lines
     have an edge on their inner side only (such outermost lines can come to about a third
@@ -138,18 +138,14 @@ def faint_rimmed(grid: GridFit) -> bool:
     border and one on a full line: unlike."""
     for shares in grid.lines:
         inner, rim = shares[1:-1], shares[[0, -1]]
-        if inner.min() < _MIN_LINE_SHARE or rim.min() < _MIN_RIM_SHARE:
+        if inner.min() < settings.line_min_share or rim.min() < settings.rim_min_share:
             return False
-        if rim.max() > _RIM_ALIKE * rim.min():
+        if rim.max() > settings.rim_alike * rim.min():
             return False
     return True
 
 
-_MIN_RIM_SHARE = 0.5  # the least share an outermost line of a faint rim has
-_RIM_ALIKE = 2.0  # how many times the other's share the stronger outermost line may have
-
-
-def _border_is_bare(image: np.ndarray, corners: Corners) -> bool:
+def _border_is_bare(settings: Thresholds, image: np.ndarray, corners: Corners) -> bool:
     """Whether the border just outside the grid shows nothing but the board and its light.
 
     The border is sampled all round, a fifth of a cell outside the grid, and each sample
@@ -187,17 +183,15 @@ def _border_is_bare(image: np.ndarray, corners: Corners) -> bool:
     for i in range(n):
         near = [(i + k) % n for k in range(-_RING_SPAN, _RING_SPAN + 1) if k]
         off_hue[i] = float(np.abs(hue[i] - np.median(hue[near], axis=0)).max())
-        if light[i] > _RING_BRIGHTER * float(np.median(light[near])):
+        if light[i] > settings.bare_rim_brighter * float(np.median(light[near])):
             return False
     # A dim, noisy photo's hue varies from sample to sample by itself.
-    return float(off_hue.max()) <= max(_RING_HUE, _RING_NOISE * float(np.median(off_hue)))
+    typical = settings.bare_rim_noise * float(np.median(off_hue))
+    return float(off_hue.max()) <= max(settings.bare_rim_hue, typical)
 
 
 _RING_OUT = (0.2, 0.25, 0.3)  # cells outside the grid: inside any printed border
 _RING_SPAN = 4  # neighbours each way a border sample is compared with
-_RING_HUE = 0.04  # chromaticity change no shadow makes
-_RING_BRIGHTER = 1.2  # no shadow brightens the border
-_RING_NOISE = 4.0  # ... nor changes the hue by this many times its typical change
 
 
 def _grid_to_image(corners: Corners) -> np.ndarray:
@@ -250,21 +244,21 @@ def _grids_from_cells(
         if sides.max() > 3 * sides.min():
             continue
         cells.append(contour.reshape(-1, 2))
-    if len(cells) < _MIN_CELLS:
+    if len(cells) < settings.grid_min_cells:
         return []
     if len(cells) > _MAX_CELLS:  # a tiled floor, say: keep the pairwise distances small
         cells = sorted(cells, key=cv2.contourArea, reverse=True)[:_MAX_CELLS]
     centres = np.array([_centroid(c) for c in cells])
     sizes = np.sqrt([cv2.contourArea(c) for c in cells])
     if lattice:
-        keep = in_lattice(centres, sizes)
-        if keep.all() or keep.sum() < _MIN_CELLS:
+        keep = in_lattice(settings, centres, sizes)
+        if keep.all() or keep.sum() < settings.grid_min_cells:
             return []
         cells = [c for c, k in zip(cells, keep, strict=True) if k]
         centres, sizes = centres[keep], sizes[keep]
     grids = []
-    for group in _groups(_linked(centres, sizes, _LINK_REACH)):
-        if len(group) < _MIN_CELLS:
+    for group in _groups(_linked(centres, sizes, settings.cell_link_reach)):
+        if len(group) < settings.grid_min_cells:
             continue
         quad = _approx_quad(cv2.convexHull(np.concatenate([cells[i] for i in group])))
         if quad is None:
@@ -278,7 +272,7 @@ def _grids_from_cells(
         rough = _find_grid(gray, outline, settings, centred=False)
         if rough is None:
             continue
-        corners = _fit_to_cells(rough.corners, centres[group])
+        corners = _fit_to_cells(settings, rough.corners, centres[group])
         if corners is None:
             continue
         # The cells fix the perspective but may be numbered a row or column off: the grid's
@@ -289,12 +283,12 @@ def _grids_from_cells(
     return grids
 
 
-def in_lattice(centres: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """(n,) the cells with at least two others beside them (centres within `_LATTICE_NEAR`
+def in_lattice(settings: Thresholds, centres: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """(n,) the cells with at least two others beside them (centres within `lattice_near`
     times the larger one's size, sizes alike): in a grid, every cell has two or more.
     Loose tiles on the table beside the board would otherwise join the group of its
     cells, whose hull would then be no outline of the grid."""
-    beside = _linked(centres, sizes, _LATTICE_NEAR)
+    beside = _linked(centres, sizes, settings.lattice_near)
     np.fill_diagonal(beside, False)
     result: np.ndarray = beside.sum(axis=1) >= 2
     return result
@@ -310,8 +304,6 @@ def _linked(centres: np.ndarray, sizes: np.ndarray, reach: float) -> np.ndarray:
     return result
 
 
-_LATTICE_NEAR = 1.6  # a grid's next cell lies about 1.1-1.2 of a cell's size away
-_LINK_REACH = 3.5  # a cell is grouped with one up to three cells away (a shadow's edge between)
 
 
 def _centroid(contour: np.ndarray) -> np.ndarray:
@@ -321,7 +313,8 @@ def _centroid(contour: np.ndarray) -> np.ndarray:
     return np.array([m["m10"] / m["m00"], m["m01"] / m["m00"]])
 
 
-def _fit_to_cells(corners: Corners, centres: np.ndarray) -> Corners | None:
+def _fit_to_cells(settings: Thresholds, corners: Corners, centres: np.ndarray
+                  ) -> Corners | None:
     """Grid corners from cell centres: each centre is numbered by the rough grid `corners`,
     and the perspective mapping the numbered cells to their centres is fitted (RANSAC)."""
     unit = np.array([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]], np.float32)
@@ -333,20 +326,19 @@ def _fit_to_cells(corners: Corners, centres: np.ndarray) -> Corners | None:
         near = (np.abs(at - cell).max(axis=1) < 0.25) & (cell.min(axis=1) > 0) & (
             cell.max(axis=1) < SIZE
         )
-        if near.sum() < _MIN_CELLS:
+        if near.sum() < settings.grid_min_cells:
             return None
         pitch = float(np.sqrt(cv2.contourArea(corners.astype(np.float32)))) / SIZE
         to_image, inliers = cv2.findHomography(
             cell[near].astype(np.float32), centres[near].astype(np.float32), cv2.RANSAC,
             0.1 * pitch,
         )
-        if to_image is None or int(inliers.sum()) < _MIN_CELLS:
+        if to_image is None or int(inliers.sum()) < settings.grid_min_cells:
             return None
         corners = cv2.perspectiveTransform(unit.reshape(-1, 1, 2), to_image).reshape(4, 2)
     return np.asarray(corners, np.float64)
 
 
-_MIN_CELLS = 12
 _MAX_CELLS = 1000
 
 
@@ -366,11 +358,6 @@ def _groups(linked: np.ndarray) -> list[list[int]]:
                     stack.append(int(j))
         groups.append(group)
     return groups
-
-
-_MIN_GRID_SHARE = 2.2
-_MIN_LINE_SHARE = 1.5
-_FULL_LINE_SHARE = 3.0  # a grid whose weakest line has less ranks lower in proportion
 
 
 def _marker_fence(image: np.ndarray) -> np.ndarray | None:
@@ -542,11 +529,10 @@ def _find_grid(
     gray: np.ndarray, outline: Corners, settings: Thresholds, *, centred: bool = True
 ) -> GridFit | None:
     """Find the 10 x 10 grid inside a board outline (`centred`: about its middle)."""
-    square = np.array(
-        [[0, 0], [_SQUARE, 0], [_SQUARE, _SQUARE], [0, _SQUARE]], dtype=np.float64
-    )
+    side = settings.grid_square_px
+    square = np.array([[0, 0], [side, 0], [side, side], [0, side]], dtype=np.float64)
     to_square = cv2.getPerspectiveTransform(outline.astype(np.float32), square.astype(np.float32))
-    warped = cv2.warpPerspective(gray, to_square, (_SQUARE, _SQUARE), flags=cv2.INTER_LINEAR)
+    warped = cv2.warpPerspective(gray, to_square, (side, side), flags=cv2.INTER_LINEAR)
     warped = cv2.GaussianBlur(warped, (3, 3), 0)
     gx = np.abs(cv2.Sobel(warped, cv2.CV_32F, 1, 0, ksize=3))
     gy = np.abs(cv2.Sobel(warped, cv2.CV_32F, 0, 1, ksize=3))
