@@ -454,6 +454,108 @@ class Thresholds:
     """Times a cell's size up to which cells are grouped as one grid (three cells away: a
     shadow's edge may break the cells between)."""
 
+    faint_hidden_p: float
+    """The cell network's chance of being hidden below which the patches of hidden cells that
+    alone flag a frame (nothing crossing the border, no wide group of one tile colour) are read
+    as stray cells (see `stray_seen_p`) rather than left empty, when every cell of them is
+    below it. The frame stays flagged and the cells listed as hidden. A lamp's glare washes
+    tiles out so that the cell network half takes them for hidden (0.5-0.8), where a hand's
+    cells come near 1.0: read as stray cells, such tiles are read as tiles instead of bare
+    board, while a hand's cells stay bare."""
+    stray_seen_p: float
+    """A stray cell the cell network takes for hidden on a board nothing hides is read as the
+    colour it finds likeliest when it gives empty, light and dark at least this chance in all,
+    else as the nearest learned colour: where the network gives the three almost no chance,
+    its choice among them is a guess, and the nearest colour is the better one."""
+    faint_levels: float
+    """Grey levels a border sample must differ by, beside one changed by `clear_levels`, to
+    count (see `vision.occlusion.fading_arm`): below `odd_levels`, which alone counts. A hand
+    over a border of its own colour may change one box clearly and the next just under what
+    counts, and one box alone is not enough. Such a frame is flagged and read as it would be
+    otherwise."""
+    clear_levels: float
+    """Grey levels by which a border sample off the bare border makes the faint changes next
+    to it count (see `faint_levels`)."""
+    faint_beside: float
+    """Cells along the border from a clear change within which a faint one counts: the next
+    box each way."""
+    deck_share: float
+    """Share of a border box a bridge's deck, leaning over it, must be able to cover for the
+    deck to excuse a change of the box."""
+    lean_outer_share: float
+    """Share of a border box's outer half a tile (or a deck) must be able to reach, leaning
+    over it, to excuse a change of that outer half."""
+    deck_lighter: float
+    """Lab lightness above the border's beyond which a change of both halves of a border
+    sample beside the end of a bridge is not excused as the bridge's where its deck cannot
+    reach the outer half (`vision.occlusion.odd_boxes`). A pale hand over a pale border beside
+    a bridge's end makes the border much lighter there; a deck's shadow changes both halves
+    too, but darkens them. A window's light over a whole side can lighten them as well, and
+    then the rest of that side flags the frame."""
+    tinted_darker: float
+    """Lab lightness below the border's from which a tinted change of a border sample beside a
+    tile or a bridge, its outer half unchanged, counts as that piece's shadow (a shadow in
+    window light is lit by the sky: darker than the border, but tinted)."""
+    unlike_tile: float
+    """Lab units (`colour_distance`) from its colour's learned tile colour beyond which a cell
+    read as a tile may be something else: skin, a sleeve. Such a tile beside a changed border
+    sample is not excused as leaning over it nor as casting a tinted shadow on it, and a
+    change of the outer half alone beside it counts. Lower, more frames with nothing over the
+    board are flagged."""
+    lean_reach: float
+    """How far along the way from the border's colour to a tile's (1: the tile's own colour)
+    a border sample a tile leans over may lie: a tile's shaded side can be darker than its
+    top."""
+    lean_slack: float
+    """... and how far beyond the share of the box the tile can cover (blur, a tile's
+    shading)."""
+    lean_off_way: float
+    """How far off that way, relative to its length, such a sample may lie (plus
+    `lean_off_min`): a sleeve lies off the way."""
+    lean_off_min: float
+    """Lab units off the way from border to tile allowed on top of `lean_off_way`."""
+    shadow_beside: float
+    """Cells along the border from a changed border box within which a shadow on the border
+    counts as that change's shadow: the boxes next to it, a cell apart. An arm casts its
+    shadow right beside where it crosses the border; a tile's long shadow in window light can
+    lie on the border far from any change, and counting every shadow once any box had
+    changed would flag frames with nothing over the board. A shadow on a box's outer half
+    alone counts too, where its inner half kept its colour: a sleeve of the border's own
+    colour may change one box clearly and only the outer halves of its neighbours, as a
+    shadow does."""
+    reaching_hidden_p: float
+    """The cell network's chance of being hidden at which the cells between a hidden cell and
+    the board's edge count as a finger reaching it (`vision.occlusion.reaches_edge`). A
+    fingertip one cell in is a stray cell, but the finger over the edge cell beside it gives
+    that cell a fair chance of being hidden (about a half), where on boards with nothing over
+    them the cells between a hidden cell and the edge stay well below this. An edge cell this
+    likely hidden beside a border sample that counts is a finger too (`finger_on_border`)."""
+    apart_tile: float
+    """Lab units (`colour_distance`) from its colour's learned tile colour from which a cell
+    read as a tile at the edge, beside a border sample whose outer half alone changed, flags
+    the frame when it is also `apart_ratio` times as far as any other tile of its colour (a
+    pale hand the colour of the board reaching over a corner; see
+    `vision.occlusion.tile_apart_on_border`)."""
+    apart_ratio: float
+    """How many times further than every other tile of its colour from the learned colour
+    such a tile must be (see `apart_tile`)."""
+    print_quiet_levels: float
+    """Grey levels: the border's print is compared with the calibration photo's beside the
+    border samples whose colour (and their outer halves') changed by less than this from the
+    bare border seen before (a change of colour is the other evidence's to judge) ..."""
+    print_least_spread: float
+    """... where the calibration photo shows print there: its grey levels spread (standard
+    deviation) by at least this ..."""
+    print_reach_px: int
+    """... as it lies, or moved by up to this many pixels of the top-down view each way (the
+    camera drifts by a pixel or two, which the reading allows, `shift_px`) ..."""
+    print_likeness: float
+    """... and the frame is flagged when the print's correlation with the photo's falls below
+    this beside one of them. A pale hand over a pale border may change no border sample's
+    colour while its fingers over an edge cell read as a tile; the print they hide correlates
+    far below this with the photo's (0.2 or less), where a border nothing covers stays above
+    0.5 in window light, with loose tiles on the table and all."""
+
     @classmethod
     def from_json(cls, data: Any, *, base: Thresholds | None = None) -> Thresholds:
         """Thresholds from a JSON object; keys it lacks come from `base` (or the defaults)."""

@@ -204,8 +204,9 @@ def test_a_hidden_cell_joined_to_the_edge_by_half_hidden_cells_flags_the_frame(
     monkeypatch: pytest.MonkeyPatch, between: str, hidden: float, flagged: bool,
 ) -> None:
     """A fingertip one cell in from the edge, the finger over the edge cell half taken for
-    hidden (`REACHING_HIDDEN`): the frame is flagged, the fingertip listed as hidden, and
-    every cell reads as before (a stray cell nothing joins to the edge is not flagged)."""
+    hidden (`Thresholds.reaching_hidden_p`): the frame is flagged, the fingertip listed as
+    hidden, and every cell reads as before (a stray cell nothing joins to the edge is not
+    flagged)."""
     frame = render(board_scene(elevation_deg=90.0))
     plain = read_board(frame.image)
     tip, finger = parse_cell("b6"), parse_cell(between)
@@ -218,20 +219,20 @@ def test_a_hidden_cell_joined_to_the_edge_by_half_hidden_cells_flags_the_frame(
 
 
 def test_reaches_edge_follows_half_hidden_cells() -> None:
-    from vision.occlusion import REACHING_HIDDEN, reaches_edge
+    from vision.occlusion import reaches_edge
 
     unknown = np.zeros((10, 10), bool)
     hidden = np.zeros(100)
-    assert not reaches_edge(unknown, hidden)
+    assert not reaches_edge(_SETTINGS, unknown, hidden)
     unknown[4, 4] = True
-    assert not reaches_edge(unknown, hidden)
+    assert not reaches_edge(_SETTINGS, unknown, hidden)
     for r, f in ((4, 3), (3, 2), (3, 1), (2, 0)):  # a crooked way out to the edge
-        hidden[r * 10 + f] = REACHING_HIDDEN
-    assert reaches_edge(unknown, hidden)
-    hidden[3 * 10 + 1] = REACHING_HIDDEN - 0.01
-    assert not reaches_edge(unknown, hidden)
+        hidden[r * 10 + f] = _SETTINGS.reaching_hidden_p
+    assert reaches_edge(_SETTINGS, unknown, hidden)
+    hidden[3 * 10 + 1] = _SETTINGS.reaching_hidden_p - 0.01
+    assert not reaches_edge(_SETTINGS, unknown, hidden)
     # half-hidden cells at the edge with no hidden cell among them: nothing to join
-    assert not reaches_edge(np.zeros((10, 10), bool), np.full(100, 0.9))
+    assert not reaches_edge(_SETTINGS, np.zeros((10, 10), bool), np.full(100, 0.9))
 
 
 def test_a_pale_hand_over_a_beige_border_is_flagged_by_its_fingertip() -> None:
@@ -306,7 +307,7 @@ def test_a_hidden_cell_counts_next_to_an_edge_cell_whose_border_changed() -> Non
 
 
 def test_a_change_of_the_border_counts_beside_a_half_hidden_edge_cell() -> None:
-    from vision.occlusion import REACHING_HIDDEN, finger_on_border
+    from vision.occlusion import finger_on_border
 
     _, plan = _angled_plan()
     xy = plan.sampling.ring_xy
@@ -314,16 +315,16 @@ def test_a_change_of_the_border_counts_beside_a_half_hidden_edge_cell() -> None:
     assert tuple(np.floor(xy[box]).clip(0, 9).astype(int)) == parse_cell("b1")
     odd = np.zeros(len(xy), bool)
     hidden = np.zeros(100)
-    assert not finger_on_border(plan, odd, hidden)
+    assert not finger_on_border(_SETTINGS, plan, odd, hidden)
     odd[box] = True
-    assert not finger_on_border(plan, odd, hidden)  # a change alone is too little
-    hidden[1] = REACHING_HIDDEN  # b1
-    assert finger_on_border(plan, odd, hidden)
-    hidden[1] = REACHING_HIDDEN - 0.01
-    assert not finger_on_border(plan, odd, hidden)
+    assert not finger_on_border(_SETTINGS, plan, odd, hidden)  # a change alone is too little
+    hidden[1] = _SETTINGS.reaching_hidden_p  # b1
+    assert finger_on_border(_SETTINGS, plan, odd, hidden)
+    hidden[1] = _SETTINGS.reaching_hidden_p - 0.01
+    assert not finger_on_border(_SETTINGS, plan, odd, hidden)
     hidden[2] = 0.9  # c1, the next cell, beside a sample that did not change
-    assert not finger_on_border(plan, odd, hidden)
-    assert not finger_on_border(plan, np.zeros(len(xy), bool), np.full(100, 0.9))
+    assert not finger_on_border(_SETTINGS, plan, odd, hidden)
+    assert not finger_on_border(_SETTINGS, plan, np.zeros(len(xy), bool), np.full(100, 0.9))
 
 
 def test_a_pale_hand_reaching_over_a_corner_is_flagged_by_the_tile_it_seems() -> None:
@@ -389,7 +390,7 @@ def test_a_bare_cell_next_to_one_the_look_finds_a_tile_is_looked_at_too(
 def test_an_edge_tile_apart_from_its_colour_counts_beside_a_change_of_the_outer_border(
 ) -> None:
     from vision.classify import DARK, LIGHT
-    from vision.occlusion import APART_RATIO, APART_TILE, tile_apart_on_border
+    from vision.occlusion import tile_apart_on_border
 
     _, plan = _angled_plan()
     xy = plan.sampling.ring_xy
@@ -412,17 +413,17 @@ def test_an_edge_tile_apart_from_its_colour_counts_beside_a_change_of_the_outer_
         seen = lab.copy()
         seen[1, 0] -= b1  # b1 that far from the light colour
         m = SimpleNamespace(ring_outer_odd=outer, ring_outliers=outliers, cells_lab=seen)
-        return tile_apart_on_border(plan, m, model, codes, spanned)  # type: ignore[arg-type]
+        return tile_apart_on_border(_SETTINGS, plan, m, model, codes, spanned)  # type: ignore[arg-type]
 
-    far = max(APART_TILE, APART_RATIO * 4.0)
+    far = max(_SETTINGS.apart_tile, _SETTINGS.apart_ratio * 4.0)
     assert not apart(far)  # the border did not change
     outer[box] = True  # its outer half alone did
     assert apart(far)
     assert not apart(far - 0.5)  # like the other light tiles
     lab[44, 0] -= 2.0  # e5 6 away: b1 must be 18 away
-    assert not apart(far) and apart(APART_RATIO * 6.0)
-    lab[44, 0] += 5.0  # e5 1 away: b1 must still be APART_TILE away
-    assert not apart(APART_TILE - 0.5) and apart(APART_TILE)
+    assert not apart(far) and apart(_SETTINGS.apart_ratio * 6.0)
+    lab[44, 0] += 5.0  # e5 1 away: b1 must still be _SETTINGS.apart_tile away
+    assert not apart(_SETTINGS.apart_tile - 0.5) and apart(_SETTINGS.apart_tile)
     inner = none.copy()
     inner[box] = True
     assert not apart(far, inner)  # the inner half changed too: not this rule's
@@ -430,7 +431,7 @@ def test_an_edge_tile_apart_from_its_colour_counts_beside_a_change_of_the_outer_
     outer[box] = False
     assert not apart(far)
     m = SimpleNamespace(ring_outer_odd=None, ring_outliers=none, cells_lab=lab)
-    assert not tile_apart_on_border(plan, m, model, codes, spanned)  # type: ignore[arg-type]
+    assert not tile_apart_on_border(_SETTINGS, plan, m, model, codes, spanned)  # type: ignore[arg-type]
 
 
 def test_tracker_reads_jpeg_frames_after_calibrating_on_the_empty_board() -> None:
@@ -561,14 +562,15 @@ def test_a_leaning_tile_is_on_the_way_from_border_to_tile_colour_and_a_sleeve_is
         [60.0, -40.0, 35.0],  # a green sleeve
         [72.0, 12.0, 25.0],  # skin
     ])
-    assert list(between_tiles(samples, border, tile, np.ones(5))) == [
+    assert list(between_tiles(_SETTINGS, samples, border, tile, np.ones(5))) == [
         True, True, False, False, False]
     # A sample hardly changed towards the tile (a dark border, where a small change is a
     # large share of its light) is a tile reaching a sliver of the box.
-    assert list(between_tiles(np.array([[24.0, 0.0, 1.0]]), border, tile, np.ones(1))) == [True]
+    sliver = np.array([[24.0, 0.0, 1.0]])
+    assert list(between_tiles(_SETTINGS, sliver, border, tile, np.ones(1))) == [True]
     # ... and no further along the way than the share of the box the tile can cover
     half = np.array([[55.0, 0.0, 3.0]] * 2)
-    assert list(between_tiles(half, border, tile, np.array([0.6, 0.1]))) == [True, False]
+    assert list(between_tiles(_SETTINGS, half, border, tile, np.array([0.6, 0.1]))) == [True, False]
 
 
 def _angled_plan() -> tuple[Thresholds, Plan]:
@@ -1670,8 +1672,8 @@ def _printed_views(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_the_border_print_is_compared_beside_samples_that_kept_their_colour() -> None:
-    from vision.measure import PRINT_REACH, beyond_boxes
-    from vision.occlusion import PRINT_LIKENESS, PRINT_QUIET_LEVELS, print_hidden, print_likeness
+    from vision.measure import beyond_boxes
+    from vision.occlusion import print_hidden, print_likeness
 
     _, plan = _angled_plan()
     sampling = plan.sampling
@@ -1698,33 +1700,34 @@ def test_the_border_print_is_compared_beside_samples_that_kept_their_colour() ->
                  levels: np.ndarray | None = quiet) -> np.ndarray:
         grey = None if view is None else view[:, :, 0]
         m = SimpleNamespace(ring_levels=levels, topdown=now, slopes=None)
-        return print_likeness(plan, m, grey)  # type: ignore[arg-type]
+        return print_likeness(_SETTINGS, plan, m, grey)  # type: ignore[arg-type]
 
     assert (likeness(printed, printed) > 0.999).all()
     lit = (printed * 0.7 + 20).astype(np.uint8)  # dimmer light: the same print
     assert (likeness(printed, lit) > 0.99).all()
-    for move in ((1, 0), (0, -PRINT_REACH), (PRINT_REACH, PRINT_REACH)):  # a camera drifted
+    reach = _SETTINGS.print_reach_px
+    for move in ((1, 0), (0, -reach), (reach, reach)):  # a camera drifted
         assert (likeness(printed, np.roll(printed, move, axis=(0, 1))) > 0.99).all()
     hand = printed.copy()
     # a hand of the border's mean colour over the print there and a little around it
-    hand[y0 - PRINT_REACH - 1:y1 + PRINT_REACH + 1, x0 - PRINT_REACH - 1:x1 + PRINT_REACH + 1] = 180
+    hand[y0 - reach - 1:y1 + reach + 1, x0 - reach - 1:x1 + reach + 1] = 180
     found = likeness(printed, hand)
-    assert found[box] < PRINT_LIKENESS
+    assert found[box] < _SETTINGS.print_likeness
     assert (np.delete(found, box) > 0.999).all()
     narrow = printed.copy()
     narrow[y0:y1, x0:x1] = 180  # the print just beside it is found by moving
-    assert likeness(printed, narrow)[box] > PRINT_LIKENESS
+    assert likeness(printed, narrow)[box] > _SETTINGS.print_likeness
     m = SimpleNamespace(print_likeness=found)
-    assert print_hidden(m)  # type: ignore[arg-type]
+    assert print_hidden(_SETTINGS, m)  # type: ignore[arg-type]
     m.print_likeness = likeness(printed, printed)
-    assert not print_hidden(m)  # type: ignore[arg-type]
+    assert not print_hidden(_SETTINGS, m)  # type: ignore[arg-type]
     m.print_likeness = None  # not worked out (no reader)
-    assert not print_hidden(m)  # type: ignore[arg-type]
+    assert not print_hidden(_SETTINGS, m)  # type: ignore[arg-type]
     changed = np.zeros(n)
-    changed[box] = PRINT_QUIET_LEVELS  # the sample changed colour: other rules judge it
+    changed[box] = _SETTINGS.print_quiet_levels  # the sample changed colour: other rules judge it
     assert likeness(printed, hand, changed)[box] == 1.0
-    changed[box] = PRINT_QUIET_LEVELS - 0.5
-    assert likeness(printed, hand, changed)[box] < PRINT_LIKENESS
+    changed[box] = _SETTINGS.print_quiet_levels - 0.5
+    assert likeness(printed, hand, changed)[box] < _SETTINGS.print_likeness
     hand_plain = plain.copy()
     hand_plain[y0 - 3:y1 + 3, x0 - 3:x1 + 3] = 120
     assert (likeness(plain, hand_plain) == 1.0).all()  # no print in the photo to hide
@@ -1750,7 +1753,6 @@ def test_something_set_down_against_the_board_stops_flagging_once_it_lies_still(
     still for `border_settle_frames` frames, the cells near it reading as before, its
     print is the one compared with, and the board reads unflagged again."""
     from lab.evaluate import tracker_for
-    from vision.occlusion import PRINT_LEAST_SPREAD
 
     spec = replace(random_spec(np.random.default_rng([1313, 28]), "hands"), hands=())
     frame = render(spec)
@@ -1768,7 +1770,7 @@ def test_something_set_down_against_the_board_stops_flagging_once_it_lies_still(
     sampling = plan.sampling
     for ids, flat in plan.beyond:
         grey = calibrated.reshape(-1)[flat].astype(np.float64)
-        printed = ids[grey.std(axis=1) >= PRINT_LEAST_SPREAD]
+        printed = ids[grey.std(axis=1) >= _SETTINGS.print_least_spread]
         if len(printed):
             box = int(printed[0])
             pixels = flat[list(ids).index(box)]

@@ -485,9 +485,10 @@ def test_a_stray_cell_is_read_as_the_networks_likeliest_colour_unless_it_gives_t
     model = ColourModel(empty=(80.0, 0.0, 20.0), ring=(60.0, 5.0, 20.0),
                         light=(92.0, 0.0, 8.0), dark=(30.0, 30.0, 20.0))
     lab = np.array([82.0, 0.0, 18.0])  # nearest the bare board
-    assert stray_class(lab, model) == 0
-    assert stray_class(lab, model, np.array([0.0, 0.4, 0.0, 0.6])) == 1  # likeliest: light
-    assert stray_class(lab, model, np.array([0.0, 0.01, 0.02, 0.97])) == 0  # a guess: nearest
+    settings = default_thresholds()
+    assert stray_class(settings, lab, model) == 0
+    assert stray_class(settings, lab, model, np.array([0.0, 0.4, 0.0, 0.6])) == 1  # likeliest
+    assert stray_class(settings, lab, model, np.array([0.0, 0.01, 0.02, 0.97])) == 0  # a guess
 
 
 def test_a_bridge_seen_on_no_tile_excuses_nothing_on_the_border() -> None:

@@ -90,10 +90,10 @@ class Measurement:
     """... and those off it as a shadow is."""
     ring_faint: np.ndarray | None = None
     """(n,) border samples off the bare border by the relative limit but by fewer grey levels
-    than make them outliers or shadows (at least `FAINT_LEVELS`) ..."""
+    than make them outliers or shadows (at least `Thresholds.faint_levels`) ..."""
     ring_clear: np.ndarray | None = None
-    """... and the outliers off it by at least `CLEAR_LEVELS` (see `fading_arm`; None when
-    not worked out: no outlier, or no reference)."""
+    """... and the outliers off it by at least `Thresholds.clear_levels` (see `fading_arm`;
+    None when not worked out: no outlier, or no reference)."""
     background: np.ndarray | None = None
     """(100, 9, 3) the bare board's Lab per sample box as seen before (the calibration's,
     kept up to date), NaN where not known; None when there is none."""
@@ -130,7 +130,7 @@ def make_plan(
     decks = deck_frames(settings, sampling, np.array(bridges.pairs, np.int64))
     squares = strip_squares(sampling)
     return Plan(np.asarray(corners, np.float64), sampling, bridges, decks, squares,
-                strip_pixels(squares, sampling.side), beyond_groups(sampling, image_size))
+                strip_pixels(squares, sampling.side), beyond_groups(settings, sampling, image_size))
 
 
 def measure(settings: Thresholds, plan: Plan, image: np.ndarray, *, even: bool = True
@@ -195,11 +195,6 @@ def _evened(plan: Plan, ii: np.ndarray, coef: np.ndarray
     return sub_lab, rim_lab, subs
 
 
-PRINT_REACH = 2
-"""... as it lies, or moved by up to this many pixels of the top-down view each way (the
-camera drifts by a pixel or two, which the reading allows, `shift_px`) ..."""
-
-
 def beyond_boxes(sampling: SamplingPlan) -> np.ndarray:
     """(n, 4) per border sample, the box of the top-down view (x0, y0, x1, y1) just outside
     its outer half (`SamplingPlan.ring_outer_boxes`): the same box moved outward by its own
@@ -216,18 +211,18 @@ def beyond_boxes(sampling: SamplingPlan) -> np.ndarray:
     return result
 
 
-def beyond_groups(sampling: SamplingPlan, image_size: tuple[int, int]
+def beyond_groups(settings: Thresholds, sampling: SamplingPlan, image_size: tuple[int, int]
                   ) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-    """`Plan.beyond`: the `beyond_boxes` that lie inside the top-down view, `PRINT_REACH`
-    pixels from its edge, and come from inside the camera image, grouped by their number
-    of pixels (the border's sides give boxes of one shape, lying and standing: one group,
-    compared in one go)."""
+    """`Plan.beyond`: the `beyond_boxes` that lie inside the top-down view,
+    `Thresholds.print_reach_px` pixels from its edge, and come from inside the camera image,
+    grouped by their number of pixels (the border's sides give boxes of one shape, lying and
+    standing: one group, compared in one go)."""
     side = sampling.side
     boxes = beyond_boxes(sampling)
+    reach = settings.print_reach_px
     groups: dict[int, list[tuple[int, np.ndarray]]] = {}
     for i, (x0, y0, x1, y1) in enumerate(boxes.tolist()):
-        if not (PRINT_REACH <= x0 < x1 <= side - PRINT_REACH
-                and PRINT_REACH <= y0 < y1 <= side - PRINT_REACH
+        if not (reach <= x0 < x1 <= side - reach and reach <= y0 < y1 <= side - reach
                 and box_inside(sampling.map_x, sampling.map_y, boxes[i], image_size)):
             continue
         rows, cols = np.mgrid[y0:y1, x0:x1]

@@ -17,23 +17,8 @@ from contracts.calibration import ColourModel, Thresholds
 from vision.cells import SIZE, Cell, cells_under
 from vision.classify import DARK, EMPTY, LIGHT, UNKNOWN, CellReading, colour_distance
 from vision.features import TILE_REACH, field_at, ring_shares, to_lab
-from vision.measure import PRINT_REACH, Measurement, Plan
+from vision.measure import Measurement, Plan
 from vision.read_cells import with_neighbours
-
-FAINT_HIDDEN = 0.85
-"""The cell network's chance of being hidden below which the patches of hidden cells that
-alone flag a frame (nothing crossing the border, no wide group of one tile colour) are read
-as stray cells (see `stray_class`) rather than left empty, when every cell of them is below
-it. The frame stays flagged and the cells listed as hidden. A lamp's glare washes tiles
-out so that the cell network half takes them for hidden (0.5-0.8), where a hand's cells
-come near 1.0: read as stray cells, such tiles are read as tiles instead of bare board,
-while a hand's cells stay bare."""
-
-STRAY_SEEN_P = 0.05
-"""A stray cell the cell network takes for hidden on a board nothing hides is read as the
-colour it finds likeliest when it gives empty, light and dark at least this chance in all,
-else as the nearest learned colour: where the network gives the three almost no chance,
-its choice among them is a guess, and the nearest colour is the better one."""
 
 
 def border_excuses(
@@ -74,7 +59,7 @@ def border_crossed(settings: Thresholds, odd: np.ndarray) -> bool:
 def fading_arm(settings: Thresholds, plan: Plan, m: Measurement, odd: np.ndarray) -> bool:
     """Whether the border samples that count (`odd`, see `odd_boxes`), too few for
     `border_crossed`, are enough with the samples next to one that changed clearly, by
-    `CLEAR_LEVELS` or more, that changed faintly (`Measurement.ring_faint`): an arm's
+    `Thresholds.clear_levels` or more, that changed faintly (`Measurement.ring_faint`): an arm's
     picture fades out at its edges. Those count whatever else might explain them, as a
     shadow beside a change that counts does."""
     if m.ring_faint is None or m.ring_clear is None or not m.ring_faint.any():
@@ -84,24 +69,8 @@ def fading_arm(settings: Thresholds, plan: Plan, m: Measurement, odd: np.ndarray
         return False
     xy = plan.sampling.ring_xy
     apart = np.linalg.norm(xy[:, None, :] - xy[None, clear, :], axis=2).min(axis=1)
-    count = int(odd.sum()) + int((m.ring_faint & (apart <= FAINT_BESIDE)).sum())
+    count = int(odd.sum()) + int((m.ring_faint & (apart <= settings.faint_beside)).sum())
     return count > settings.ring_occlusion_fraction * len(odd)
-
-
-FAINT_LEVELS = 10.0
-"""Grey levels a border sample must differ by, beside one changed by `CLEAR_LEVELS`, to
-count (see `fading_arm`): two thirds of `Thresholds.odd_levels`, which alone counts. A hand over
-a border of its own colour may change one box clearly and the next just under what counts,
-and one box alone is not enough. Such a frame is flagged and read as it would be
-otherwise, as `edge_hidden` does."""
-
-CLEAR_LEVELS = 30.0
-"""Grey levels (twice `Thresholds.odd_levels`) by which a border sample off the bare border makes
-the faint changes next to it count (see `FAINT_LEVELS`)."""
-
-FAINT_BESIDE = 1.5
-"""Cells along the border from a clear change within which a faint one counts: the next box
-each way."""
 
 
 def odd_boxes(
@@ -124,27 +93,28 @@ def odd_boxes(
     deck_reach = plan.sampling.ring_lean * (settings.bridge_height_cells
                                             / settings.tile_height_cells) + TILE_REACH
     deck_share, deck_outer_share = ring_shares(deck_reach)
-    deck = spanned[index] & (deck_share >= _DECK_SHARE)
+    deck = spanned[index] & (deck_share >= settings.deck_share)
     if m.ring_outer_odd is not None:
         # Nor does a deck reach the border's outer half unless it leans far over it (as for
-        # a tile, `_LEAN_OUTER_SHARE`), though its shadow may: a change of both halves
-        # beside the end of a bridge, lighter than the border, is an arm's (`DECK_LIGHTER`).
-        arm = deck & m.ring_outer_odd & (deck_outer_share < _LEAN_OUTER_SHARE)
+        # a tile, `lean_outer_share`), though its shadow may: a change of both halves
+        # beside the end of a bridge, lighter than the border, is an arm's (`deck_lighter`).
+        arm = deck & m.ring_outer_odd & (deck_outer_share < settings.lean_outer_share)
         if arm.any():
-            arm[arm] = _ring_seen(m, xy, arm)[:, 0] > float(m.ring_lab[0]) + DECK_LIGHTER
+            lighter = float(m.ring_lab[0]) + settings.deck_lighter
+            arm[arm] = _ring_seen(m, xy, arm)[:, 0] > lighter
             deck &= ~arm
     odd = m.ring_outliers & ~deck
     # (Only where something changed on the border does it matter what the tiles look like.)
     changed = [m.ring_outliers, m.ring_shadows, m.ring_outer_odd]
     if any(c is not None and c.any() for c in changed):
-        unlike = _unlike_tiles(m, model, beside, index)
+        unlike = _unlike_tiles(settings, m, model, beside, index)
     else:
         unlike = np.zeros(len(xy), bool)
     if m.ring_outer_odd is not None:
         # Held high, a hand's picture can leave the border's inner half as it was and
         # change only the outer half, where no tile leans: beside a cell read as hidden,
         # or as a tile unlike every tile, that is the arm of the hand over the cell.
-        odd |= _outer_alone(plan, m, spanned, index) & (unlike | (beside == UNKNOWN))
+        odd |= _outer_alone(settings, plan, m, spanned, index) & (unlike | (beside == UNKNOWN))
     if m.ring_shadows is not None:
         # A shadow on the border counts unless a tile or a bridge near it casts it (a
         # hand's shadow reaches the border before the hand does, or beside it).
@@ -161,7 +131,8 @@ def odd_boxes(
         # than the border, and tinted).
         tinted = odd & m.ring_outliers & near[index] & ~m.ring_outer_odd & ~unlike
         if tinted.any():
-            tinted[tinted] = _ring_seen(m, xy, tinted)[:, 0] < float(m.ring_lab[0]) - _TINTED_DARKER
+            darker = float(m.ring_lab[0]) - settings.tinted_darker
+            tinted[tinted] = _ring_seen(m, xy, tinted)[:, 0] < darker
             odd &= ~tinted
             shadows = shadows | tinted
     leaned = odd & plan.sampling.ring_leaned & ((beside == LIGHT) | (beside == DARK)) & ~unlike
@@ -172,11 +143,12 @@ def odd_boxes(
         for cls, centre in ((LIGHT, model.light), (DARK, model.dark)):
             if centre is not None:
                 mine = beside[leaned] == cls
-                like_tile |= mine & between_tiles(lab, border, np.asarray(centre, np.float64),
-                                             plan.sampling.ring_lean_share[leaned])
+                like_tile |= mine & between_tiles(
+                    settings, lab, border, np.asarray(centre, np.float64),
+                    plan.sampling.ring_lean_share[leaned])
         if m.ring_outer_odd is not None:
             # An arm covers the border's outer half too, where a tile rarely reaches.
-            reaches = plan.sampling.ring_outer_share[leaned] >= _LEAN_OUTER_SHARE
+            reaches = plan.sampling.ring_outer_share[leaned] >= settings.lean_outer_share
             like_tile &= ~m.ring_outer_odd[leaned] | reaches
         excused = np.zeros_like(odd)
         excused[np.flatnonzero(leaned)[like_tile]] = True
@@ -186,11 +158,11 @@ def odd_boxes(
         # its shadow. Only beside it: one changed box does not make every tile's shadow
         # around the board a hand's.
         apart = np.linalg.norm(xy[:, None, :] - xy[None, odd, :], axis=2).min(axis=1)
-        near = apart <= SHADOW_BESIDE
+        near = apart <= settings.shadow_beside
         odd |= shadows & near
         if m.ring_outer_shadows is not None:
             # So is a shadow on the outer half alone beside it, where the inner half kept
-            # its colour (`SHADOW_BESIDE`).
+            # its colour (`shadow_beside`).
             odd |= m.ring_outer_shadows & ~m.ring_outliers & near
     return odd
 
@@ -202,90 +174,52 @@ def _ring_seen(m: Measurement, xy: np.ndarray, which: np.ndarray) -> np.ndarray:
     return result
 
 
-def _outer_alone(plan: Plan, m: Measurement, spanned: np.ndarray, index: np.ndarray
-                 ) -> np.ndarray:
+def _outer_alone(settings: Thresholds, plan: Plan, m: Measurement, spanned: np.ndarray,
+                 index: np.ndarray) -> np.ndarray:
     """(n,) the border samples whose outer half alone changed, where no tile's lean reaches
     it and no bridge stands beside it (`m.ring_outer_odd` must be known; `index`: each
     sample's edge cell, `spanned`: the cells a bridge may excuse a change beside)."""
     assert m.ring_outer_odd is not None
     result: np.ndarray = (m.ring_outer_odd & ~m.ring_outliers & ~spanned[index]
-                          & (plan.sampling.ring_outer_share < _LEAN_OUTER_SHARE))
+                          & (plan.sampling.ring_outer_share < settings.lean_outer_share))
     return result
 
 
-DECK_LIGHTER = 10.0
-"""Lab lightness above the border's beyond which a change of both halves of a border sample
-beside the end of a bridge is not excused as the bridge's where its deck cannot reach the
-outer half (`odd_boxes`). A pale hand over a pale border beside a bridge's end makes the
-border much lighter there; a deck's shadow changes both halves too, but darkens them. A
-window's light over a whole side can lighten them as well, and then the rest of that side
-flags the frame."""
-
-UNLIKE_TILE = 30.0
-"""Lab units (`colour_distance`) from its colour's learned tile colour beyond which a cell
-read as a tile may be something else: skin, a sleeve. Such a tile beside a changed border
-sample is not excused as leaning over it nor as casting a tinted shadow on it, and a change
-of the outer half alone beside it counts (see `border_crossed`). Lower, more frames with
-nothing over the board are flagged."""
-
-
-def _unlike_tiles(m: Measurement, model: ColourModel, beside: np.ndarray,
+def _unlike_tiles(settings: Thresholds, m: Measurement, model: ColourModel, beside: np.ndarray,
                   index: np.ndarray) -> np.ndarray:
     """(n,) border samples beside a cell read as a tile whose colour is further than
-    `UNLIKE_TILE` from its colour's learned tile colour (`beside`: each sample's cell's
+    `Thresholds.unlike_tile` from its colour's learned tile colour (`beside`: each sample's cell's
     code; `index`: that cell)."""
     out = np.zeros(len(beside), bool)
     for cls, centre in ((LIGHT, model.light), (DARK, model.dark)):
         if centre is not None:
             mine = beside == cls
             if mine.any():
-                out[mine] = colour_distance(m.cells_lab[index[mine]], centre) > UNLIKE_TILE
+                far = colour_distance(m.cells_lab[index[mine]], centre)
+                out[mine] = far > settings.unlike_tile
     return out
 
 
 def between_tiles(
-    lab: np.ndarray, border: np.ndarray, tile: np.ndarray, share: np.ndarray
+    settings: Thresholds, lab: np.ndarray, border: np.ndarray, tile: np.ndarray,
+    share: np.ndarray,
 ) -> np.ndarray:
     """(n,) Lab samples on the way from the border's colour to a tile's: the tile's top or
     its shaded side seen over the border, or a mix of the two, however little of the tile
     (on a dark border a sliver of a tile is a large change of light; a sleeve lies off the
     way), and no further along it than the share of the box (n,) the tile can cover (an
-    arm across the border covers all of it, with a colour that may well lie on the way)."""
+    arm across the border covers all of it, with a colour that may well lie on the way;
+    `Thresholds.lean_reach`, `lean_slack`, `lean_off_way`, `lean_off_min`)."""
     way = tile - border
     span = float(np.linalg.norm(way))
     if span < 1e-6:
         return np.zeros(len(lab), bool)
     t = (lab - border) @ way / (span * span)
     off = np.linalg.norm(lab - border - t[:, None] * way[None, :], axis=1)
-    result: np.ndarray = (t > _LEAN_SHARE[0]) & (t < _LEAN_SHARE[1]) & (
-        t < share + _LEAN_SLACK) & (off < _LEAN_OFF_WAY * span + _LEAN_OFF_MIN)
+    result: np.ndarray = (t > 0.0) & (t < settings.lean_reach) & (
+        t < share + settings.lean_slack) & (
+        off < settings.lean_off_way * span + settings.lean_off_min)
     return result
-
-
-SHADOW_BESIDE = 1.5
-"""Cells along the border from a changed border box within which a shadow on the border
-counts as that change's shadow (see `border_crossed`): the boxes next to it, a cell apart.
-An arm casts its shadow right beside where it crosses the border; a tile's long shadow in
-window light can lie on the border far from any change, and counting every shadow once any
-box had changed would flag frames with nothing over the board.
-A shadow on a box's outer half alone counts too, where its inner half kept its colour: a
-sleeve of the border's own colour may change one box clearly and only the outer halves of
-its neighbours, as a shadow does. Where the inner half changed colour, a tile leaning over
-it is weighed (and may be excused), and its outer half's shadow is that tile's."""
-
-_LEAN_SHARE = (0.0, 1.3)  # how far along the way from border to tile a leaning tile lies
-
-_TINTED_DARKER = 3.0  # Lab lightness below the border's from which a tinted change is a shadow
-
-_LEAN_SLACK = 0.25  # on top of the share it can cover (blur, a tile's shading)
-
-_DECK_SHARE = 0.3  # of a border box a deck must be able to cover to excuse a change there
-
-_LEAN_OUTER_SHARE = 0.3  # a tile reaching this far over the outer half may change it
-
-_LEAN_OFF_WAY = 0.25  # and how far off the way (relative to its length, plus the next)
-
-_LEAN_OFF_MIN = 5.0
 
 
 def _wide_groups(codes: np.ndarray, limit: int) -> np.ndarray:
@@ -315,16 +249,6 @@ _EDGE = np.ones((SIZE, SIZE), bool)
 
 _EDGE[1:-1, 1:-1] = False
 
-REACHING_HIDDEN = 0.3
-"""The cell network's chance of being hidden at which the cells between a hidden cell and
-the board's edge count as a finger reaching it (see `reaches_edge`). A fingertip one cell
-in is a stray cell to `edge_hidden`, but the finger over the edge cell beside it gives that
-cell a fair chance of being hidden (about a half), where on boards with nothing over them
-the cells between a hidden cell and the edge stay well below this.
-An edge cell this likely hidden beside a border sample that counts is a finger too (see
-`finger_on_border`)."""
-
-
 def _ring_cells(plan: Plan) -> np.ndarray:
     """(n,) the edge cell (flat index) beside each border sample."""
     cells = np.clip(np.floor(plan.sampling.ring_xy).astype(np.int64), 0, SIZE - 1)
@@ -332,16 +256,17 @@ def _ring_cells(plan: Plan) -> np.ndarray:
     return result
 
 
-def finger_on_border(plan: Plan, odd: np.ndarray, hidden: np.ndarray) -> bool:
+def finger_on_border(settings: Thresholds, plan: Plan, odd: np.ndarray, hidden: np.ndarray
+                     ) -> bool:
     """Whether a border sample that counts (`odd`, see `odd_boxes`) lies beside an edge
-    cell with at least `REACHING_HIDDEN` chance of being hidden (`hidden`, (100,)): a
+    cell with at least `Thresholds.reaching_hidden_p` chance of being hidden (`hidden`, (100,)): a
     finger over the cell, its hand across the border beside it. A hand of the border's own
     colour may change a single sample, which alone is too little for `border_crossed`, while
     the finger's cell is read as the tile it holds. With nothing over the board, an edge
     cell beside a changed sample is hardly ever taken for hidden at all."""
     if not odd.any():
         return False
-    return bool((hidden[_ring_cells(plan)[odd]] >= REACHING_HIDDEN).any())
+    return bool((hidden[_ring_cells(plan)[odd]] >= settings.reaching_hidden_p).any())
 
 
 def beside_changed_border(plan: Plan, unknown: np.ndarray, changed: np.ndarray) -> bool:
@@ -360,32 +285,23 @@ def beside_changed_border(plan: Plan, unknown: np.ndarray, changed: np.ndarray) 
     return bool((with_neighbours(unknown).ravel() & edge).any())
 
 
-APART_TILE = 15.0
-"""Lab units (`colour_distance`) from its colour's learned tile colour from which a cell
-read as a tile at the edge, beside a border sample whose outer half alone changed, flags
-the frame when it is also `APART_RATIO` times as far as any other tile of its colour (see
-`tile_apart_on_border`)."""
-
-APART_RATIO = 3.0
-"""How many times further than every other tile of its colour from the learned colour."""
-
-
-def tile_apart_on_border(plan: Plan, m: Measurement, model: ColourModel, codes: np.ndarray,
-                          spanned: np.ndarray) -> bool:
+def tile_apart_on_border(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
+                         codes: np.ndarray, spanned: np.ndarray) -> bool:
     """Whether a border sample whose outer half alone changed (`odd_boxes` counts such a
     change beside a cell read as hidden or as a tile unlike every tile) lies beside a cell
     read as a tile that stands apart from the other tiles of its colour: at least
-    `APART_TILE` from the learned colour and `APART_RATIO` times as far as any other.
+    `Thresholds.apart_tile` from the learned colour and `apart_ratio` times as far as any
+    other.
     A pale hand the colour of the board reaching over a corner reads as a light tile
-    there: unlike the board's light tiles, but not enough for `UNLIKE_TILE`, which must
+    there: unlike the board's light tiles, but not enough for `unlike_tile`, which must
     allow for a lamp's glare, which moves every tile near it. With nothing over the
     board, such a tile beside such a change is either near its colour (a lamp's light
-    moves a tile less than `APART_TILE`) or about as far as the other tiles. As
+    moves a tile less than `apart_tile`) or about as far as the other tiles. As
     `edge_hidden`, it only flags: the reading stays."""
     if m.ring_outer_odd is None:
         return False
     index = _ring_cells(plan)
-    alone = _outer_alone(plan, m, spanned, index)
+    alone = _outer_alone(settings, plan, m, spanned, index)
     if not alone.any():
         return False
     for cls, centre in ((LIGHT, model.light), (DARK, model.dark)):
@@ -399,43 +315,27 @@ def tile_apart_on_border(plan: Plan, m: Measurement, model: ColourModel, codes: 
         for cell in beside:
             own = float(far[mine == cell][0])
             others = far[mine != cell]
-            if (len(others) and own >= APART_TILE
-                    and own >= APART_RATIO * max(float(others.max()), 1.0)):
+            if (len(others) and own >= settings.apart_tile
+                    and own >= settings.apart_ratio * max(float(others.max()), 1.0)):
                 return True
     return False
 
 
-PRINT_QUIET_LEVELS = 10.0
-"""Grey levels: `print_likeness` compares the border's print beside the border samples
-whose colour (and their outer halves') changed by less than this from the bare border
-seen before (a change of colour is the other rules' to judge) ..."""
-
-PRINT_LEAST_SPREAD = 10.0
-"""... where the calibration photo shows print there: its grey levels spread (standard
-deviation) by at least this ..."""
-
-PRINT_LIKENESS = 0.35
-"""... and `print_hidden` flags the frame when the print's correlation with the photo's
-falls below this beside one of them. A pale hand over a pale border may change no border
-sample's colour while its fingers over an edge cell read as a tile; the print they hide
-correlates far below this with the photo's (0.2 or less), where a border nothing covers
-stays above 0.5 in window light, with loose tiles on the table and all."""
-
-
-def print_likeness(plan: Plan, m: Measurement, before: np.ndarray | None) -> np.ndarray:
+def print_likeness(settings: Thresholds, plan: Plan, m: Measurement, before: np.ndarray | None
+                   ) -> np.ndarray:
     """(n,) per border sample, the correlation of the grey levels just outside it (see
     `beyond_boxes`) with those of `before` there (the calibration photo's grey top-down
     view, or what a reader has seen lie still there since), where it
-    lies or moved by up to `PRINT_REACH` pixels, whichever is likest; 1.0 where not
-    compared: where the sample or its outer half changed by `PRINT_QUIET_LEVELS` or more,
-    where the photo shows no print (`PRINT_LEAST_SPREAD`), and everywhere without a photo
+    lies or moved by up to `Thresholds.print_reach_px` pixels, whichever is likest; 1.0
+    where not compared: where the sample or its outer half changed by `print_quiet_levels`
+    or more, where the photo shows no print (`print_least_spread`), and everywhere without a photo
     or a bare border. A patch of one grey, where the photo shows print, is nothing like it
     (0)."""
     n = len(plan.sampling.ring_boxes)
     likeness = np.ones(n)
     if before is None or m.ring_levels is None or before.shape != m.topdown.shape[:2]:
         return likeness
-    quiet = m.ring_levels < PRINT_QUIET_LEVELS
+    quiet = m.ring_levels < settings.print_quiet_levels
     now = grey_view(m).reshape(-1)
     for ids, flat in plan.beyond:
         use = quiet[ids]
@@ -445,16 +345,16 @@ def print_likeness(plan: Plan, m: Measurement, before: np.ndarray | None) -> np.
         a = before.reshape(-1).take(pixels).astype(np.float64)
         a -= a.mean(axis=1, keepdims=True)
         aa = (a * a).sum(axis=1)
-        printed = np.sqrt(aa / pixels.shape[1]) >= PRINT_LEAST_SPREAD
+        printed = np.sqrt(aa / pixels.shape[1]) >= settings.print_least_spread
         if not printed.any():
             continue
         a, aa, pixels = a[printed], aa[printed], pixels[printed]
         score = _correlations(a, aa, now.take(pixels))
         # Only where the print does not match as it lies is it looked for nearby: the
         # common case costs one comparison.
-        off = score < PRINT_LIKENESS
+        off = score < settings.print_likeness
         if off.any():
-            steps = np.arange(-PRINT_REACH, PRINT_REACH + 1)
+            steps = np.arange(-settings.print_reach_px, settings.print_reach_px + 1)
             moves = (steps[:, None] * int(m.topdown.shape[1]) + steps[None, :]).ravel()
             moved = now.take(pixels[off][None] + moves[:, None, None])
             score[off] = _correlations(a[off][None], aa[off][None], moved).max(axis=0)
@@ -482,21 +382,23 @@ def _correlations(a: np.ndarray, aa: np.ndarray, b: np.ndarray) -> np.ndarray:
     return result
 
 
-def print_hidden(m: Measurement) -> bool:
+def print_hidden(settings: Thresholds, m: Measurement) -> bool:
     """Whether the border's print just outside a border sample that kept its colour no
     longer looks as in the calibration photo (`Measurement.print_likeness` below
-    `PRINT_LIKENESS`). A pale hand over a pale border of its own colour changes no colour
+    `Thresholds.print_likeness`). A pale hand over a pale border of its own colour changes no colour
     sample, but it hides the lines printed there. Flags only: the reading stays."""
-    return m.print_likeness is not None and bool((m.print_likeness < PRINT_LIKENESS).any())
+    return m.print_likeness is not None and bool(
+        (m.print_likeness < settings.print_likeness).any())
 
 
-def reaches_edge(unknown: np.ndarray, hidden: np.ndarray) -> bool:
+def reaches_edge(settings: Thresholds, unknown: np.ndarray, hidden: np.ndarray) -> bool:
     """Whether a hidden cell ((10, 10) mask) is joined to the board's edge, 8-connected,
-    through cells with at least `REACHING_HIDDEN` chance of being hidden (`hidden`, (100,);
-    a bridge's end or a cell under one counts too: fingers can be read as a bridge)."""
+    through cells with at least `Thresholds.reaching_hidden_p` chance of being hidden
+    (`hidden`, (100,); a bridge's end or a cell under one counts too: fingers can be read as
+    a bridge)."""
     if not unknown.any():
         return False
-    chain = unknown | (hidden >= REACHING_HIDDEN).reshape(SIZE, SIZE)
+    chain = unknown | (hidden >= settings.reaching_hidden_p).reshape(SIZE, SIZE)
     _, labels = cv2.connectedComponents(chain.astype(np.uint8), connectivity=8)
     return bool(np.isin(labels[_EDGE & chain], labels[unknown]).any())
 
@@ -510,10 +412,12 @@ def _large_patches(mask: np.ndarray, least: int) -> np.ndarray:
     return result
 
 
-def stray_class(lab: np.ndarray, model: ColourModel, probs: np.ndarray | None = None) -> int:
+def stray_class(settings: Thresholds, lab: np.ndarray, model: ColourModel,
+                probs: np.ndarray | None = None) -> int:
     """What a stray cell nothing fits well is read as on a board nothing hides, given its
-    Lab and (with the networks) the cell network's probabilities (see `STRAY_SEEN_P`)."""
-    if probs is not None and float(probs[:UNKNOWN].sum()) >= STRAY_SEEN_P:
+    Lab and (with the networks) the cell network's probabilities (see
+    `Thresholds.stray_seen_p`)."""
+    if probs is not None and float(probs[:UNKNOWN].sum()) >= settings.stray_seen_p:
         return int(np.argmax(probs[:UNKNOWN]))
     return _nearest_class(lab, model)
 
@@ -550,9 +454,9 @@ def judge(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
     occluded = ring_hit or too_wide.any() or patches.any()
     # Patches of cells the cell network only half takes for hidden, with nothing crossing
     # the border, are more likely a lamp's glare than a hand: the frame is flagged all the
-    # same, but their cells are read as stray cells (see `FAINT_HIDDEN`).
+    # same, but their cells are read as stray cells (see `Thresholds.faint_hidden_p`).
     faint = (occluded and not ring_hit and not too_wide.any() and probs is not None
-             and float(probs[patches.ravel(), UNKNOWN].max()) < FAINT_HIDDEN)
+             and float(probs[patches.ravel(), UNKNOWN].max()) < settings.faint_hidden_p)
     occluded = occluded and not faint
     # A hand comes in over the board's edge: a cell there taken for hidden may be a
     # fingertip, even where the border beside it looks as it did (a hand over a table or
@@ -568,11 +472,11 @@ def judge(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
         edge_hidden(unknown)
         or beside_changed_border(plan, unknown, m.ring_outliers)
         or (probs is not None
-            and (reaches_edge(unknown, probs[:, UNKNOWN])
-                 or finger_on_border(plan, odd, probs[:, UNKNOWN])))
+            and (reaches_edge(settings, unknown, probs[:, UNKNOWN])
+                 or finger_on_border(settings, plan, odd, probs[:, UNKNOWN])))
         or fading_arm(settings, plan, m, odd)
-        or tile_apart_on_border(plan, m, model, ring_codes, ring_spanned)
-        or print_hidden(m)))
+        or tile_apart_on_border(settings, plan, m, model, ring_codes, ring_spanned)
+        or print_hidden(settings, m)))
     if occluded:
         # Next to what is hidden, a cell read without conviction is hidden too (a sleeve's
         # edge, a finger's shadow).
@@ -582,9 +486,9 @@ def judge(settings: Thresholds, plan: Plan, m: Measurement, model: ColourModel,
         # A stray cell nothing fits well (a glare spot, a shadow) on a board nothing hides:
         # read it, with no confidence, as the colour the cell network finds likeliest, or
         # as the nearest colour when there is no network or it gives the three almost no
-        # chance (see `STRAY_SEEN_P`).
+        # chance (see `Thresholds.stray_seen_p`).
         occluded_grid = unknown.copy() if flagged_strays else np.zeros_like(unknown)
         for i in np.flatnonzero(codes == UNKNOWN):
-            codes[i] = stray_class(m.cells_lab[i], model,
+            codes[i] = stray_class(settings, m.cells_lab[i], model,
                                    None if probs is None else probs[i])
     return occluded or flagged_strays, occluded_grid

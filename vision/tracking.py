@@ -48,7 +48,7 @@ from vision.learned import one_blas_thread
 from vision.locate import locate_board, orient_corners
 from vision.measure import Measurement, Plan, make_plan, measure, measure_view, relit, ring_strips
 from vision.observation import Observation
-from vision.occlusion import CLEAR_LEVELS, FAINT_LEVELS, PRINT_LIKENESS, grey_view, print_likeness
+from vision.occlusion import grey_view, print_likeness
 from vision.patches import BareView
 from vision.pipeline import background_of, check_size, lab3, lens_of, observe
 
@@ -319,7 +319,8 @@ class _Step:
         m = relit(self.settings, self.plan, m, self.border)
         m = replace(m, background=self.background, bare_view=self.view,
                     shade=make_shade(m.sub_lab, self.background))
-        m = replace(m, print_likeness=print_likeness(self.plan, m, self.print_grey))
+        m = replace(m, print_likeness=print_likeness(self.settings, self.plan, m,
+                                                                self.print_grey))
         self._settle_print(m)
         model = learn_colours(self.settings, m.sub_lab, lab3(m.ring_lab), self.model,
                               self.background, m.shade, m.cells_lab)
@@ -596,8 +597,9 @@ class _Step:
             levels = np.maximum(levels, outer_change[0])
         faint = clear = None
         if odd.any():
-            faint = np.logical_or(*split_changes(*change, FAINT_LEVELS)) & ~(odd | shadows)
-            clear = split_changes(*change, CLEAR_LEVELS)[0]
+            faint = np.logical_or(*split_changes(*change, self.settings.faint_levels)) & ~(
+                odd | shadows)
+            clear = split_changes(*change, self.settings.clear_levels)[0]
         if not (odd | shadows).any():
             rate = self.settings.adapt_rate
             self.border = (1 - rate) * self.border + rate * m.ring_bgr
@@ -645,7 +647,7 @@ class _Step:
         a hand hiding the print lies over the cells next to it, or moves."""
         if m.print_likeness is None:
             return
-        unlike = m.print_likeness < PRINT_LIKENESS
+        unlike = m.print_likeness < self.settings.print_likeness
         if not unlike.any():
             self.print_odd, self.print_steady = None, 0
             return
