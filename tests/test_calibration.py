@@ -262,3 +262,60 @@ def test_an_empty_board_leaves_out_only_what_an_arm_over_it_hides(
     assert board is not None
     unknown = {(i % 10, i // 10) for i, cell in enumerate(board) if cell is None}
     assert unknown == (flagged if left_out else set())
+
+
+FIXED = {
+    # the networks' inputs: each shipped network is fitted to this layout
+    "vision/bridges.py": {"BRIDGE_OFFSETS", "_HALF", "_FLANK", "_DECK_EDGE", "_DECK_EDGE_HALF",
+                          "NEAR_BOX"},
+    "vision/decks.py": {"LONG", "WIDE", "BEFORE", "ACROSS"},
+    "vision/learned.py": {"SIZE", "CELL_CLASSES", "AGAINST", "BACKGROUND_FEATURES",
+                          "BACKGROUND_AT", "_AROUND", "DECK_OUTLINE"},
+    "vision/patches.py": {"HALF", "FLOOR", "BIAS_ROWS"},
+    # the board's and the pieces' geometry, and where they are sampled
+    "vision/cells.py": {"SIZE"},
+    "vision/classify.py": {"SIZE", "BRIDGE"},
+    "vision/geometry.py": {"SIZE"},
+    "vision/features.py": {"TILE_REACH", "_RIM", "_EDGE"},
+    "vision/locate.py": {"SIZE", "_RING_OUT", "_RING_SPAN", "_LINE_WINDOW", "_MAX_CELLS"},
+    "vision/bend.py": {"_PX", "_MARGIN", "_WINDOW", "_SIGMA"},
+    "vision/measure.py": {"_STRIP"},
+    "vision/markers.py": {"MARKER_IDS"},
+    # what an input file may be
+    "vision/imageio.py": {"MAX_PIXELS", "MIN_SIDE"},
+}
+
+
+def test_the_readers_numbers_are_in_the_parameter_file_but_its_layout_and_geometry() -> None:
+    """A number the camera pipeline decides by lives in the parameter file, where a sweep can
+    choose it (`python -m lab.sweep`). What stays a module constant in `vision/` is the
+    layout the networks were fitted to, the board's and the pieces' geometry, and input
+    limits: a new numeric constant there is one of those (listed above) or a parameter."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1]
+
+    def numeric(node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, int | float) and not isinstance(node.value, bool)
+        if isinstance(node, ast.Tuple):
+            return all(numeric(e) for e in node.elts)
+        if isinstance(node, ast.UnaryOp | ast.BinOp):
+            return all(numeric(e) for e in ast.iter_child_nodes(node)
+                       if isinstance(e, ast.expr))
+        return isinstance(node, ast.Name) and node.id.isupper()
+
+    found: dict[str, set[str]] = {}
+    for path in sorted((root / "vision").glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            target = node.targets[0] if isinstance(node, ast.Assign) else (
+                node.target if isinstance(node, ast.AnnAssign) else None)
+            value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+            if (isinstance(target, ast.Name) and target.id.lstrip("_").isupper()
+                    and value is not None and numeric(value)):
+                found.setdefault(f"vision/{path.name}", set()).add(target.id)
+    extra = {f: sorted(names - FIXED.get(f, set())) for f, names in found.items()}
+    assert not {f: n for f, n in extra.items() if n}, (
+        "numbers to move into contracts/thresholds.json (or, if layout or geometry, list here)")
+    gone = {f: sorted(names - found.get(f, set())) for f, names in FIXED.items()}
+    assert not {f: n for f, n in gone.items() if n}, "listed here but no longer there"
