@@ -32,9 +32,9 @@ from contracts.calibration import Calibration, CalibrationError, Thresholds, def
 from lab.evaluate import Mode, Tally, _merge
 from lab.sets import SET_COLUMNS, calibration_of, load_set
 
-COLUMNS = ("parameter", "value", "set", *SET_COLUMNS)
-"""The table's columns: the parameter and its value, the set's folder name, then the set
-table's (`lab.sets.SET_COLUMNS`)."""
+COLUMNS = ("parameter", "value", "also", "set", *SET_COLUMNS)
+"""The table's columns: the parameter and its value, the other parameters held fixed
+(`--also`), the set's folder name, then the set table's (`lab.sets.SET_COLUMNS`)."""
 
 
 class SweepError(ValueError):
@@ -42,9 +42,9 @@ class SweepError(ValueError):
     or a folder that holds no set."""
 
 
-def thresholds_with(name: str, value: str) -> Thresholds:
-    """The parameter file's thresholds with `name` set to `value` (read as the parameter's
-    kind)."""
+def thresholds_with(name: str, value: str, base: Thresholds | None = None) -> Thresholds:
+    """The parameter file's thresholds (or `base`) with `name` set to `value` (read as the
+    parameter's kind)."""
     known = {f.name: f for f in fields(Thresholds)}
     if name not in known:
         raise SweepError(f"no parameter {name!r} in the parameter file")
@@ -54,7 +54,7 @@ def thresholds_with(name: str, value: str) -> Thresholds:
         kind = "a whole number" if known[name].type == "int" else "a number"
         raise SweepError(f"{name} takes {kind}, not {value!r}") from None
     try:
-        return Thresholds.from_json({name: number}, base=default_thresholds())
+        return Thresholds.from_json({name: number}, base=base or default_thresholds())
     except CalibrationError as exc:
         raise SweepError(str(exc)) from None
 
@@ -68,14 +68,27 @@ def check_set(folder: Path) -> None:
         raise SweepError(f"{folder} holds no truth.jsonl: not a scene set")
 
 
-def sweep_one(name: str, value: str, folder: Path, limit: int | None = None
-              ) -> list[list[object]]:
-    """The rows of one value on one set: per setup, then "all"."""
+def with_others(others: Sequence[str]) -> Thresholds:
+    """The parameter file's thresholds with the `NAME=VALUE` settings of `others` (held
+    fixed for every value swept)."""
+    settings = default_thresholds()
+    for other in others:
+        name, sep, value = other.partition("=")
+        if not sep:
+            raise SweepError(f"--also takes NAME=VALUE, not {other!r}")
+        settings = thresholds_with(name.strip(), value.strip(), settings)
+    return settings
+
+
+def sweep_one(name: str, value: str, folder: Path, limit: int | None = None,
+              others: Sequence[str] = ()) -> list[list[object]]:
+    """The rows of one value on one set (the `others` held fixed): per setup, then
+    "all"."""
     from vision.errors import VisionError
     from vision.tracking import BoardReader
 
     cv2.setNumThreads(1)
-    settings = thresholds_with(name, value)
+    settings = thresholds_with(name, value, with_others(others))
     calibrations: dict[str, Calibration | None] = {}
     tallies: dict[str, Tally] = {}
     photos: dict[str, set[str]] = {}
@@ -101,25 +114,29 @@ def sweep_one(name: str, value: str, folder: Path, limit: int | None = None
         ms = (time.perf_counter() - start) * 1000
         tally.add(*truth, bool(record["occluded"]), obs, ms, problem)
     rows: list[list[object]] = []
+    also = " ".join(others)
     total = Tally()
     for setup in sorted(tallies):
-        rows.append([name, value, folder.name, *tallies[setup].row(setup, str(Mode.TRACKER)),
+        rows.append([name, value, also, folder.name,
+                     *tallies[setup].row(setup, str(Mode.TRACKER)),
                      len(photos[setup]), len(misses.get(setup, ()))])
         _merge(total, tallies[setup])
-    rows.append([name, value, folder.name, *total.row("all", str(Mode.TRACKER)),
+    rows.append([name, value, also, folder.name, *total.row("all", str(Mode.TRACKER)),
                  sum(len(v) for v in photos.values()), sum(len(v) for v in misses.values())])
     return rows
 
 
 def sweep(name: str, values: Sequence[str], folders: Sequence[Path], out: Path, *,
-          limit: int | None = None, jobs: int = 2) -> list[list[object]]:
-    """Every value on every set (`jobs` processes, a value and set each), written to `out`
-    as CSV; returns the rows."""
+          limit: int | None = None, jobs: int = 2, others: Sequence[str] = ()
+          ) -> list[list[object]]:
+    """Every value on every set (`jobs` processes, a value and set each; `others`:
+    `NAME=VALUE` settings held fixed), written to `out` as CSV; returns the rows."""
     for value in values:
-        thresholds_with(name, value)
+        thresholds_with(name, value, with_others(others))
     for folder in folders:
         check_set(folder)
-    tasks = [(name, value, folder, limit) for value in values for folder in folders]
+    tasks = [(name, value, folder, limit, tuple(others)) for value in values
+             for folder in folders]
     if jobs > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(jobs) as pool:
             parts = list(pool.map(sweep_one, *zip(*tasks, strict=True)))
@@ -142,8 +159,9 @@ def _summary(rows: Sequence[list[object]]) -> str:
         if row[at["setup"]] != "all":
             continue
         false = int(str(row[at["bridges_found"]])) - int(str(row[at["bridges_matched"]]))
+        also = f" ({row[at['also']]})" if row[at["also"]] else ""
         lines.append(
-            f"{row[at['parameter']]}={row[at['value']]} {row[at['set']]}: "
+            f"{row[at['parameter']]}={row[at['value']]}{also} {row[at['set']]}: "
             f"cells wrong {row[at['cells_wrong']]}/{row[at['cells']]}, "
             f"bridges found {row[at['bridges_matched']]}/{row[at['bridges_true']]} "
             f"(and {false} false), "
@@ -165,10 +183,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "results/sweeps/NAME.csv)")
     parser.add_argument("--limit", type=int, help="read only each set's first N images")
     parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    parser.add_argument("--also", action="append", default=[], metavar="NAME=VALUE",
+                        help="another parameter held at VALUE for every value swept")
     args = parser.parse_args(argv)
     out = args.out or Path("results") / "sweeps" / f"{args.name}.csv"
     try:
-        rows = sweep(args.name, args.values, args.sets, out, limit=args.limit, jobs=args.jobs)
+        rows = sweep(args.name, args.values, args.sets, out, limit=args.limit, jobs=args.jobs,
+                     others=args.also)
     except (SweepError, json.JSONDecodeError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import zipfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -39,6 +38,8 @@ from lab.train_patches import (
     fit,
     held_out,
     inputs,
+    mix_option,
+    mixed,
     start_options,
     starting_network,
     write,
@@ -131,20 +132,6 @@ def augment(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.ascontiguousarray(np.roll(x, (dy, dx), axis=(1, 2)))
 
 
-def mixed(data: dict[str, np.ndarray], path: Path) -> dict[str, np.ndarray]:
-    """`data` with the examples kept in the cache `path` added, their scenes numbered on
-    after `data`'s (so that `--hold-out` keeps whole scenes of both out)."""
-    try:
-        with np.load(path) as stored:
-            more = {k: stored[k] for k in stored.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise SystemExit(f"error: --mix {path}: not a cache of examples ({exc})") from None
-    if set(more) != set(data) or more["x"].shape[1:] != data["x"].shape[1:]:
-        raise SystemExit(f"error: --mix {path}: examples of another kind or shape")
-    more["scene"] = more["scene"] + int(data["scene"].max()) + 1
-    return {k: np.concatenate([data[k], more[k]]) for k in data}
-
-
 def train(data: dict[str, np.ndarray], *, epochs: int = 40, seed: int = 0,
           log: bool = False, use_torch: bool = False, lr: float = 1e-3,
           init: PatchNetwork | None = None) -> PatchNetwork:
@@ -183,9 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     example_options(parser, 40)
     parser.add_argument("--torch", action="store_true",
                         help="train in PyTorch (installed apart: pip install torch==2.13.0)")
-    parser.add_argument("--mix", type=Path, action="append", default=[], metavar="CACHE",
-                        help="also learn from the examples another run kept in its --cache "
-                             "(another scene source's, say); repeatable")
+    mix_option(parser)
     start_options(parser)
     args = parser.parse_args(argv)
     check_scene_options(parser, args)

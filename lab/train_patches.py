@@ -443,6 +443,27 @@ def examples(args: argparse.Namespace,
     return data
 
 
+def mixed(data: dict[str, np.ndarray], path: Path) -> dict[str, np.ndarray]:
+    """`data` with the examples kept in the cache `path` added, their scenes numbered on
+    after `data`'s (so that `--hold-out` keeps whole scenes of both out)."""
+    try:
+        with np.load(path) as stored:
+            more = {k: stored[k] for k in stored.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise SystemExit(f"error: --mix {path}: not a cache of examples ({exc})") from None
+    if set(more) != set(data) or more["x"].shape[1:] != data["x"].shape[1:]:
+        raise SystemExit(f"error: --mix {path}: examples of another kind or shape")
+    more["scene"] = more["scene"] + int(data["scene"].max()) + 1
+    return {k: np.concatenate([data[k], more[k]]) for k in data}
+
+
+def mix_option(parser: argparse.ArgumentParser) -> None:
+    """`--mix CACHE`: learn from another run's kept examples too (see `mixed`)."""
+    parser.add_argument("--mix", type=Path, action="append", default=[], metavar="CACHE",
+                        help="also learn from the examples another run kept in its --cache "
+                             "(another scene source's, say); repeatable")
+
+
 def held_out(data: dict[str, np.ndarray], every: int) -> np.ndarray:
     """Which examples are from every `every`-th scene (none when it is 0)."""
     if not every:
@@ -470,6 +491,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--layers", type=layer_list, default=PATCH_LAYERS, metavar="C:K,...",
                         help="the convolutions' channels and kernel sizes (default "
                              f"{','.join(f'{c}:{k}' for c, k in PATCH_LAYERS)})")
+    mix_option(parser)
     parser.add_argument("--hidden", type=int, default=PATCH_HIDDEN,
                         help=f"the dense layer's units (default {PATCH_HIDDEN})")
     parser.add_argument("--hard-scenes", type=int, default=0, metavar="N",
@@ -484,6 +506,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     init = starting_network(parser, args, "patch")
     cv2.setNumThreads(1)
     data = examples(args)
+    for path in args.mix:
+        data = mixed(data, path)
     print(f"patches: {len(data['y'])} examples, classes "
           f"{np.bincount(data['y'], minlength=CLASSES).tolist()}", file=sys.stderr)
     held = held_out(data, args.hold_out)

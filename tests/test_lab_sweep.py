@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.sweep import COLUMNS, SweepError, check_set, sweep, thresholds_with
+from lab.sweep import COLUMNS, SweepError, check_set, sweep, thresholds_with, with_others
 
 
 def test_each_value_is_measured_through_calibration_and_reading(
@@ -43,6 +43,9 @@ def test_a_test_split_an_unknown_parameter_or_a_bad_value_is_refused(tmp_path: P
     with pytest.raises(SweepError, match="whole number"):
         thresholds_with("mirror_looks", "2.5")
     assert thresholds_with("foot_p", "0.9").foot_p == 0.9
+    with pytest.raises(SweepError, match="NAME=VALUE"):
+        with_others(["foot_p"])
+    assert with_others(["foot_p=0.7", "mirror_looks=3"]).mirror_looks == 3
     done = subprocess.run(
         [sys.executable, "-m", "lab.sweep", "foot_p", "0.9", "--set", str(root / "raytrace-test"),
          "--out", str(tmp_path / "x.csv")],

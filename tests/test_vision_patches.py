@@ -523,3 +523,26 @@ def test_training_from_a_still_set_takes_its_images_and_their_truth(
         for scene, cell, label in zip(data["scene"], data["cell"], data["y"], strict=True):
             row = records[int(scene)]["board"][9 - int(cell) // 10]
             assert ".LD"[int(label)] == row[int(cell) % 10]
+
+
+def test_patch_training_also_learns_from_another_run_s_examples(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--mix` adds another run's kept examples (another scene source's, say) to this run's,
+    their scenes numbered on after its own, so that `--hold-out` keeps whole scenes of both
+    out; a file that holds no examples is refused."""
+    first = tmp_path / "first"
+    run_training(main, PATCH_MODEL, first, capsys)
+    with np.load(first / "examples.npz") as data:
+        kept = len(data["y"])
+    second = tmp_path / "second"
+    _, err = run_training(main, PATCH_MODEL, second, capsys,
+                          ["--seed", "77", "--mix", str(first / "examples.npz")])
+    with np.load(second / "examples.npz") as own:
+        count = len(own["y"]) + kept
+    assert f"patches: {count} examples" in err
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a cache")
+    with pytest.raises(SystemExit, match="--mix"):
+        main(["--scenes", "4", "--epochs", "1", "--jobs", "1", "--cache",
+              str(second / "examples.npz"), "--mix", str(bad), "--out", str(tmp_path)])
