@@ -304,10 +304,11 @@ def log_probs(p: np.ndarray) -> np.ndarray:
 def train(data: dict[str, np.ndarray], *, epochs: int = 20, batch: int = 256, seed: int = 0,
           log: bool = False, layers: Sequence[tuple[int, int]] = PATCH_LAYERS,
           hidden: int = PATCH_HIDDEN, use_torch: bool = False, lr: float = 1e-3,
-          init: PatchNetwork | None = None) -> PatchNetwork:
+          init: PatchNetwork | None = None, jitter: float = 0.0) -> PatchNetwork:
     """Fit the patch network to collected examples (see `collect`), with these
     convolutions and dense units: in plain numpy, or in PyTorch (`lab.train_torch`,
-    which can also go on from the weights of a network `init` of the same shape)."""
+    which can also go on from the weights of a network `init` of the same shape, and see
+    each patch in other light and colours, `jitter`)."""
     from contracts.calibration import default_thresholds
 
     unsure = data["p"].max(axis=1) < default_thresholds().second_look_p
@@ -319,9 +320,10 @@ def train(data: dict[str, np.ndarray], *, epochs: int = 20, batch: int = 256, se
 
         return fit_torch(data["x"], log_probs(data["p"]), data["y"], weight, layers=layers,
                          hidden=hidden, classes=CLASSES, epochs=epochs, batch=batch,
-                         seed=seed, lr=lr, init=init, log=log)
-    if init is not None or lr != 1e-3:
-        raise ValueError("only the PyTorch trainer starts from a network or takes a rate")
+                         seed=seed, lr=lr, init=init, log=log, jitter=jitter)
+    if init is not None or lr != 1e-3 or jitter:
+        raise ValueError("only the PyTorch trainer starts from a network, takes a rate or "
+                         "jitters the light")
     return fit(data["x"], log_probs(data["p"]), data["y"], weight, _augment, epochs=epochs,
                batch=batch, seed=seed, log=log, layers=layers, hidden=hidden)
 
@@ -492,6 +494,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the convolutions' channels and kernel sizes (default "
                              f"{','.join(f'{c}:{k}' for c, k in PATCH_LAYERS)})")
     mix_option(parser)
+    parser.add_argument("--jitter", type=float, default=0.0, metavar="SPREAD",
+                        help="with --torch: also show each patch in other light and "
+                             "colours, its colour ratios scaled per channel by gains of "
+                             "this log-spread (e.g. 0.15; default 0: none)")
     parser.add_argument("--hidden", type=int, default=PATCH_HIDDEN,
                         help=f"the dense layer's units (default {PATCH_HIDDEN})")
     parser.add_argument("--hard-scenes", type=int, default=0, metavar="N",
@@ -503,6 +509,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     start_options(parser)
     args = parser.parse_args(argv)
     check_scene_options(parser, args)
+    if args.jitter and not args.torch:
+        parser.error("--jitter needs --torch")
     init = starting_network(parser, args, "patch")
     cv2.setNumThreads(1)
     data = examples(args)
@@ -513,7 +521,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     held = held_out(data, args.hold_out)
     train_part = {k: v[~held] for k, v in data.items()}
     net = train(train_part, epochs=args.epochs, log=True, layers=args.layers,
-                hidden=args.hidden, use_torch=args.torch, lr=args.lr, init=init)
+                hidden=args.hidden, use_torch=args.torch, lr=args.lr, init=init,
+                jitter=args.jitter)
     if held.any():
         from contracts.calibration import default_thresholds
 

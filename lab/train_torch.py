@@ -27,13 +27,15 @@ def fit_torch(x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarr
               layers: Sequence[tuple[int, int]], hidden: int, classes: int,
               epochs: int = 20, batch: int = 256, seed: int = 0, lr: float = 1e-3,
               decay: float = 1e-5, threads: int | None = None, turns: bool = True,
-              init: PatchNetwork | None = None, log: bool = False) -> PatchNetwork:
+              init: PatchNetwork | None = None, log: bool = False, jitter: float = 0.0
+              ) -> PatchNetwork:
     """Fit a patch network to stored uint8 patches `x` ((n, h, w, channels), read as
     `x / 128 - 1`), the further inputs of its output layer and the labels, each example
     counting by its weight. `layers`: per stride-2 convolution, its output channels and
     kernel size. With `turns` a batch is turned by a random number of quarter turns and
     mirrored left to right at random (square patches whose content has no direction);
-    without, it is mirrored at random along and across (a deck patch)."""
+    without, it is mirrored at random along and across (a deck patch). With `jitter`, each
+    patch is also seen in other light and colours (see `jittered`)."""
     try:
         import torch
         from torch import nn
@@ -93,6 +95,8 @@ def fit_torch(x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarr
                 xb = torch.flip(xb, (3,))
             dy, dx = (int(v) for v in rng.integers(-2, 3, 2))
             xb = torch.roll(xb, (dy, dx), (2, 3))
+            if jitter > 0.0:
+                xb = torch.from_numpy(jittered(xb.numpy(), jitter, rng))
             rows = torch.from_numpy(idx)
             loss = (functional.cross_entropy(net(xb, more[rows]), labels[rows],
                                              reduction="none") * weights[rows]).mean()
@@ -101,6 +105,25 @@ def fit_torch(x: np.ndarray, extras: np.ndarray, y: np.ndarray, weight: np.ndarr
         if log:
             _report(epoch, epochs, total / max(len(y), 1), started)
     return _to_numpy(net)
+
+
+def jittered(xb: np.ndarray, spread: float, rng: np.random.Generator) -> np.ndarray:
+    """A batch of patches ((n, channels, h, w), as the network reads them: a colour over
+    the bare board's, less 1) seen in other light and colours: each patch's colour ratios
+    scaled per channel by a gain of log-spread `spread` (the same for the frame's channels
+    and the calibration photo's after them, as a board of another colour or a lamp of
+    another hue would scale both), the frame's by a third as much again of its own (the
+    light changed since calibration), and a little noise; clipped to what the network can
+    be given."""
+    n, channels = xb.shape[:2]
+    colours = 3
+    shared = np.exp(rng.normal(0.0, spread, (n, colours)))
+    gain = np.tile(shared, (1, channels // colours))
+    gain[:, :colours] *= np.exp(rng.normal(0.0, spread / 3, (n, colours)))
+    noise = rng.normal(0.0, 0.02, xb.shape)
+    seen = (xb + 1.0) * gain[:, :, None, None].astype(np.float32) - 1.0 + noise
+    result: np.ndarray = np.clip(seen, -1.0, 255.0 / 128.0 - 1.0).astype(np.float32)
+    return result
 
 
 def _descend(optimiser: Any, loss: Any) -> float:

@@ -546,3 +546,29 @@ def test_patch_training_also_learns_from_another_run_s_examples(
     with pytest.raises(SystemExit, match="--mix"):
         main(["--scenes", "4", "--epochs", "1", "--jobs", "1", "--cache",
               str(second / "examples.npz"), "--mix", str(bad), "--out", str(tmp_path)])
+
+
+def test_jittered_patches_are_seen_in_other_light_and_colours(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A patch is its colours over the bare board's: a board of another colour, or a lamp of
+    another hue, scales the frame's channels and the calibration photo's alike, and the
+    light since calibration the frame's alone, by less. The trainer shows each patch so
+    (`--jitter`, with the PyTorch trainer only)."""
+    from lab.train_torch import jittered
+
+    rng = np.random.default_rng(8)
+    bare = np.zeros((4000, 6, 8, 8), np.float32)  # the bare board, frame and photo: ratio 1
+    seen = jittered(bare, 0.3, rng)
+    assert seen.shape == bare.shape and seen.dtype == np.float32
+    gains = np.log(seen.mean(axis=(2, 3)) + 1.0)  # (n, 6): each channel's gain
+    frame, photo = gains[:, :3], gains[:, 3:]
+    assert 0.25 < float(photo.std()) < 0.35  # about the spread asked for
+    assert float((frame - photo).std()) < 0.15  # the frame's own change is a third of it
+    assert abs(float(np.corrcoef(frame[:, 0], photo[:, 0])[0, 1])) > 0.9
+    assert float(seen.max()) <= 255 / 128 - 1 and float(seen.min()) >= -1.0
+    still = jittered(bare, 0.0, rng)
+    assert abs(float(still.mean())) < 0.01 and 0.015 < float(still.std()) < 0.025  # noise
+    with pytest.raises(SystemExit) as stop:
+        main(["--jitter", "0.1", "--out", str(tmp_path)])
+    assert stop.value.code == 2 and "--jitter needs --torch" in capsys.readouterr().err
