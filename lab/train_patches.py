@@ -61,6 +61,7 @@ from vision.patches import (
     cell_patches,
     columns,
     flat_weight,
+    tile_colours,
     with_reference,
 )
 
@@ -91,9 +92,26 @@ SceneTask = tuple[int, int, Path | None]
 generated one; see `lab.train.measure_scene`)."""
 
 
+PATCH_KEYS = ("x", "p", "y", "cell", "tiles")
+"""The arrays of the patch examples (see `read_scene`), besides each one's scene."""
+
+
+def with_tile_planes(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The examples with six more channels in their patches: the learned tile colours of
+    their scene, planes of one colour (`vision.patches.with_tile_colours`, quantised as the
+    patches are), for a network that reads them (`--tile-colours`)."""
+    planes = np.clip(np.round((data["tiles"] + 1.0) * 128.0), 0, 255).astype(np.uint8)
+    x = data["x"]
+    wide = np.empty(x.shape[:3] + (x.shape[3] + 6,), np.uint8)
+    wide[..., :x.shape[3]] = x
+    wide[..., x.shape[3]:] = planes[:, None, None, :]
+    return {**data, "x": wide}
+
+
 def read_scene(seed: int, i: int, stills: Path | None = None) -> tuple[np.ndarray, ...] | None:
     """One scene's examples: patches (uint8, `(v + 1) * 128` of `cell_patches`' values),
-    the cell network's probabilities, the labels (3: hidden by a hand) and the cells."""
+    the cell network's probabilities, the labels (3: hidden by a hand), the cells and the
+    learned tile colours (`vision.patches.tile_colours`, the same for every cell)."""
     from vision.cells import parse_cell
     from vision.classify import classify_cells
     from vision.learned import cell_features, cell_network
@@ -127,7 +145,8 @@ def read_scene(seed: int, i: int, stills: Path | None = None) -> tuple[np.ndarra
         cell_patches(reader.settings, plan.sampling, m.topdown, m.light_coef, model, cells),
         m.bare_view, model, cells)
     quantised = np.clip(np.round((patches + 1.0) * 128.0), 0, 255).astype(np.uint8)
-    return quantised, probs[cells].astype(np.float32), labels[cells], cells
+    tiles = np.tile(tile_colours(model), (len(cells), 1)).astype(np.float32)
+    return quantised, probs[cells].astype(np.float32), labels[cells], cells, tiles
 
 
 def _job(task: SceneTask) -> tuple[np.ndarray, ...] | None:
@@ -136,7 +155,7 @@ def _job(task: SceneTask) -> tuple[np.ndarray, ...] | None:
 
 def collect(count: int, seed: int, jobs: int, log: bool = False,
             job: Callable[[SceneTask], tuple[np.ndarray, ...] | None] = _job,
-            keys: tuple[str, ...] = ("x", "p", "y", "cell"),
+            keys: tuple[str, ...] = PATCH_KEYS,
             indices: Sequence[int] | None = None,
             stills: Path | None = None) -> dict[str, np.ndarray]:
     """Read `count` scenes (in `jobs` processes; scenes 0 to `count` - 1 of `seed` or of
@@ -425,7 +444,7 @@ def starting_network(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
 def examples(args: argparse.Namespace,
              job: Callable[[SceneTask], tuple[np.ndarray, ...] | None] = _job,
-             keys: tuple[str, ...] = ("x", "p", "y", "cell")) -> dict[str, np.ndarray]:
+             keys: tuple[str, ...] = PATCH_KEYS) -> dict[str, np.ndarray]:
     """The examples the options ask for: from `--cache` when it exists, else collected
     (see `collect`) and kept there when it is given."""
     if args.cache is not None and args.cache.exists():
@@ -494,6 +513,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the convolutions' channels and kernel sizes (default "
                              f"{','.join(f'{c}:{k}' for c, k in PATCH_LAYERS)})")
     mix_option(parser)
+    parser.add_argument("--tile-colours", action="store_true",
+                        help="the network also reads the learned light and dark tile "
+                             "colours, beside each patch (twelve channels)")
     parser.add_argument("--jitter", type=float, default=0.0, metavar="SPREAD",
                         help="with --torch: also show each patch in other light and "
                              "colours, its colour ratios scaled per channel by gains of "
@@ -516,6 +538,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = examples(args)
     for path in args.mix:
         data = mixed(data, path)
+    if args.tile_colours:
+        data = with_tile_planes(data)
     print(f"patches: {len(data['y'])} examples, classes "
           f"{np.bincount(data['y'], minlength=CLASSES).tolist()}", file=sys.stderr)
     held = held_out(data, args.hold_out)

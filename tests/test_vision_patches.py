@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -469,7 +470,7 @@ def test_training_from_generated_scenes_writes_a_network_the_pipeline_reads(
                           ["--hard-scenes", "2", "--hard-start", "10"])
     assert "held-out scenes" in err
     with np.load(tmp_path / "examples.npz") as data:
-        assert set(data.files) == {"x", "p", "y", "cell", "scene"}
+        assert set(data.files) == {"x", "p", "y", "cell", "tiles", "scene"}
         # the four scenes asked for, then two of the hard setups from scene 10 on
         assert set(np.unique(data["scene"])) <= {0, 1, 2, 3, *hard_scenes(10, 2)}
         assert set(np.unique(data["scene"])) & set(hard_scenes(10, 2))
@@ -572,3 +573,37 @@ def test_jittered_patches_are_seen_in_other_light_and_colours(
     with pytest.raises(SystemExit) as stop:
         main(["--jitter", "0.1", "--out", str(tmp_path)])
     assert stop.value.code == 2 and "--jitter needs --torch" in capsys.readouterr().err
+
+
+def test_a_patch_network_may_read_the_learned_tile_colours_beside_the_patch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A patch's colours are over the bare board's, so how light a tile looks in one depends
+    on the board's colour. A network of twelve channels also reads the learned light and
+    dark tile colours, planes of one colour beside the frame's patch and the calibration
+    photo's. Widened from the shipped network (the new channels weighing nothing), it reads
+    every cell as the shipped one does."""
+    from lab.train_patches import widened, with_tile_planes
+    from vision import read_cells
+    from vision.patches import tile_colours, with_tile_colours
+
+    reader, plan, m, model = measured_scene()
+    colours = tile_colours(model)  # type: ignore[arg-type]
+    assert colours.shape == (6,) and np.all(colours[:3] > colours[3:])  # light over dark
+    assert np.all(tile_colours(replace(model, light=None))[:3] == 0.0)  # type: ignore[type-var]
+    patches = np.random.default_rng(9).normal(0, 0.3, (5, 2 * HALF, 2 * HALF, 6))
+    wide = with_tile_colours(patches.astype(np.float32), colours)
+    assert wide.shape == (5, 2 * HALF, 2 * HALF, 12)
+    assert np.allclose(wide[..., :6], patches) and np.allclose(wide[2, 7, 11, 6:], colours)
+    data = {"x": np.full((2, 4, 4, 6), 128, np.uint8), "tiles": np.stack([colours, -colours])}
+    planes = with_tile_planes(data)["x"]
+    assert planes.shape == (2, 4, 4, 12)
+    assert np.allclose(planes[0, 1, 2, 6:] / 128.0 - 1.0, colours, atol=1 / 128)
+    probs = np.tile([0.9995, 0.0003, 0.0001, 0.0001], (100, 1))
+    probs[[5, 17, 42]] = [[0.6, 0.35, 0.03, 0.02], [0.3, 0.3, 0.3, 0.1], [0.2, 0.7, 0.05, 0.05]]
+    shipped = read_cells.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    twelve = widened(patch_network(), 12)
+    assert twelve.channels == 12
+    monkeypatch.setattr(read_cells, "patch_network", lambda: twelve)
+    again = read_cells.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    assert np.allclose(again, shipped, atol=1e-6) and not np.allclose(again, probs)

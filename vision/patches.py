@@ -130,8 +130,9 @@ class PatchNetwork:
 
     @property
     def channels(self) -> int:
-        """The channels of a patch it reads: 3 (the frame's), or 6 (the frame's, then the
-        bare board's from the calibration photo, see `with_reference`)."""
+        """The channels of a patch it reads: 3 (the frame's), 6 (the frame's, then the bare
+        board's from the calibration photo, see `with_reference`), or 12 (those, then the
+        learned tile colours, see `with_tile_colours`)."""
         return int(self.convs[0].weight.shape[1])
 
     def proba(self, patches: np.ndarray, probs: np.ndarray) -> np.ndarray:
@@ -253,12 +254,45 @@ def with_reference(settings: Thresholds, plan: SamplingPlan, patches: np.ndarray
     return out
 
 
+def tile_colours(model: ColourModel) -> np.ndarray:
+    """(6,) the learned light tile's colour and the dark tile's (BGR), each over the bare
+    board's, on a patch's scale (`cell_patches`: the bare board is 0); 0 for a colour not
+    learned yet."""
+    bare = _bgr(model.empty)
+    out = np.zeros(6, np.float32)
+    for n, colour in enumerate((model.light, model.dark)):
+        if colour is not None:
+            out[3 * n:3 * n + 3] = np.minimum(_bgr(colour) / np.maximum(bare, 8.0),
+                                              255.0 / 128.0) - 1.0
+    return out
+
+
+def _bgr(lab: tuple[float, float, float]) -> np.ndarray:
+    result: np.ndarray = cv2.cvtColor(np.array(lab, np.float32).reshape(1, 1, 3),
+                                      cv2.COLOR_Lab2BGR).reshape(3) * 255.0
+    return result
+
+
+def with_tile_colours(patches: np.ndarray, colours: np.ndarray) -> np.ndarray:
+    """`with_reference`'s patches with six more channels, planes of one colour each: the
+    learned light tile's colour and the dark tile's (`tile_colours`; (6,), or (k, 6) per
+    patch). A patch's colours are over the bare board's, so how light a tile looks in one
+    depends on the board's colour; beside the two tile colours, which of them the cell
+    shows does not."""
+    out = np.empty(patches.shape[:3] + (patches.shape[3] + 6,), np.float32)
+    out[..., :patches.shape[3]] = patches
+    planes = np.broadcast_to(np.asarray(colours, np.float32).reshape(-1, 6), (len(patches), 6))
+    out[..., patches.shape[3]:] = planes[:, None, None, :]
+    return out
+
+
 def bare_mismatch(patches: np.ndarray) -> np.ndarray:
     """(k,) how far each of `with_reference`'s patches is from its calibration photo's
     patch: the mean absolute difference over the patch's pixels and channels, each
     channel's mean difference (the room's light now against then) taken out first."""
     # Channels first: numpy is slow over a last axis of 3 or 6 items.
-    planes = np.ascontiguousarray(patches.reshape(len(patches), -1, 6).transpose(0, 2, 1))
+    planes = np.ascontiguousarray(
+        patches[..., :6].reshape(len(patches), -1, 6).transpose(0, 2, 1))
     diff = planes[:, :3] - planes[:, 3:]
     diff -= diff.mean(axis=2, keepdims=True)
     result: np.ndarray = np.abs(diff, out=diff).mean(axis=(1, 2))

@@ -34,7 +34,9 @@ from vision.patches import (
     bare_mismatch,
     cell_patches,
     patch_network,
+    tile_colours,
     with_reference,
+    with_tile_colours,
 )
 
 
@@ -148,10 +150,12 @@ def look_at_cells(settings: Thresholds, plan: Plan, m: Measurement, model: Colou
     """The patch network's probabilities for `cells` written into `out` (the cell
     network's, whose rows of `cells` it steadies; see `second_look`)."""
     patches = cell_patches(settings, plan.sampling, m.topdown, m.light_coef, model, cells)
-    if net.channels == 6:
+    if net.channels >= 6:
         patches = with_reference(settings, plan.sampling, patches, m.bare_view, model, cells)
+    if net.channels == 12:
+        patches = with_tile_colours(patches, tile_colours(model))
     out[cells] = net.steady_proba(settings, patches, out[cells])
-    if m.bare_view is not None and patches.shape[3] == 6:
+    if m.bare_view is not None and patches.shape[3] >= 6:
         same = cells[m.bare_view.known[cells] & (bare_mismatch(patches) < settings.same_as_bare)]
         out[same, :UNKNOWN] = 0.0
         out[same, EMPTY] = 1.0 - out[same, UNKNOWN]
