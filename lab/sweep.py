@@ -106,9 +106,10 @@ def sweep_one(name: str, value: str, folder: Path, limit: int | None = None,
             tally.add(*truth, bool(record["occluded"]), None, 0.0, "no calibration")
             continue
         data = (folder / record["image"]).read_bytes()
+        reader = BoardReader(calibration)
         start = time.perf_counter()
         try:
-            obs, problem = BoardReader(calibration).read(data), ""
+            obs, problem = reader.read(data), ""
         except VisionError as exc:
             obs, problem = None, str(exc)
         ms = (time.perf_counter() - start) * 1000
