@@ -252,20 +252,22 @@ class Mode(StrEnum):
 MODES = tuple(Mode)
 
 
-def read_modes(data: bytes, calibration: Calibration | None
+def read_modes(data: bytes, calibration: Calibration | None,
+               modes: Sequence[Mode] = MODES, thresholds: Thresholds | None = None
                ) -> list[tuple[Mode, Observation | None, float, str]]:
-    """A frame (its JPEG bytes `data`) read in each of `MODES`, as `evaluate` reads it,
+    """A frame (its JPEG bytes `data`) read in each of `modes`, as `evaluate` reads it,
     the calibrated modes with `calibration` (see `calibration_for`; None when none could
-    be made): per mode, the reading (None when there is none), the milliseconds it took
-    and why it failed."""
+    be made), `read` with `thresholds` (default: the parameter file's): per mode, the
+    reading (None when there is none), the milliseconds it took and why it failed."""
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-    readers: dict[Mode, Callable[[], Observation]] = {Mode.READ: lambda: read_board(image)}
+    readers: dict[Mode, Callable[[], Observation]] = {
+        Mode.READ: lambda: read_board(image, settings=thresholds)}
     if calibration is not None:
         tracker, live = BoardReader(calibration), BoardReader(calibration)
         readers[Mode.TRACKER] = lambda: tracker.read(data)
         readers[Mode.LIVE] = lambda: live.read(image)
     out: list[tuple[Mode, Observation | None, float, str]] = []
-    for mode in MODES:
+    for mode in modes:
         if mode not in readers:
             out.append((mode, None, 0.0, NO_CALIBRATION))
             continue

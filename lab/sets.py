@@ -24,6 +24,7 @@ from contracts.calibration import Thresholds
 from lab.evaluate import (
     COLUMNS,
     MODES,
+    Mode,
     Tally,
     _calibrated,
     _lens_of,
@@ -50,28 +51,7 @@ def evaluate_set(folder: Path, out: Path, *, listing: Path | None = None,
                  limit: int | None = None) -> list[list[object]]:
     """Read every image of the set (the first `limit`), write the table to `out` (and with
     `listing`, every mistake); return the table's rows."""
-    cv2.setNumThreads(1)
-    records = load_set(folder)[:limit]
-    calibrations: dict[str, Any] = {}
-    misses: dict[str, set[str]] = {}
-    photos: dict[str, set[str]] = {}
-    tallies: dict[tuple[str, str], Tally] = {}
-    found: list[tuple[object, ...]] = []
-    for index, record in enumerate(records):
-        setup = str(record["setup"])
-        empty = str(record["empty"])
-        if empty not in calibrations:
-            calibrations[empty] = calibration_of(folder, record)
-        photos.setdefault(setup, set()).add(empty)
-        if calibrations[empty] is None:
-            misses.setdefault(setup, set()).add(empty)
-        data = (folder / record["image"]).read_bytes()
-        truth_board = tuple(record["board"])
-        truth_bridges = {(a, b) for a, b in record["bridges"]}
-        for mode, obs, ms, problem in read_modes(data, calibrations[empty]):
-            tally = tallies.setdefault((setup, str(mode)), Tally())
-            found += [(folder.name, setup, index, str(mode), *m) for m in tally.add(
-                truth_board, truth_bridges, bool(record["occluded"]), obs, ms, problem)]
+    tallies, photos, misses, found = tally_set(folder, limit=limit)
     rows: list[list[object]] = []
     totals = {str(mode): Tally() for mode in MODES}
     setups = sorted({s for s, _ in tallies})
@@ -86,6 +66,39 @@ def evaluate_set(folder: Path, out: Path, *, listing: Path | None = None,
                      sum(len(v) for v in misses.values())])
     write_tables(out, SET_COLUMNS, rows, listing, found)
     return rows
+
+
+def tally_set(folder: Path, *, limit: int | None = None, modes: Sequence[Mode] = MODES,
+              thresholds: Thresholds | None = None
+              ) -> tuple[dict[tuple[str, str], Tally], dict[str, set[str]],
+                         dict[str, set[str]], list[tuple[object, ...]]]:
+    """Every image of the set (the first `limit`) read in `modes`, each table calibrated on
+    its empty photo, with `thresholds` (default: the parameter file's): the counts per
+    setup and mode, the empty photos per setup, those calibration found no board in, and
+    the mistakes (the listing's rows)."""
+    cv2.setNumThreads(1)
+    records = load_set(folder)[:limit]
+    calibrations: dict[str, Any] = {}
+    misses: dict[str, set[str]] = {}
+    photos: dict[str, set[str]] = {}
+    tallies: dict[tuple[str, str], Tally] = {}
+    found: list[tuple[object, ...]] = []
+    for index, record in enumerate(records):
+        setup = str(record["setup"])
+        empty = str(record["empty"])
+        if empty not in calibrations:
+            calibrations[empty] = calibration_of(folder, record, thresholds)
+        photos.setdefault(setup, set()).add(empty)
+        if calibrations[empty] is None:
+            misses.setdefault(setup, set()).add(empty)
+        data = (folder / record["image"]).read_bytes()
+        truth_board = tuple(record["board"])
+        truth_bridges = {(a, b) for a, b in record["bridges"]}
+        for mode, obs, ms, problem in read_modes(data, calibrations[empty], modes, thresholds):
+            tally = tallies.setdefault((setup, str(mode)), Tally())
+            found += [(folder.name, setup, index, str(mode), *m) for m in tally.add(
+                truth_board, truth_bridges, bool(record["occluded"]), obs, ms, problem)]
+    return tallies, photos, misses, found
 
 
 def calibration_of(folder: Path, record: dict[str, Any], thresholds: Thresholds | None = None

@@ -20,17 +20,14 @@ import argparse
 import csv
 import json
 import sys
-import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import fields
 from pathlib import Path
 
-import cv2
-
-from contracts.calibration import Calibration, CalibrationError, Thresholds, default_thresholds
+from contracts.calibration import CalibrationError, Thresholds, default_thresholds
 from lab.evaluate import Mode, Tally, _merge
-from lab.sets import SET_COLUMNS, calibration_of, load_set
+from lab.sets import SET_COLUMNS, tally_set
 
 COLUMNS = ("parameter", "value", "also", "set", *SET_COLUMNS)
 """The table's columns: the parameter and its value, the other parameters held fixed
@@ -84,36 +81,10 @@ def sweep_one(name: str, value: str, folder: Path, limit: int | None = None,
               others: Sequence[str] = ()) -> list[list[object]]:
     """The rows of one value on one set (the `others` held fixed): per setup, then
     "all"."""
-    from vision.errors import VisionError
-    from vision.tracking import BoardReader
-
-    cv2.setNumThreads(1)
     settings = thresholds_with(name, value, with_others(others))
-    calibrations: dict[str, Calibration | None] = {}
-    tallies: dict[str, Tally] = {}
-    photos: dict[str, set[str]] = {}
-    misses: dict[str, set[str]] = {}
-    for record in load_set(folder)[:limit]:
-        setup, empty = str(record["setup"]), str(record["empty"])
-        if empty not in calibrations:
-            calibrations[empty] = calibration_of(folder, record, settings)
-        photos.setdefault(setup, set()).add(empty)
-        calibration = calibrations[empty]
-        tally = tallies.setdefault(setup, Tally())
-        truth = tuple(record["board"]), {(a, b) for a, b in record["bridges"]}
-        if calibration is None:
-            misses.setdefault(setup, set()).add(empty)
-            tally.add(*truth, bool(record["occluded"]), None, 0.0, "no calibration")
-            continue
-        data = (folder / record["image"]).read_bytes()
-        reader = BoardReader(calibration)
-        start = time.perf_counter()
-        try:
-            obs, problem = reader.read(data), ""
-        except VisionError as exc:
-            obs, problem = None, str(exc)
-        ms = (time.perf_counter() - start) * 1000
-        tally.add(*truth, bool(record["occluded"]), obs, ms, problem)
+    counts, photos, misses, _ = tally_set(folder, limit=limit, modes=(Mode.TRACKER,),
+                                          thresholds=settings)
+    tallies = {setup: tally for (setup, _), tally in counts.items()}
     rows: list[list[object]] = []
     also = " ".join(others)
     total = Tally()

@@ -11,7 +11,7 @@ import pytest
 from contracts.calibration import default_thresholds
 from lab.train_decks import augment, main, train
 from lab.train_patches import LAYERS
-from tests.test_vision_patches import measured_scene, run_training
+from tests.test_vision_patches import measured_scene, refuses_a_bad_mix, run_training
 from vision.cells import parse_cell
 from vision.decks import (
     DECK_MODEL,
@@ -261,11 +261,7 @@ def test_deck_training_also_learns_from_another_run_s_examples(
         count = len(own["y"]) + len(kept["y"])
     # Both runs' examples are learnt from: the count is the sum.
     assert f"decks: {count} examples" in err
-    bad = tmp_path / "bad.npz"
-    bad.write_bytes(b"not a cache")
-    with pytest.raises(SystemExit, match="--mix"):
-        main(["--scenes", "4", "--epochs", "1", "--jobs", "1", "--cache",
-              str(second / "examples.npz"), "--mix", str(bad), "--out", str(tmp_path)])
+    refuses_a_bad_mix(main, second / "examples.npz", tmp_path)
     with pytest.raises(SystemExit):
         main(["--from", str(first / DECK_MODEL.name), "--out", str(tmp_path)])
     assert "need --torch" in capsys.readouterr().err

@@ -542,11 +542,17 @@ def test_patch_training_also_learns_from_another_run_s_examples(
     with np.load(second / "examples.npz") as own:
         count = len(own["y"]) + kept
     assert f"patches: {count} examples" in err
+    refuses_a_bad_mix(main, second / "examples.npz", tmp_path)
+
+
+def refuses_a_bad_mix(command: Callable[[list[str]], int], cache: Path, tmp_path: Path) -> None:
+    """A training command given `--mix` a file that holds no examples stops with a usage
+    error naming the option (its own examples kept in `cache`)."""
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"not a cache")
     with pytest.raises(SystemExit, match="--mix"):
-        main(["--scenes", "4", "--epochs", "1", "--jobs", "1", "--cache",
-              str(second / "examples.npz"), "--mix", str(bad), "--out", str(tmp_path)])
+        command(["--scenes", "4", "--epochs", "1", "--jobs", "1", "--cache", str(cache),
+                 "--mix", str(bad), "--out", str(tmp_path)])
 
 
 def test_jittered_patches_are_seen_in_other_light_and_colours(

@@ -268,6 +268,7 @@ def tile_colours(model: ColourModel) -> np.ndarray:
 
 
 def _bgr(lab: tuple[float, float, float]) -> np.ndarray:
+    """A learned colour (Lab) as BGR, 0-255."""
     result: np.ndarray = cv2.cvtColor(np.array(lab, np.float32).reshape(1, 1, 3),
                                       cv2.COLOR_Lab2BGR).reshape(3) * 255.0
     return result
@@ -312,9 +313,7 @@ def cell_patches(settings: Thresholds, plan: SamplingPlan, topdown: np.ndarray,
     px, margin = settings.cell_px, settings.margin_cells
     xy = plan.cell_xy[cells]
     top = plan.cell_mid_xy[cells]
-    bare = cv2.cvtColor(np.array(model.empty, np.float32).reshape(1, 1, 3),
-                        cv2.COLOR_Lab2BGR).reshape(3) * 255.0
-    scale = field_at(light_coef, xy) * np.maximum(bare, 8.0)
+    scale = field_at(light_coef, xy) * np.maximum(_bgr(model.empty), 8.0)
     side = topdown.shape[0]
     raw = np.empty(out.shape, topdown.dtype)
     for n, (x, y) in enumerate(top):
