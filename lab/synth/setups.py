@@ -41,7 +41,10 @@ LIGHT_EDITIONS: dict[str, BGR] = {
     "cream": (178.0, 218.0, 238.0),
     "white": (232.0, 236.0, 238.0),
     "ivory": (200.0, 232.0, 244.0),
+    "natural": (130.0, 180.0, 215.0),
 }
+"""The light tiles' editions: painted (cream, white, ivory) and bare natural wood, a mid
+brown only a little lighter than some boards and near the brown edition's tiles in hue."""
 DARK_EDITIONS: dict[str, BGR] = {
     "red": (38.0, 38.0, 165.0),
     "brown": (38.0, 68.0, 112.0),
@@ -117,7 +120,7 @@ class Setup:
     """Board size as a fraction of the largest that fits in the image."""
     k1: Range = (0.0, 0.0)
     k2: Range = (0.0, 0.0)
-    light_editions: tuple[str, ...] = ("cream", "white", "ivory")
+    light_editions: tuple[str, ...] = ("cream", "white", "ivory", "natural")
     dark_editions: tuple[str, ...] = ("red", "brown", "black")
     tiles_per_colour: tuple[int, int] = (2, 36)
     bridges: tuple[int, int] = (0, 8)
