@@ -587,8 +587,8 @@ def test_a_patch_network_may_read_the_learned_tile_colours_beside_the_patch(
     """A patch's colours are over the bare board's, so how light a tile looks in one depends
     on the board's colour. A network of twelve channels also reads the learned light and
     dark tile colours, planes of one colour beside the frame's patch and the calibration
-    photo's. Widened from a network of six (the new channels weighing nothing), it reads
-    every cell as that one does, and the shipped network reads twelve."""
+    photo's. Widened from the shipped network (the new channels weighing nothing), it reads
+    every cell as the shipped one does."""
     from lab.train_patches import widened, with_tile_planes
     from vision import read_cells
     from vision.patches import tile_colours, with_tile_colours
@@ -607,16 +607,9 @@ def test_a_patch_network_may_read_the_learned_tile_colours_beside_the_patch(
     assert np.allclose(planes[0, 1, 2, 6:] / 128.0 - 1.0, colours, atol=1 / 128)
     probs = np.tile([0.9995, 0.0003, 0.0001, 0.0001], (100, 1))
     probs[[5, 17, 42]] = [[0.6, 0.35, 0.03, 0.02], [0.3, 0.3, 0.3, 0.1], [0.2, 0.7, 0.05, 0.05]]
-    shipped = patch_network()
-    assert shipped is not None and shipped.channels == 12
-    first = shipped.convs[0]
-    six = replace(shipped, convs=(Conv(first.weight[:, :6].copy(), first.bias, first.stride),
-                                  *shipped.convs[1:]))
-    assert six.channels == 6
-    monkeypatch.setattr(read_cells, "patch_network", lambda: six)
-    narrow = read_cells.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
-    twelve = widened(six, 12)
+    shipped = read_cells.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
+    twelve = widened(patch_network(), 12)
     assert twelve.channels == 12
     monkeypatch.setattr(read_cells, "patch_network", lambda: twelve)
     again = read_cells.second_look(reader.settings, plan, m, model, probs)  # type: ignore[arg-type, attr-defined]
-    assert np.allclose(again, narrow, atol=1e-6) and not np.allclose(again, probs)
+    assert np.allclose(again, shipped, atol=1e-6) and not np.allclose(again, probs)
