@@ -101,9 +101,10 @@ def vision_tables(results: Path) -> list[str]:
     ]
 
     frames = total("tracker", "frames")[0]
+    setups = len({r["setup"] for f in files for r in tables[f]} - {"all"})
     return [
         f"**Single frames, validation seeds** (`ponte eval vision`: {_count(frames)} generated "
-        f"frames, 9 setups of light, camera and board, seeds {', '.join(map(str, seeds))}, "
+        f"frames, {setups} setups of light, camera and board, seeds {', '.join(map(str, seeds))}, "
         "which choices were made on; calibrated on the empty board unless the row says "
         "otherwise):",
         "",

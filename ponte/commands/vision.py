@@ -67,7 +67,8 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("eval", help="measure accuracy on generated data (CSV table)")
     targets = p.add_subparsers(dest="target", metavar="TARGET", required=True)
     v = targets.add_parser("vision", help="the camera pipeline on synthetic frames")
-    v.add_argument("--count", type=int, default=630, help="frames in all (default 630)")
+    v.add_argument("--count", type=int, default=700,
+                   help="frames in all, spread evenly over the setups (default 700)")
     v.add_argument("--out", default="results/vision_eval.csv", metavar="FILE")
     v.add_argument("--seed", type=int, default=1)
     v.add_argument("--mistakes", metavar="FILE",
