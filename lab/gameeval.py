@@ -24,11 +24,14 @@ board's own lines):
   (`ponte.live.catchup`); flags still up when the video ends; whether the game was void;
   whether the record's turn is off from the game's (a camera error shifted it).
 
-Two switches make the table harder to keep: `--fast` plays quickly (the next hand reaches
+Three switches make the table harder to keep: `--fast` plays quickly (the next hand reaches
 in 0.3 s after the last one left, so turns often settle together: catch-up), and
 `--drop SHARE` has the reader lose pieces: each piece put down is, with that chance, left
 out of every reading from the moment it is put down for a random time of up to one turn
-(a reader that misses a bridge until the next turn, a tile read late).
+(a reader that misses a bridge until the next turn, a tile read late); and `--every N`
+has the loop read only every Nth frame, as it does on a core N times slower than the one
+it takes a frame's time on: it reads the newest frame whenever it is free
+(`ponte.live.sources.NewestFrame`), and the frames between go by unread.
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ COLUMNS = ["setup", "seed", "knock", "moves", "read_right", "first_wrong", "flag
            "hand_frames_wrong", "still_frames", "still_frames_wrong", "still_frames_flagged",
            "still_frames_held", "fast", "drop", "pieces_dropped", "moves_caught_up",
            "catch_up_notices",
-           "flags_up_at_end", "void", "turn_shifted"]
+           "flags_up_at_end", "void", "turn_shifted", "read_every"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,8 @@ class GameResult:
     flags_up_at_end: int = 0
     void: bool = False
     turn_shifted: bool = False
+    read_every: int = 1
+    """The loop read one frame in this many (a core this many times slower)."""
 
     def row(self) -> list[object]:
         delays = self.delays
@@ -109,7 +114,7 @@ class GameResult:
                 self.still_frames_flagged, self.still_frames_held, int(self.fast), self.drop,
                 self.pieces_dropped, self.moves_caught_up, self.catch_up_notices,
                 self.flags_up_at_end,
-                int(self.void), int(self.turn_shifted)]
+                int(self.void), int(self.turn_shifted), self.read_every]
 
 
 def compare_moves(played: Sequence[str], read: Sequence[str]) -> tuple[int, str]:
@@ -155,9 +160,12 @@ class _Frames:
     live = False
     description = "generated game video"
 
-    def __init__(self, frames: Iterator[tuple[Any, Any]], fps: float, skip: int = 0) -> None:
+    def __init__(self, frames: Iterator[tuple[Any, Any]], fps: float, skip: int = 0,
+                 every: int = 1) -> None:
         self._frames = frames
         self._fps = fps
+        self._every = every
+        """One frame in this many is read; the others go by while the last is read."""
         self.truth: Any = None
         self.put_down = PutDown(skip)
 
@@ -165,11 +173,12 @@ class _Frames:
         import cv2
         import numpy as np
 
-        item = next(self._frames, None)
-        if item is None:
-            return None
-        image, self.truth = item
-        self.put_down.see(self.truth)
+        for _ in range(self._every if self.truth is not None else 1):
+            item = next(self._frames, None)
+            if item is None:
+                return None
+            image, self.truth = item
+            self.put_down.see(self.truth)
         ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
         if not ok:
             raise RuntimeError("cannot JPEG-encode a generated frame")
@@ -252,9 +261,10 @@ class Watched(CameraReader):
 
 def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
               fps: float = FPS, measured_lens: bool = True, fast: bool = False,
-              drop: float = 0.0) -> GameResult:
+              drop: float = 0.0, every: int = 1) -> GameResult:
     """Render one game of `turns` board moves on `setup` and read it through the live loop
-    (`fast`: quick players; `drop`: the share of pieces the reader loses for a while)."""
+    (`fast`: quick players; `drop`: the share of pieces the reader loses for a while;
+    `every`: the loop reads one frame in this many)."""
     import math
 
     import numpy as np
@@ -289,18 +299,18 @@ def play_game(setup: str, seed: int, turns: int, *, knock: bool = False,
 
         photo, lens = empty_photo(spec)
         calibration = make_calibration(photo, lens=lens, empty=True)
-    frames = _Frames(render_sequence(positions, spec, timing, hand), fps, skip)
+    frames = _Frames(render_sequence(positions, spec, timing, hand), fps, skip, every)
     dropping = DroppingReader(drop, turn_s, [seed, list(SETUPS).index(setup)]) if drop else None
     camera = Watched(frames, calibration, dropping)
     result = transcribe(frames, camera, settle_window=DEFAULT_WINDOW)
     return game_result(setup, seed, knock, moves, result, frames.put_down.times, camera,
                        fast=fast, drop=drop,
-                       dropped=dropping.dropped if dropping else 0)
+                       dropped=dropping.dropped if dropping else 0, every=every)
 
 
 def game_result(setup: str, seed: int, knock: bool, moves: Sequence[str], result: Transcript,
                 put_down: Sequence[float], camera: Watched, *, fast: bool = False,
-                drop: float = 0.0, dropped: int = 0) -> GameResult:
+                drop: float = 0.0, dropped: int = 0, every: int = 1) -> GameResult:
     """The table's row for a game of `moves` read through the live loop into `result`, its
     moves' last pieces put down at `put_down` (seconds), read by `camera`."""
     read = [str(m.move) for m in result.table.game.moves if not m.withdrawn]
@@ -319,7 +329,7 @@ def game_result(setup: str, seed: int, knock: bool, moves: Sequence[str], result
                       delays, result.frames, c["hand"], c["hand_wrong"], c["still"],
                       c["still_wrong"], c["still_flagged"], c["still_held"], fast, drop,
                       dropped, caught_up, catch_up, len(game.flags),
-                      result.table.result() == "void", _turn_shifted(game))
+                      result.table.result() == "void", _turn_shifted(game), every)
 
 
 def _turn_shifted(game: Any) -> bool:
@@ -330,13 +340,13 @@ def _turn_shifted(game: Any) -> bool:
                for k, m in enumerate(board_moves))
 
 
-def _play(job: tuple[str, int, int, bool, float, bool, bool, float]) -> GameResult:
+def _play(job: tuple[str, int, int, bool, float, bool, bool, float, int]) -> GameResult:
     import cv2
 
     cv2.setNumThreads(1)
-    setup, seed, turns, knock, fps, measured_lens, fast, drop = job
+    setup, seed, turns, knock, fps, measured_lens, fast, drop, every = job
     return play_game(setup, seed, turns, knock=knock, fps=fps, measured_lens=measured_lens,
-                     fast=fast, drop=drop)
+                     fast=fast, drop=drop, every=every)
 
 
 def _good(r: GameResult) -> bool:
@@ -348,12 +358,15 @@ def _good(r: GameResult) -> bool:
 
 def evaluate_games(setups: Sequence[str], seeds: Sequence[int], turns: int, out: Path, *,
                    knock: bool = False, jobs: int = 1, fps: float = FPS,
-                   measured_lens: bool = True, fast: bool = False, drop: float = 0.0) -> int:
+                   measured_lens: bool = True, fast: bool = False, drop: float = 0.0,
+                   every: int = 1) -> int:
     """Play every (setup, seed) game, write the CSV table (one row a game, then the total)
     and print a summary. Returns 0 when every game is good (`_good`), else 1."""
     if not 0.0 <= drop <= 1.0:
         raise ValueError("the share of pieces dropped must lie between 0 and 1")
-    work = [(s, seed, turns, knock, fps, measured_lens, fast, drop)
+    if every < 1:
+        raise ValueError("the loop reads at least one frame in every so many")
+    work = [(s, seed, turns, knock, fps, measured_lens, fast, drop, every)
             for seed in seeds for s in setups]
     return write_games(run_all(_play, work, jobs), out)
 
@@ -390,7 +403,7 @@ def write_games(results: Sequence[GameResult], out: Path) -> int:
         sum(r.pieces_dropped for r in results), sum(r.moves_caught_up for r in results),
         sum(r.catch_up_notices for r in results),
         sum(r.flags_up_at_end for r in results), any(r.void for r in results),
-        any(r.turn_shifted for r in results))
+        any(r.turn_shifted for r in results), max((r.read_every for r in results), default=1))
     with open(out, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(COLUMNS)

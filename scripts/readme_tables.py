@@ -28,6 +28,8 @@ GAME_SETS = {
     "games_eval_knock_seed1.csv": "every setup, camera knocked once",
     "games_eval_knock_seed2.csv": "every setup, camera knocked once",
     "games_eval_unmeasured_lens.csv": "wide-angle webcam, no lens file",
+    "games_eval_every3.csv": "every setup",
+    "games_eval_knock_every3.csv": "every setup, camera knocked once",
 }
 """The files of `ponte eval games`, each with what its games are."""
 
@@ -151,7 +153,9 @@ def _game_set(path: Path, rows: list[Row]) -> str:
     if path.name.startswith("games_raytrace"):
         void = sum(r["void"] in ("1", "True") for r in games)
         return f"{what}: {len(games)} games, {void} void"
-    return f"{what}: {len(games)} games, seed{'s' if len(seeds) > 1 else ''} " \
+    every = max((int(r.get("read_every") or 1) for r in games), default=1)
+    slower = f", one frame in {every} read" if every > 1 else ""
+    return f"{what}{slower}: {len(games)} games, seed{'s' if len(seeds) > 1 else ''} " \
         f"{_runs(seeds)}"
 
 
@@ -172,7 +176,7 @@ def game_tables(results: Path) -> list[str]:
     files = [results / name for name in GAME_SETS if (results / name).exists()]
     if not files:
         raise ValueError(f"no games_eval*.csv in {results}")
-    accuracy, latency = [], []
+    accuracy = []
     for path in files:
         rows = _read(path)
         (total,) = [r for r in rows if r["setup"] == "all"]
@@ -183,20 +187,18 @@ def game_tables(results: Path) -> list[str]:
             total["flags"],
             _of(int(total["hand_frames_wrong"]), int(total["hand_frames"])),
             _of(int(total["still_frames_wrong"]), int(total["still_frames"])),
+            f"{total['delay_median_s']} s ({total['delay_max_s']} s)",
         ])
-        latency.append([label, f"{total['delay_median_s']} s", f"{total['delay_max_s']} s"])
     return [
         "**Whole games** (`ponte eval games`, through the live loop, a hand carrying every "
         "piece in; generated: 12 moves, 720p, 15 fps; ray-traced (`--videos "
-        "raytrace-games`): 24 turns, 0.6 MP, 5 fps):",
+        "raytrace-games`): 24 turns, 0.6 MP, 5 fps; one frame in 3 read: a core 3 times "
+        "slower; latency: from a move's last piece put down to the move in the record):",
         "",
         *_table(["games", "moves recorded right", "false flags",
                  "hand frames read wrong, not flagged",
-                 "still frames read wrong, not flagged"], accuracy),
-        "",
-        "**Latency**: from a move's last piece put down to the move in the record:",
-        "",
-        *_table(["games", "median", "longest"], latency),
+                 "still frames read wrong, not flagged", "latency, median (longest)"],
+                accuracy),
     ]
 
 

@@ -142,3 +142,40 @@ def test_eval_games_refuses_a_share_that_is_not_one(tmp_path: Path,
     out = str(tmp_path / "g.csv")
     assert main(["eval", "games", "--drop", "1.5", "--out", out]) == 2
     assert "--drop is a share between 0 and 1" in capsys.readouterr().err
+
+
+def test_a_loop_on_a_slower_core_reads_one_frame_in_so_many_and_the_rest_go_by() -> None:
+    """`--every 3`: the loop reads frames 0, 3, 6, ... (the newest each time it is free);
+    the moves' put-down times still come from every frame."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from lab.gameeval import _Frames
+
+    def truth(k: int) -> SimpleNamespace:
+        board = ("." * 10,) * 9 + (("L" + "." * 9) if k >= 4 else "." * 10,)
+        return SimpleNamespace(board=board, bridges=(), move=int(k >= 7), time_s=k / 15,
+                               index=k, phase="still")
+
+    items = [(np.full((16, 16, 3), 20 * k, np.uint8), truth(k)) for k in range(11)]
+    frames = _Frames(iter(items), 15.0, every=3)
+    read = []
+    while (frame := frames.read()) is not None:
+        read.append(frame.index)
+    assert read == [0, 3, 6, 9]
+    assert frames.put_down.times == [4 / 15]
+
+
+@pytest.mark.slow
+def test_a_game_read_one_frame_in_three_is_recorded_right(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "games.csv"
+    status = evaluate_games(["overhead-cream-red"], [3], 2, out, every=3)
+    game = _rows(out)[0]
+    assert status == 0, capsys.readouterr().err
+    assert (game["read_right"], game["first_wrong"], game["flags"]) == ("2", "", "0")
+    assert game["read_every"] == "3"
+    assert main(["eval", "games", "--every", "0", "--out", str(tmp_path / "g.csv")]) == 2
+    assert "--every must be at least 1" in capsys.readouterr().err

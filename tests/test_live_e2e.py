@@ -20,7 +20,13 @@ from ponte.live.camera import CameraReader
 from ponte.live.loop import run_live, transcribe
 from ponte.live.session import LiveSession
 from ponte.live.settle import BoardView
-from ponte.live.sources import FrameSource, RetryingSource, SourceError, open_source
+from ponte.live.sources import (
+    FrameSource,
+    NewestFrame,
+    RetryingSource,
+    SourceError,
+    open_source,
+)
 from ponte.live.store import Store
 from referee.playout import heuristic_game
 from tests.live_scenes import (
@@ -287,9 +293,8 @@ def test_kill_9_and_resume_loses_nothing(tmp_path: Path, reader_kind: str) -> No
 def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path, reader_kind: str) -> None:
     boards = boards_of_moves(OPENING)
     # The stream opens on 4 s of the empty board: the vision reader calibrates itself then
-    # (a few tries of 0.25-0.5 s each), and a live source's frames are timed as they are
-    # read, so frames that queued up meanwhile would pass in a burst, shorter than the
-    # settle window, if a move were among them.
+    # (a few tries of 0.25-0.5 s each), and the frames that come meanwhile go by unread,
+    # as in `ponte watch`: the loop reads the stream's newest frame (`NewestFrame`).
     parts = [[Beat(boards[0], hand_frames=3, still_frames=40)]
              + [Beat(b, hand_frames=3, still_frames=10) for b in boards[1:3]],
              [Beat(b, hand_frames=3, still_frames=10) for b in boards[2:]]]
@@ -322,7 +327,7 @@ def test_a_network_camera_that_drops_out_and_comes_back(tmp_path: Path, reader_k
 
     def opener() -> FrameSource:
         tries.append(None)
-        return open_source(url)
+        return NewestFrame(open_source(url))
 
     def restart() -> None:
         back.wait(30)

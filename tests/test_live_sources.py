@@ -143,3 +143,113 @@ def test_a_network_stream_that_stalls_counts_as_lost_within_the_read_timeout() -
     finally:
         release.set()
         camera.close()
+
+
+def _numbered(k: int) -> np.ndarray:
+    """A frame whose grey level says its number (to within JPEG's error)."""
+    return np.full((48, 64, 3), 4 * k, np.uint8)
+
+
+def _number(frame: Frame) -> int:
+    return round(float(frame.image.mean()) / 4)
+
+
+class _Camera:
+    """A live source handing out `count` numbered frames `gap` seconds apart."""
+
+    live = True
+    description = "camera"
+
+    def __init__(self, count: int, gap: float) -> None:
+        self.count, self.gap, self.sent = count, gap, 0
+        self.closed = False
+
+    def read(self) -> Frame | None:
+        import time
+
+        if self.sent == self.count:
+            return None
+        time.sleep(self.gap)
+        self.sent += 1
+        return Frame(_numbered(self.sent - 1), time.monotonic(), self.sent - 1)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_slow_loop_reads_the_newest_frame_of_a_camera_and_never_a_stale_one() -> None:
+    import time
+
+    from ponte.live.sources import NewestFrame
+
+    camera = _Camera(40, 0.01)
+    source = NewestFrame(camera)
+    numbers, lags = [], []
+    while (frame := source.read()) is not None:
+        lags.append(camera.sent - 1 - _number(frame))
+        numbers.append(_number(frame))
+        time.sleep(0.05)  # a loop five times slower than the camera
+    source.close()
+    assert numbers == sorted(set(numbers)) and len(numbers) < 20
+    assert max(lags) <= 1, f"frames read behind the camera: {lags}"
+    assert source.passed_over + len(numbers) == 40 and camera.closed
+
+
+def test_a_slow_loop_keeps_up_with_a_network_stream() -> None:
+    """Through cv2.VideoCapture on an MJPEG stream: a loop that takes five frames' time
+    over each frame ends when the camera stops sending, not long after it, and reads each
+    frame only once, in order."""
+    import time
+
+    from ponte.live.sources import NewestFrame
+    from tests.live_scenes import MjpegCamera
+
+    jpegs = [cv2.imencode(".jpg", _numbered(k))[1].tobytes() for k in range(60)]
+    camera = MjpegCamera(0, jpegs, fps=30)
+    try:
+        source = NewestFrame(open_source(f"http://127.0.0.1:{camera.port}/video.mjpg"))
+        start = time.monotonic()
+        numbers = []
+        while (frame := source.read()) is not None:
+            numbers.append(_number(frame))
+            time.sleep(5 / 30)
+        took = time.monotonic() - start
+        source.close()
+    finally:
+        camera.close()
+    assert numbers == sorted(set(numbers)) and numbers[-1] >= 55
+    assert took < 2.0 + 2.0, f"the loop ended {took:.1f} s after a 2 s stream began"
+    assert source.passed_over >= 60 - 2 * len(numbers)
+
+
+@pytest.mark.parametrize("kind", ["folder", "video"])
+def test_a_file_played_in_real_time_is_read_whole_and_slows_down_rather_than_race(
+        tmp_path: Path, kind: str) -> None:
+    """A loop held up for half a second on the first frame (a camera calibrating) reads
+    every frame after it, each at its own pace from there, not all at once to catch up."""
+    import time
+
+    from ponte.live.sources import Paced
+
+    if kind == "folder":
+        for k in range(30):
+            cv2.imwrite(str(tmp_path / f"{k:03d}.png"), _numbered(k))
+        spec = str(tmp_path)
+    else:
+        spec = str(tmp_path / "game.avi")
+        writer = cv2.VideoWriter(spec, cv2.VideoWriter_fourcc(*"MJPG"), 30, (64, 48))
+        for k in range(30):
+            writer.write(_numbered(k))
+        writer.release()
+    source = Paced(open_source(spec, fps=30), speed=2.0)
+    numbers, times = [], []
+    while (frame := source.read()) is not None:
+        times.append(time.monotonic())
+        numbers.append(_number(frame))
+        if frame.index == 0:
+            time.sleep(0.5)
+    source.close()
+    assert numbers == list(range(30))
+    gaps = np.diff(times[1:])
+    assert gaps.min() >= 1 / 60 - 0.005, "frames raced to catch up with the clock"
+    assert 0.5 + 28 / 60 - 0.01 <= times[-1] - times[0] < 0.5 + 28 / 60 + 0.5

@@ -76,8 +76,6 @@ def run(args: argparse.Namespace) -> int:
         source = open_source(str(video))
     except SourceError as exc:
         raise CommandError(str(exc)) from None
-    if args.speed != 1.0:
-        source = _Faster(source, args.speed)
     camera = CameraReader()
     session.attach_camera(camera, data / "calibration.json")
     server = None if args.headless else attach_web(session, args.host, args.port)
@@ -101,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     console = ConsoleEvents(session, "demo")
     moves: list[str] = []
     try:
-        stats = run_live(source, camera, session, realtime=args.speed == 1.0, stop=stop,
+        stats = run_live(source, camera, session, realtime=True, speed=args.speed, stop=stop,
                          duration=args.duration)
         console.close()
         state = session.state()
@@ -139,36 +137,6 @@ def has_display() -> bool:
     if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
         return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
     return True
-
-
-class _Faster:
-    """A file source played `speed` times faster than its clock: `read` waits until the
-    frame is due on the sped-up clock (not at all when reading is slower than that); the
-    frames keep their own times."""
-
-    def __init__(self, source: Any, speed: float) -> None:
-        self.source = source
-        self.speed = speed
-        self.live = source.live
-        self.description = source.description
-        self._start: tuple[float, float] | None = None
-
-    def read(self) -> Any:
-        import time
-
-        frame = self.source.read()
-        if frame is None:
-            return None
-        now = time.monotonic()
-        if self._start is None:
-            self._start = (now, frame.t)
-        wait = self._start[0] + (frame.t - self._start[1]) / self.speed - now
-        if wait > 0:
-            time.sleep(wait)
-        return frame
-
-    def close(self) -> None:
-        self.source.close()
 
 
 def _open_browser(url: str) -> bool:

@@ -370,7 +370,7 @@ def _say(text: str) -> None:
 def run_watch(args: argparse.Namespace) -> int:
     from ponte.live.loop import run_live
     from ponte.live.session import LiveSession
-    from ponte.live.sources import RetryingSource, SourceError, is_live, open_source
+    from ponte.live.sources import NewestFrame, RetryingSource, SourceError, is_live, open_source
     from ponte.live.store import StoreError
 
     _check_settle(args.settle)
@@ -398,7 +398,7 @@ def run_watch(args: argparse.Namespace) -> int:
         def should_stop() -> bool:
             return stop.is_set() or (ends is not None and time.monotonic() >= ends)
 
-        source = RetryingSource(lambda: open_source(args.source, args.fps),
+        source = RetryingSource(lambda: NewestFrame(open_source(args.source, args.fps)),
                                 listener=_CameraMessages(args.source, session),
                                 should_stop=should_stop, description=args.source)
     saved = Path(args.calibration) if args.calibration else store.data_dir / "calibration.json"
@@ -436,6 +436,10 @@ def run_watch(args: argparse.Namespace) -> int:
     if stats is not None:
         print(f"watch: {stats.frames} frames, {len(session.table.game.moves)} moves",
               file=sys.stderr)
+        if stats.passed_over:
+            _say(f"{stats.passed_over} frame(s) came while the last was still being read and "
+                 "were passed over: this machine reads slower than the camera sends (each "
+                 "frame read was the newest)")
     return 0
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from ponte.cli import CommandError, lab_module
 
 GENERATED_GAMES = {"setups": "all", "seeds": "1", "turns": 12, "knock": False,
-                   "unmeasured_lens": False, "fast": False, "drop": 0.0}
+                   "unmeasured_lens": False, "fast": False, "drop": 0.0, "every": 1}
 """The options of `eval games` that say how to generate its games, with their defaults
 (with `--videos` the games are recorded ones, and none of these may be given)."""
 
@@ -94,6 +94,9 @@ def register(subparsers: Any) -> None:
     v.add_argument("--drop", type=float, default=GENERATED_GAMES["drop"], metavar="SHARE",
                    help="the reader loses this share of the pieces (e.g. 0.2), each from "
                         "when it is put down for up to one turn (default 0)")
+    v.add_argument("--every", type=int, default=GENERATED_GAMES["every"], metavar="N",
+                   help="the loop reads one frame in N, as on a core N times slower: the "
+                        "newest whenever it is free (default 1: every frame)")
     v.add_argument("--videos", metavar="DIR",
                    help="instead, read recorded game videos: a folder (or a set in lab/frozen, "
                         "such as raytrace-games) holding NN.mp4 with NN.jsonl (a truth line a "
@@ -314,8 +317,8 @@ def run_eval_games(args: argparse.Namespace) -> int:
     except ValueError:
         raise CommandError(f"--seeds must be whole numbers, comma-separated: {args.seeds!r}")\
             from None
-    if args.turns < 1 or args.jobs < 1:
-        raise CommandError("--turns and --jobs must be at least 1")
+    if args.turns < 1 or args.jobs < 1 or args.every < 1:
+        raise CommandError("--turns, --jobs and --every must be at least 1")
     if not 0.0 <= args.drop <= 1.0:
         raise CommandError(f"--drop is a share between 0 and 1, not {args.drop}")
     out = Path(args.out or "results/games_eval.csv")
@@ -323,7 +326,7 @@ def run_eval_games(args: argparse.Namespace) -> int:
     try:
         return evaluate_games(setups, seeds, args.turns, out, knock=args.knock, jobs=args.jobs,
                               measured_lens=not args.unmeasured_lens, fast=args.fast,
-                              drop=args.drop)
+                              drop=args.drop, every=args.every)
     except OSError as exc:
         raise CommandError(f"cannot write {exc.filename or out}: {exc.strerror}") from None
 

@@ -1,7 +1,8 @@
 """The frame loop: source -> camera reader -> session (or a bare table), frame after frame.
 
 `run_live` drives a `LiveSession` from a `FrameSource` — in real time for a camera or a
-stream, paced to the file's clock for the demo, or as fast as possible — updating the
+stream (`NewestFrame`: always its newest frame), paced to the file's clock for the demo
+(`Paced`), or as fast as possible — updating the
 camera picture a few times a second and reporting camera trouble as camera events.
 `transcribe` is the same chain without a database: a settle detector and a `Table`, as
 fast as the machine allows, returning the events and the table.
@@ -19,7 +20,7 @@ from contracts.live import EventType
 from ponte.live.camera import CameraReader, overlay_jpeg, warped_jpeg
 from ponte.live.session import LiveSession
 from ponte.live.settle import DEFAULT_WINDOW, BoardView, SettleDetector
-from ponte.live.sources import Frame, FrameSource
+from ponte.live.sources import Frame, FrameSource, Paced
 from ponte.live.table import Emitted, Table
 
 Progress = Callable[[int], None]
@@ -35,6 +36,8 @@ class LoopStats:
     seconds: float = 0.0
     verdict_latency: list[float] = field(default_factory=list)
     """Seconds from the frame that completed a settle to its events being out."""
+    passed_over: int = 0
+    """Frames the loop had no time for: it read the newest frame instead."""
 
 
 def run_live(
@@ -43,15 +46,18 @@ def run_live(
     session: LiveSession,
     *,
     realtime: bool = False,
+    speed: float = 1.0,
     stop: threading.Event | None = None,
     duration: float | None = None,
     picture_every: float = 0.25,
     on_frame: Callable[[Frame], None] | None = None,
 ) -> LoopStats:
-    """Feed the session from the source until it ends, `stop` is set or `duration` passes."""
+    """Feed the session from the source until it ends, `stop` is set or `duration` passes
+    (`realtime`: a file or folder on the wall clock, `speed` times as fast: see `Paced`)."""
     stats = LoopStats()
     start = time.monotonic()
-    first_t: float | None = None
+    if realtime:
+        source = Paced(source, speed)
     last_picture = -1e9
     bumps = camera.bumps
     while stop is None or not stop.is_set():
@@ -62,12 +68,6 @@ def run_live(
             if not source.live and not (stop is not None and stop.is_set()):
                 session.camera_ended(f"{source.description} has ended")
             break
-        if first_t is None:
-            first_t = frame.t
-        if realtime:
-            wait = (frame.t - first_t) - (time.monotonic() - start)
-            if wait > 0:
-                time.sleep(wait)
         began = time.perf_counter()
         reading = camera.read(frame.image, frame.t)
         obs = camera.last_observation
@@ -88,6 +88,7 @@ def run_live(
         if on_frame is not None:
             on_frame(frame)
     stats.seconds = time.monotonic() - start
+    stats.passed_over = int(getattr(source, "passed_over", 0))
     return stats
 
 

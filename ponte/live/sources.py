@@ -11,6 +11,12 @@ state intact and goes on when frames return. A file or folder simply ends; frame
 file that cannot be decoded (a damaged stretch) are skipped and counted in `skipped`, and
 reading goes on after them.
 
+The loop never falls behind a camera, however slowly it reads: `NewestFrame` takes a live
+source's frames on a thread of their own as they come and hands the loop only the newest
+(a camera's driver and a stream's buffer would otherwise queue the frames the loop had no
+time for, and it would read ever older pictures). `Paced` plays a file or folder on the
+wall clock, as the demo does; a recording is read whole, every frame.
+
 OpenCV's and FFmpeg's own warnings are silenced (they would repeat on every retry of a
 camera that is away); the listener gets one message of ours instead.
 
@@ -20,6 +26,7 @@ An edge adapter (I/O); frames are BGR numpy arrays stamped with seconds.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -117,7 +124,7 @@ class CaptureSource:
         self.frame_count = int(self._capture.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
         self._index = 0
         self.skipped = 0
-        """Frames of a file that could not be decoded and were passed over."""
+        """Frames of a file that could not be decoded and were skipped."""
         self._opened = time.monotonic()
 
     def read(self) -> Frame | None:
@@ -274,6 +281,14 @@ class RetryingSource:
         self._last_t = 0.0
         self._lost_at: float | None = None
         self._base = 0.0
+        self._passed_before = 0
+        """Frames passed over (`NewestFrame`) by the sources closed before the current."""
+
+    @property
+    def passed_over(self) -> int:
+        """Frames the loop had no time for, over every opening of the source."""
+        current = int(getattr(self._source, "passed_over", 0)) if self._source else 0
+        return self._passed_before + current
 
     def read(self) -> Frame | None:
         delay = self._first
@@ -303,6 +318,7 @@ class RetryingSource:
                     self._listener("ok", f"frames again from {self.description}")
                 self._last_t = self._base + frame.t
                 return Frame(frame.image, self._last_t, frame.index)
+            self._passed_before += int(getattr(self._source, "passed_over", 0))
             self._source.close()
             self._source = None
             self._lost_at = time.monotonic()
@@ -317,6 +333,108 @@ class RetryingSource:
         if self._source is not None:
             self._source.close()
             self._source = None
+
+
+class NewestFrame:
+    """A live source read on a thread of its own, keeping only the newest frame.
+
+    The thread takes every frame as it comes, stamped with its own time; `read` returns the
+    newest frame it has not returned yet, waiting for one when there is none. However long
+    the loop takes over a frame, the next it reads is the one the camera took last, and the
+    frames it had no time for are counted in `passed_over`. When the source ends or fails,
+    `read` returns None (after the newest frame, if that was not read yet).
+    """
+
+    def __init__(self, source: FrameSource) -> None:
+        self._source = source
+        self.live = source.live
+        self.description = source.description
+        self.passed_over = 0
+        self._changed = threading.Condition()
+        self._frame: Frame | None = None
+        self._ended = False
+        self._closing = False
+        self._closed = False
+        self._thread = threading.Thread(target=self._take, daemon=True,
+                                        name=f"frames of {source.description}")
+        self._thread.start()
+
+    def _take(self) -> None:
+        try:
+            while not self._closing:
+                frame = self._source.read()
+                with self._changed:
+                    if frame is None or self._closing:
+                        break
+                    self.passed_over += self._frame is not None
+                    self._frame = frame
+                    self._changed.notify_all()
+        finally:
+            with self._changed:
+                self._ended = True
+                if self._closing:  # close() could not wait for the read under way
+                    self._release()
+                self._changed.notify_all()
+
+    def read(self) -> Frame | None:
+        with self._changed:
+            while self._frame is None and not self._ended:
+                self._changed.wait(0.5)
+            frame, self._frame = self._frame, None
+            return frame
+
+    def close(self) -> None:
+        with self._changed:
+            self._closing = True
+        self._thread.join(timeout=STREAM_READ_TIMEOUT_MS / 1000 + 1.0)
+        with self._changed:
+            if self._ended:  # else the thread releases the source once its read returns
+                self._release()
+
+    def _release(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._source.close()
+
+
+class Paced:
+    """A file or folder played on the wall clock, `speed` times as fast as its own.
+
+    `read` waits until the next frame is due. A recording is read whole: when the loop is
+    slower than that (the camera calibrating on the first frames, a slow machine), every
+    frame is read all the same and the clock goes on from the late frame, so that the video
+    slows down rather than racing to catch up. Frames keep their own times: the settle
+    window runs on the video's clock at any speed.
+    """
+
+    def __init__(self, source: FrameSource, speed: float = 1.0) -> None:
+        self._source = source
+        self.live = source.live
+        self.description = source.description
+        self.speed = speed
+        self._start: tuple[float, float] | None = None
+        """(wall clock, frame time) the clock runs from."""
+
+    def read(self) -> Frame | None:
+        frame = self._source.read()
+        if frame is None:
+            return None
+        now = time.monotonic()
+        due = now if self._start is None else \
+            self._start[0] + (frame.t - self._start[1]) / self.speed
+        if due <= now:
+            self._start = (now, frame.t)
+        else:
+            time.sleep(due - now)
+        return frame
+
+    def close(self) -> None:
+        self._source.close()
+
+    @property
+    def skipped(self) -> int:
+        """Frames the source could not decode (see `CaptureSource.skipped`)."""
+        return int(getattr(self._source, "skipped", 0))
 
 
 def frames(source: FrameSource) -> Iterator[Frame]:
