@@ -437,9 +437,8 @@ def run_watch(args: argparse.Namespace) -> int:
         print(f"watch: {stats.frames} frames, {len(session.table.game.moves)} moves",
               file=sys.stderr)
         if stats.passed_over:
-            _say(f"{stats.passed_over} frame(s) came while the last was still being read and "
-                 "were passed over: this machine reads slower than the camera sends (each "
-                 "frame read was the newest)")
+            _say(f"{stats.passed_over} frame(s) went by unread while the reader was busy "
+                 "(calibrating, or slower than the camera); each frame read was the newest")
     return 0
 
 

@@ -2,8 +2,8 @@
 
 `run_live` drives a `LiveSession` from a `FrameSource` — in real time for a camera or a
 stream (`NewestFrame`: always its newest frame), paced to the file's clock for the demo
-(`Paced`), or as fast as possible — updating the
-camera picture a few times a second and reporting camera trouble as camera events.
+(`Paced`), or as fast as possible — updating the camera picture a few times a second and
+reporting camera trouble as camera events.
 `transcribe` is the same chain without a database: a settle detector and a `Table`, as
 fast as the machine allows, returning the events and the table.
 """
