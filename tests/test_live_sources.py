@@ -253,3 +253,35 @@ def test_a_file_played_in_real_time_is_read_whole_and_slows_down_rather_than_rac
     gaps = np.diff(times[1:])
     assert gaps.min() >= 1 / 60 - 0.005, "frames raced to catch up with the clock"
     assert 0.5 + 28 / 60 - 0.01 <= times[-1] - times[0] < 0.5 + 28 / 60 + 0.5
+
+
+def test_closing_while_a_read_hangs_does_not_hang_and_the_camera_is_released_after(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pulled cable can leave the camera's read hanging: closing waits a little, then
+    returns, and the camera is released as soon as the read comes back, not under it."""
+    import threading
+    import time
+
+    import ponte.live.sources as sources
+
+    monkeypatch.setattr(sources, "STREAM_READ_TIMEOUT_MS", 200)
+    back = threading.Event()
+
+    class _Hanging(_Camera):
+        def read(self) -> Frame | None:
+            if self.sent == 1:
+                back.wait(10)
+            return super().read()
+
+    camera = _Hanging(5, 0.0)
+    source = sources.NewestFrame(camera)
+    assert source.read() is not None
+    start = time.monotonic()
+    source.close()
+    assert time.monotonic() - start < 3 and not camera.closed
+    back.set()
+    for _ in range(100):
+        if camera.closed:
+            break
+        time.sleep(0.02)
+    assert camera.closed and source.read() is None
