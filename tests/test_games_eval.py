@@ -18,6 +18,15 @@ def _rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+def _good_game(tmp_path: Path, capsys: pytest.CaptureFixture[str], setup: str, seed: int,
+               turns: int, **options: object) -> dict[str, str]:
+    """The row of one game played through `evaluate_games`, which must call it good."""
+    out = tmp_path / "games.csv"
+    status = evaluate_games([setup], [seed], turns, out, **options)  # type: ignore[arg-type]
+    assert status == 0, capsys.readouterr().err
+    return _rows(out)[0]
+
+
 def test_moves_are_compared_from_the_first_and_the_first_wrong_one_named() -> None:
     played = ["a1,a2", "j9,j10", "a1-a3"]
     assert compare_moves(played, played) == (3, "")
@@ -89,11 +98,8 @@ def test_a_wide_angle_webcam_with_no_lens_file_is_read_right(
 ) -> None:
     """A game scene whose grid, located on the bent board alone, misses its lines by half a
     cell (wide-angle, seed 2): the loop measures the lens on them and reads the move."""
-    out = tmp_path / "games.csv"
-    status = evaluate_games(["wide-angle-distorted"], [2], 1, out, fps=10.0,
-                            measured_lens=False)
-    game = _rows(out)[0]
-    assert status == 0, capsys.readouterr().err
+    game = _good_game(tmp_path, capsys, "wide-angle-distorted", 2, 1, fps=10.0,
+                      measured_lens=False)
     assert (game["read_right"], game["first_wrong"], game["flags"]) == ("1", "", "0")
 
 
@@ -129,10 +135,8 @@ def test_the_dropping_reader_loses_each_new_piece_for_up_to_one_turn() -> None:
 def test_fast_play_with_every_piece_dropped_for_a_while_is_still_recorded_right(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = tmp_path / "games.csv"
-    status = evaluate_games(["overhead-cream-red"], [3], 2, out, fps=10.0, fast=True, drop=1.0)
-    game = _rows(out)[0]
-    assert status == 0, capsys.readouterr().err
+    game = _good_game(tmp_path, capsys, "overhead-cream-red", 3, 2, fps=10.0, fast=True,
+                      drop=1.0)
     assert (game["read_right"], game["first_wrong"], game["pieces_dropped"]) == ("2", "", "4")
     assert (game["flags_up_at_end"], game["void"], game["turn_shifted"]) == ("0", "0", "0")
 
@@ -171,10 +175,7 @@ def test_a_loop_on_a_slower_core_reads_one_frame_in_so_many_and_the_rest_go_by()
 def test_a_game_read_one_frame_in_three_is_recorded_right(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = tmp_path / "games.csv"
-    status = evaluate_games(["overhead-cream-red"], [3], 2, out, every=3)
-    game = _rows(out)[0]
-    assert status == 0, capsys.readouterr().err
+    game = _good_game(tmp_path, capsys, "overhead-cream-red", 3, 2, every=3)
     assert (game["read_right"], game["first_wrong"], game["flags"]) == ("2", "", "0")
     assert game["read_every"] == "3"
     assert main(["eval", "games", "--every", "0", "--out", str(tmp_path / "g.csv")]) == 2

@@ -431,11 +431,6 @@ class Paced:
     def close(self) -> None:
         self._source.close()
 
-    @property
-    def skipped(self) -> int:
-        """Frames the source could not decode (see `CaptureSource.skipped`)."""
-        return int(getattr(self._source, "skipped", 0))
-
 
 def frames(source: FrameSource) -> Iterator[Frame]:
     """Iterate a source's frames until it ends."""
